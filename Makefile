@@ -1,0 +1,27 @@
+# dm-flaz: the module (Kbuild), flazctl, and the test bed.
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+FLAZ_CACHE ?= $(CURDIR)/.cache
+export FLAZ_CACHE
+
+.PHONY: all module flazctl test demo clean
+
+all: module flazctl
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+flazctl:
+	$(MAKE) -C tools/flazctl
+
+# The whole suite: KUnit in UML, e2e in QEMU on Debian's 6.12 and 6.1, DKMS.
+test:
+	tests/run-all.sh
+
+demo:
+	tests/setup.sh
+	tests/qemu/demo.sh
+
+clean:
+	[ ! -d $(KDIR) ] || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C tools/flazctl clean

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz target glue: constructor and destructor, bio mapping, status and
+ * messages.
+ *
+ * The HDD always holds a complete, current copy of the volume: every write goes
+ * to it, and the HDD is only ever written with the user's data at the user's
+ * offsets. The compressed cache on the SSD is not wired in yet, so all I/O maps
+ * straight to the HDD.
+ */
+#include <linux/blkdev.h>
+#include <linux/device-mapper.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+
+#include "compat.h"
+#include "flaz.h"
+#include "format.h"
+
+#define DM_MSG_PREFIX "flaz"
+
+enum flaz_mode {
+	FLAZ_MODE_NORMAL,
+	FLAZ_MODE_DEGRADED,
+	FLAZ_MODE_PASSTHROUGH,
+};
+
+static const char * const mode_names[] = {
+	[FLAZ_MODE_NORMAL] = "normal",
+	[FLAZ_MODE_DEGRADED] = "degraded",
+	[FLAZ_MODE_PASSTHROUGH] = "passthrough",
+};
+
+struct flaz_target {
+	struct dm_target *ti;
+	struct dm_dev *hdd;
+	struct dm_dev *ssd;
+	struct flaz_geometry geo;
+	struct flaz_stats *stats;
+
+	/* For messages: serialises tunable and mode changes. */
+	struct mutex lock;
+	struct flaz_opts opts;
+	enum flaz_mode mode;
+};
+
+static const char *flaz_name(struct flaz_target *ft)
+{
+	return dm_table_device_name(ft->ti->table);
+}
+
+/* True when one device is the other or contains it (a disk and its partition). */
+static bool devices_overlap(struct block_device *a, struct block_device *b)
+{
+	return a == b || bdev_whole(a) == b || bdev_whole(b) == a;
+}
+
+/* NULL-tolerant teardown shared by the destructor and the constructor's error path. */
+static void flaz_destroy(struct flaz_target *ft)
+{
+	struct dm_target *ti = ft->ti;
+
+	flaz_stats_destroy(ft->stats);
+	if (ft->ssd)
+		dm_put_device(ti, ft->ssd);
+	if (ft->hdd)
+		dm_put_device(ti, ft->hdd);
+	mutex_destroy(&ft->lock);
+	kfree(ft);
+}
+
+static int parse_devices(struct flaz_target *ft, struct dm_arg_set *as, char **error)
+{
+	struct dm_target *ti = ft->ti;
+	blk_mode_t mode = dm_table_get_mode(ti->table);
+	int r;
+
+	r = dm_get_device(ti, dm_shift_arg(as), mode, &ft->hdd);
+	if (r) {
+		*error = "Cannot open the HDD device";
+		return r;
+	}
+	r = dm_get_device(ti, dm_shift_arg(as), mode, &ft->ssd);
+	if (r) {
+		*error = "Cannot open the SSD device";
+		return r;
+	}
+	if (devices_overlap(ft->hdd->bdev, ft->ssd->bdev)) {
+		*error = "HDD and SSD must be different devices";
+		return -EINVAL;
+	}
+	if (ti->len > bdev_nr_sectors(ft->hdd->bdev)) {
+		*error = "Volume is larger than the HDD";
+		return -EINVAL;
+	}
+	if (bdev_logical_block_size(ft->ssd->bdev) > FLAZ_BLOCK_SIZE) {
+		*error = "SSD logical block size is above 4096 bytes";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int init_geometry(struct flaz_target *ft, char **error)
+{
+	int r;
+
+	r = flaz_geometry_init(&ft->geo, bdev_nr_sectors(ft->ssd->bdev),
+			       ft->opts.val[FLAZ_OPT_EXTENT_KIB],
+			       ft->opts.val[FLAZ_OPT_OVERBOOK]);
+	if (r == -ENOSPC)
+		*error = "SSD too small for the superblock, metadata and 16 extents";
+	else if (r)
+		*error = "Invalid SSD geometry";
+	return r;
+}
+
+/*
+ * Construct a flaz volume:
+ *   flaz <hdd dev> <ssd dev> <#opt args> [key value | cold]...
+ * Target sector N is HDD sector N. Nothing on either device is written here,
+ * because a table reload runs this while the old instance is still live.
+ */
+static int flaz_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct dm_arg_set as = { .argc = argc, .argv = argv };
+	struct flaz_target *ft;
+	int r;
+
+	if (argc < 3) {
+		ti->error = "Not enough arguments: flaz <hdd> <ssd> <#opt args> [opt args]...";
+		return -EINVAL;
+	}
+
+	ft = kzalloc(sizeof(*ft), GFP_KERNEL);
+	if (!ft) {
+		ti->error = "Cannot allocate the target context";
+		return -ENOMEM;
+	}
+	ft->ti = ti;
+	mutex_init(&ft->lock);
+	ti->private = ft;
+
+	r = parse_devices(ft, &as, &ti->error);
+	if (r)
+		goto bad;
+	r = flaz_opts_parse(&ft->opts, &as, &ti->error);
+	if (r)
+		goto bad;
+	if (as.argc) {
+		ti->error = "Too many arguments";
+		r = -EINVAL;
+		goto bad;
+	}
+	r = init_geometry(ft, &ti->error);
+	if (r)
+		goto bad;
+	ft->stats = flaz_stats_create();
+	if (!ft->stats) {
+		ti->error = "Cannot allocate statistics";
+		r = -ENOMEM;
+		goto bad;
+	}
+
+	ti->num_flush_bios = 1;
+	ti->num_discard_bios = 1;
+	/* Discards go to the HDD alone, so the SSD's support does not matter. */
+	ti->discards_supported = true;
+	return 0;
+
+bad:
+	flaz_destroy(ft);
+	ti->private = NULL;
+	return r;
+}
+
+static void flaz_dtr(struct dm_target *ti)
+{
+	flaz_destroy(ti->private);
+}
+
+static int flaz_map(struct dm_target *ti, struct bio *bio)
+{
+	struct flaz_target *ft = ti->private;
+	struct block_device *hdd = ft->hdd->bdev;
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		flaz_stats_add(ft->stats, FLAZ_STAT_READS, 1);
+		break;
+	case REQ_OP_WRITE:
+		if (bio_sectors(bio))
+			flaz_stats_add(ft->stats, FLAZ_STAT_WRITES, 1);
+		break;
+	case REQ_OP_DISCARD:
+		/* Advisory: nothing to pass down to an HDD that cannot discard. */
+		if (!bdev_max_discard_sectors(hdd)) {
+			bio_endio(bio);
+			return DM_MAPIO_SUBMITTED;
+		}
+		flaz_stats_add(ft->stats, FLAZ_STAT_DISCARDS, 1);
+		break;
+	default:
+		break;
+	}
+
+	bio_set_dev(bio, hdd);
+	if (bio_sectors(bio))
+		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	return DM_MAPIO_REMAPPED;
+}
+
+static int flaz_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct flaz_target *ft = ti->private;
+
+	if (*error)
+		flaz_stats_add(ft->stats, FLAZ_STAT_HDD_ERRORS, 1);
+	return DM_ENDIO_DONE;
+}
+
+/*
+ * INFO:  mode=<normal|degraded|passthrough> <counter>=<n>... (README "Status")
+ * TABLE: <hdd> <ssd> <#opt args> [options that were set]
+ */
+static void flaz_status(struct dm_target *ti, status_type_t type, unsigned int status_flags,
+			char *result, unsigned int maxlen)
+{
+	struct flaz_target *ft = ti->private;
+	struct flaz_gauges g = {
+		.mode = mode_names[READ_ONCE(ft->mode)],
+		.free_extents = ft->geo.nr_extents,
+		.total_extents = ft->geo.nr_extents,
+	};
+	unsigned int sz = 0;
+
+	switch (type) {
+	case STATUSTYPE_INFO:
+		flaz_stats_emit(ft->stats, &g, result, maxlen, &sz);
+		break;
+	case STATUSTYPE_TABLE:
+		DMEMIT("%s %s ", ft->hdd->name, ft->ssd->name);
+		flaz_opts_emit(&ft->opts, result, maxlen, &sz);
+		break;
+	case STATUSTYPE_IMA:
+		DMEMIT_TARGET_NAME_VERSION(ti->type);
+		DMEMIT(",hdd=%s,ssd=%s,compressor=%s,extent_kib=%u,overbook=%u;",
+		       ft->hdd->name, ft->ssd->name,
+		       flaz_codec_name(ft->opts.val[FLAZ_OPT_COMPRESSOR]),
+		       ft->opts.val[FLAZ_OPT_EXTENT_KIB], ft->opts.val[FLAZ_OPT_OVERBOOK]);
+		break;
+	}
+}
+
+static void set_mode(struct flaz_target *ft, enum flaz_mode mode)
+{
+	lockdep_assert_held(&ft->lock);
+	if (ft->mode == mode)
+		return;
+	DMINFO("%s: mode %s -> %s", flaz_name(ft), mode_names[ft->mode], mode_names[mode]);
+	WRITE_ONCE(ft->mode, mode);
+	dm_table_event(ft->ti->table);
+}
+
+static int message_passthrough(struct flaz_target *ft, const char *value)
+{
+	bool on;
+
+	if (kstrtobool(value, &on)) {
+		DMERR("%s: passthrough takes 0 or 1", flaz_name(ft));
+		return -EINVAL;
+	}
+	set_mode(ft, on ? FLAZ_MODE_PASSTHROUGH : FLAZ_MODE_NORMAL);
+	return 0;
+}
+
+/*
+ * Messages:
+ *   passthrough <0|1>    stop or resume using the SSD
+ *   <tunable> <value>    seq_cutoff_kib, compress_min_saving, low_watermark,
+ *                        high_watermark, hot_uncompressed
+ */
+static int flaz_message(struct dm_target *ti, unsigned int argc, char **argv,
+			char *result, unsigned int maxlen)
+{
+	struct flaz_target *ft = ti->private;
+	char *error;
+	int r;
+
+	if (argc != 2) {
+		DMERR("%s: a message is <key> <value>", flaz_name(ft));
+		return -EINVAL;
+	}
+
+	mutex_lock(&ft->lock);
+	if (!strcasecmp(argv[0], "passthrough")) {
+		r = message_passthrough(ft, argv[1]);
+	} else {
+		r = flaz_opts_set_tunable(&ft->opts, argv[0], argv[1], &error);
+		if (r)
+			DMERR("%s: message %s: %s", flaz_name(ft), argv[0], error);
+	}
+	mutex_unlock(&ft->lock);
+	return r;
+}
+
+/* Both devices, the SSD at its full size: dm stacks their limits. */
+static int flaz_iterate_devices(struct dm_target *ti, iterate_devices_callout_fn fn,
+				void *data)
+{
+	struct flaz_target *ft = ti->private;
+	int r;
+
+	r = fn(ti, ft->hdd, 0, ti->len, data);
+	if (!r)
+		r = fn(ti, ft->ssd, 0, bdev_nr_sectors(ft->ssd->bdev), data);
+	return r;
+}
+
+/* Discards go to the HDD only, so take its discard limits rather than the stacked ones. */
+static void flaz_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	struct flaz_target *ft = ti->private;
+	struct queue_limits *hdd = &bdev_get_queue(ft->hdd->bdev)->limits;
+
+	limits->max_discard_sectors = hdd->max_discard_sectors;
+	limits->max_hw_discard_sectors = hdd->max_hw_discard_sectors;
+	limits->discard_granularity = hdd->discard_granularity;
+	limits->discard_alignment = hdd->discard_alignment;
+}
+
+static struct target_type flaz_target_type = {
+	.name = "flaz",
+	.version = {0, 1, 0},
+	.module = THIS_MODULE,
+	.ctr = flaz_ctr,
+	.dtr = flaz_dtr,
+	.map = flaz_map,
+	.end_io = flaz_end_io,
+	.status = flaz_status,
+	.message = flaz_message,
+	.iterate_devices = flaz_iterate_devices,
+	.io_hints = flaz_io_hints,
+};
+
+static int __init dm_flaz_init(void)
+{
+	int r = dm_register_target(&flaz_target_type);
+
+	if (r < 0)
+		DMERR("register failed %d", r);
+	return r;
+}
+
+static void __exit dm_flaz_exit(void)
+{
+	dm_unregister_target(&flaz_target_type);
+}
+
+module_init(dm_flaz_init);
+module_exit(dm_flaz_exit);
+
+MODULE_DESCRIPTION(DM_NAME " compressed write-through SSD cache target");
+MODULE_AUTHOR("dm-flaz developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1.0");
