@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flazctl create: check everything that can be checked in userspace (options,
+ * name, devices, SSD size), then build the table and create the volume in one
+ * device-mapper request.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "dm.h"
+#include "flazctl.h"
+#include "format.h"
+#include "kmsg.h"
+
+/* The table options, in the order they are emitted; see README.md "Table". */
+enum topt {
+	T_COMPRESSOR,
+	T_EXTENT_KIB,
+	T_OVERBOOK,
+	T_LOW_WATERMARK,
+	T_HIGH_WATERMARK,
+	T_SEQ_CUTOFF_KIB,
+	T_COMPRESS_MIN_SAVING,
+	T_HOT_UNCOMPRESSED,
+	T_COLD,
+	NR_TOPTS
+};
+
+enum topt_kind { NUMBER, WORD, BARE };
+
+/* One table option: its flag, its table key and what it accepts. */
+struct table_opt {
+	const char *flag;	/* command line, without "--" */
+	const char *key;	/* table word */
+	enum topt_kind kind;
+	unsigned long min, max;
+	bool pow2;
+};
+
+static const struct table_opt topts[NR_TOPTS] = {
+	[T_COMPRESSOR] = { "compressor", "compressor", WORD },
+	[T_EXTENT_KIB] = { "extent-kib", "extent_kib", NUMBER,
+			   FLAZ_MIN_EXTENT_KIB, FLAZ_MAX_EXTENT_KIB, true },
+	[T_OVERBOOK] = { "overbook", "overbook", NUMBER, FLAZ_MIN_OVERBOOK, FLAZ_MAX_OVERBOOK },
+	[T_LOW_WATERMARK] = { "low-watermark", "low_watermark", NUMBER, 1, 98 },
+	[T_HIGH_WATERMARK] = { "high-watermark", "high_watermark", NUMBER, 2, 99 },
+	[T_SEQ_CUTOFF_KIB] = { "seq-cutoff-kib", "seq_cutoff_kib", NUMBER, 0, 1048576 },
+	[T_COMPRESS_MIN_SAVING] = { "compress-min-saving", "compress_min_saving", NUMBER, 0, 100 },
+	[T_HOT_UNCOMPRESSED] = { "hot-uncompressed", "hot_uncompressed", NUMBER, 0, 1 },
+	[T_COLD] = { "cold", "cold", BARE },
+};
+
+/* The kernel's defaults, needed where one option is checked against another. */
+#define DEF_LOW_WATERMARK	10
+#define DEF_HIGH_WATERMARK	20
+
+static const char *const compressors[] = { "lzo", "lz4", "zstd", "deflate" };
+
+/* getopt_long values: table option i is OPT_TABLE + i. */
+enum { OPT_HDD = 0x100, OPT_SSD, OPT_TABLE = 0x200 };
+
+/* What the command line asked for, each value already checked. */
+struct create_args {
+	const char *name, *hdd, *ssd;
+	bool verbose;
+	bool set[NR_TOPTS];
+	const char *text[NR_TOPTS];
+	unsigned long num[NR_TOPTS];
+};
+
+/* The devices as found on the system. */
+struct devices {
+	dev_t hdd, ssd;
+	uint64_t hdd_sectors, ssd_sectors;
+};
+
+/* getopt_long's table, made from topts[] so each flag is spelled once. */
+static void build_long_opts(struct option *lo)
+{
+	static const struct option fixed[] = {
+		{ "hdd", required_argument, NULL, OPT_HDD },
+		{ "ssd", required_argument, NULL, OPT_SSD },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+	};
+	size_t i, n = sizeof(fixed) / sizeof(fixed[0]);
+
+	memcpy(lo, fixed, sizeof(fixed));
+	for (i = 0; i < NR_TOPTS; i++) {
+		lo[n + i] = (struct option){ topts[i].flag,
+			topts[i].kind == BARE ? no_argument : required_argument,
+			NULL, OPT_TABLE + (int)i };
+	}
+	memset(&lo[n + NR_TOPTS], 0, sizeof(*lo));
+}
+
+/* A plain unsigned decimal, no sign, no spaces, no overflow. */
+static bool parse_ulong(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end;
+}
+
+/* Check a compressor name; EXIT_OK or EXIT_USAGE. */
+static int check_compressor(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(compressors) / sizeof(compressors[0]); i++)
+		if (!strcmp(s, compressors[i]))
+			return EXIT_OK;
+	return fail(EXIT_USAGE, "unknown compressor '%s' (choose lzo, lz4, zstd or deflate)", s);
+}
+
+/* Check a numeric option against its README range; EXIT_OK or EXIT_USAGE. */
+static int check_number(const struct table_opt *t, const char *s, unsigned long *v)
+{
+	if (!parse_ulong(s, v))
+		return fail(EXIT_USAGE, "--%s: '%s' is not a number", t->flag, s);
+	if (t->pow2 && (*v < t->min || *v > t->max || (*v & (*v - 1))))
+		return fail(EXIT_USAGE, "--%s must be a power of two from %lu to %lu, not %s",
+			    t->flag, t->min, t->max, s);
+	if (*v < t->min || *v > t->max)
+		return fail(EXIT_USAGE, "--%s must be from %lu to %lu, not %s",
+			    t->flag, t->min, t->max, s);
+	return EXIT_OK;
+}
+
+/* Record table option @i with value @s (NULL for a bare word), checking it. */
+static int set_table_opt(struct create_args *a, enum topt i, const char *s)
+{
+	if (a->set[i])
+		return fail(EXIT_USAGE, "--%s given twice", topts[i].flag);
+	a->set[i] = true;
+	a->text[i] = s;
+	if (topts[i].kind == WORD)
+		return check_compressor(s);
+	if (topts[i].kind == NUMBER)
+		return check_number(&topts[i], s, &a->num[i]);
+	return EXIT_OK;
+}
+
+/* Record --hdd or --ssd, each allowed once. */
+static int set_device(const char **slot, const char *flag, const char *path)
+{
+	if (*slot)
+		return fail(EXIT_USAGE, "--%s given twice", flag);
+	*slot = path;
+	return EXIT_OK;
+}
+
+/* The watermarks as the kernel will see them, defaults filled in, must be ordered. */
+static int check_watermarks(const struct create_args *a)
+{
+	unsigned long low = a->set[T_LOW_WATERMARK] ? a->num[T_LOW_WATERMARK] : DEF_LOW_WATERMARK;
+	unsigned long high = a->set[T_HIGH_WATERMARK] ? a->num[T_HIGH_WATERMARK] : DEF_HIGH_WATERMARK;
+
+	if (low < high)
+		return EXIT_OK;
+	return fail(EXIT_USAGE, "--low-watermark (%lu%s) must be below --high-watermark (%lu%s)",
+		    low, a->set[T_LOW_WATERMARK] ? "" : ", the default",
+		    high, a->set[T_HIGH_WATERMARK] ? "" : ", the default");
+}
+
+/* Handle one getopt_long result; EXIT_OK, EXIT_USAGE, or -1 after --help. */
+static int handle_opt(struct create_args *a, int c, char **argv)
+{
+	switch (c) {
+	case OPT_HDD:
+		return set_device(&a->hdd, "hdd", optarg);
+	case OPT_SSD:
+		return set_device(&a->ssd, "ssd", optarg);
+	case 'v':
+		a->verbose = true;
+		return EXIT_OK;
+	case 'h':
+		usage(stdout);
+		return -1;
+	case ':':
+		return fail(EXIT_USAGE, "option %s needs a value", argv[optind - 1]);
+	case '?':
+		return bad_option(argv);
+	default:
+		return set_table_opt(a, (enum topt)(c - OPT_TABLE), optarg);
+	}
+}
+
+/* Parse "create NAME --hdd DEV --ssd DEV [options]" (options and NAME in any order). */
+static int parse_create(int argc, char **argv, struct create_args *a)
+{
+	struct option lo[4 + NR_TOPTS + 1];
+	int c, r;
+
+	build_long_opts(lo);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vh", lo, NULL)) != -1) {
+		r = handle_opt(a, c, argv);
+		if (r)
+			return r;
+	}
+	if (optind >= argc)
+		return fail(EXIT_USAGE, "create needs a volume NAME (see flazctl --help)");
+	if (optind + 1 < argc)
+		return fail(EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1]);
+	a->name = argv[optind];
+	if (!a->hdd)
+		return fail(EXIT_USAGE, "create needs --hdd DEV");
+	if (!a->ssd)
+		return fail(EXIT_USAGE, "create needs --ssd DEV");
+	r = check_name(a->name);
+	return r ? r : check_watermarks(a);
+}
+
+/* Stat @path and insist on a block device; its number goes to @rdev. */
+static int check_blockdev(const char *what, const char *path, dev_t *rdev)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return fail(EXIT_FAIL, "%s %s: %s", what, path, strerror(errno));
+	if (!S_ISBLK(st.st_mode))
+		return fail(EXIT_FAIL, "%s %s is not a block device", what, path);
+	*rdev = st.st_rdev;
+	return EXIT_OK;
+}
+
+/* The size of block device @path in 512-byte sectors; an empty device is refused. */
+static int blockdev_sectors(const char *what, const char *path, uint64_t *sectors)
+{
+	uint64_t bytes = 0;
+	int fd, r = EXIT_OK;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(EXIT_FAIL, "cannot open %s %s: %s", what, path, strerror(errno));
+	if (ioctl(fd, BLKGETSIZE64, &bytes))
+		r = fail(EXIT_FAIL, "cannot get the size of %s %s: %s", what, path, strerror(errno));
+	else if (bytes < 512)
+		r = fail(EXIT_FAIL, "%s %s is empty", what, path);
+	close(fd);
+	*sectors = bytes >> 9;
+	return r;
+}
+
+/* Both devices must exist, be block devices, and be two different ones. */
+static int check_devices(const struct create_args *a, struct devices *d)
+{
+	int r;
+
+	r = check_blockdev("HDD", a->hdd, &d->hdd);
+	if (!r)
+		r = check_blockdev("SSD", a->ssd, &d->ssd);
+	if (!r && d->hdd == d->ssd)
+		r = fail(EXIT_FAIL, "--hdd %s and --ssd %s are the same device", a->hdd, a->ssd);
+	if (!r)
+		r = blockdev_sectors("HDD", a->hdd, &d->hdd_sectors);
+	if (!r)
+		r = blockdev_sectors("SSD", a->ssd, &d->ssd_sectors);
+	return r;
+}
+
+/* @sectors as a short human size, for messages. */
+static const char *human_size(uint64_t sectors, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = sectors / 2.0;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+/* Lay the SSD out as the kernel will, to refuse a too-small one with the minimum. */
+static int check_ssd_size(const struct create_args *a, const struct devices *d)
+{
+	unsigned int extent = a->set[T_EXTENT_KIB] ? a->num[T_EXTENT_KIB] : FLAZ_DEF_EXTENT_KIB;
+	unsigned int overbook = a->set[T_OVERBOOK] ? a->num[T_OVERBOOK] : FLAZ_DEF_OVERBOOK;
+	struct flaz_geometry g;
+	char have[32], need[32];
+	uint64_t min;
+	int r;
+
+	r = flaz_geometry_init(&g, d->ssd_sectors, extent, overbook);
+	if (r == -ENOSPC) {
+		min = flaz_geometry_min_sectors(extent, overbook);
+		return fail(EXIT_FAIL, "SSD %s is too small (%" PRIu64 " sectors, %s): the minimum for extent_kib %u and overbook %u is %" PRIu64 " sectors (%s)",
+			    a->ssd, d->ssd_sectors, human_size(d->ssd_sectors, have, sizeof(have)),
+			    extent, overbook, min, human_size(min, need, sizeof(need)));
+	}
+	if (r)
+		return fail(EXIT_FAIL, "cannot lay out SSD %s: %s", a->ssd, strerror(-r));
+	return EXIT_OK;
+}
+
+/* Append to a fixed buffer that is sized for the longest table; false on overflow. */
+__attribute__((format(printf, 3, 4)))
+static bool append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < len - used;
+}
+
+/* "<hdd> <ssd> <#words> [key value ...] [cold]" with only the options given. */
+static bool build_params(const struct create_args *a, const struct devices *d,
+			 char *buf, size_t len)
+{
+	char opts[512] = "";
+	unsigned int words = 0;
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < NR_TOPTS; i++) {
+		if (!a->set[i])
+			continue;
+		ok &= append(opts, sizeof(opts), " %s", topts[i].key);
+		words++;
+		if (topts[i].kind != BARE) {
+			ok &= append(opts, sizeof(opts), " %s", a->text[i]);
+			words++;
+		}
+	}
+	buf[0] = '\0';
+	return ok && append(buf, len, "%u:%u %u:%u %u%s", major(d->hdd), minor(d->hdd),
+			    major(d->ssd), minor(d->ssd), words, opts);
+}
+
+/* Ask the kernel; on refusal, pass on the reason it logged. */
+static int create_volume(const struct create_args *a, const struct devices *d,
+			 const char *params)
+{
+	char reason[512];
+	int kfd, r = EXIT_OK;
+
+	kfd = kmsg_open();
+	if (!dm_create_flaz(a->name, d->hdd_sectors, params)) {
+		if (kmsg_flaz_reason(kfd, reason, sizeof(reason)))
+			r = fail(EXIT_FAIL, "kernel refused the table: %s", reason);
+		else
+			r = fail(EXIT_FAIL, "kernel refused the table (see dmesg)");
+	}
+	kmsg_close(kfd);
+	return r;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	struct create_args a = { 0 };
+	struct devices d = { 0 };
+	char params[1024];
+	bool exists = false;
+	int r;
+
+	r = parse_create(argc, argv, &a);
+	if (r)
+		return r < 0 ? EXIT_OK : r;
+	dm_setup(a.verbose);
+	r = check_devices(&a, &d);
+	if (!r)
+		r = check_ssd_size(&a, &d);
+	if (r)
+		return r;
+	if (!build_params(&a, &d, params, sizeof(params)))
+		return fail(EXIT_FAIL, "table too long");
+	if (a.verbose) {
+		printf("table: 0 %" PRIu64 " flaz %s\n", d.hdd_sectors, params);
+		fflush(stdout);
+	}
+	r = dm_ready();
+	if (!r)
+		r = dm_exists(a.name, &exists);
+	if (r)
+		return r;
+	if (exists)
+		return fail(EXIT_USAGE, "a device named %s already exists", a.name);
+	return create_volume(&a, &d, params);
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flazctl's thin layer over libdevmapper. Every request that changes devices
+ * carries a udev cookie and is followed by dm_udev_wait(), so /dev/mapper is
+ * right both with udev running and with DM_DISABLE_UDEV=1 (then libdevmapper
+ * makes the nodes itself, inside dm_udev_wait()).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libdevmapper.h>
+
+#include "dm.h"
+#include "flazctl.h"
+
+/* libdevmapper's levels are syslog's, with flag bits above the low nibble. */
+#define DM_LEVEL(l)	((l) & 0x0f)
+#define DM_LEVEL_ERR	3
+#define DM_LEVEL_WARN	4
+
+static bool log_verbose;
+static char first_error[256];
+
+/* Keep libdevmapper's first error for our own one-line message; echo it only in -v. */
+__attribute__((format(printf, 5, 6)))
+static void log_fn(int level, const char *file, int line, int dm_errno_or_class,
+		   const char *f, ...)
+{
+	char msg[sizeof(first_error)];
+	va_list ap;
+
+	(void)file;
+	(void)line;
+	(void)dm_errno_or_class;
+	if (DM_LEVEL(level) > DM_LEVEL_WARN)
+		return;
+	va_start(ap, f);
+	vsnprintf(msg, sizeof(msg), f, ap);
+	va_end(ap);
+	if (DM_LEVEL(level) <= DM_LEVEL_ERR && !first_error[0])
+		memcpy(first_error, msg, sizeof(first_error));
+	if (log_verbose)
+		fprintf(stderr, "flazctl: libdevmapper: %s\n", msg);
+}
+
+void dm_setup(bool verbose)
+{
+	log_verbose = verbose;
+	dm_log_with_errno_init(log_fn);
+}
+
+const char *dm_last_error(void)
+{
+	/* libdevmapper logs every failure but an allocation's. */
+	return first_error[0] ? first_error : "out of memory";
+}
+
+/* Start a request on @name; NULL when out of memory or the name is refused. */
+static struct dm_task *named_task(int type, const char *name)
+{
+	struct dm_task *dmt;
+
+	first_error[0] = '\0';
+	dmt = dm_task_create(type);
+	if (dmt && !dm_task_set_name(dmt, name)) {
+		dm_task_destroy(dmt);
+		dmt = NULL;
+	}
+	return dmt;
+}
+
+int dm_ready(void)
+{
+	struct dm_task *dmt;
+	char version[64];
+	bool ok;
+
+	first_error[0] = '\0';
+	/* dm_task_create() already opens the control device and checks its version. */
+	dmt = dm_task_create(DM_DEVICE_VERSION);
+	ok = dmt && dm_task_run(dmt) &&
+	     dm_task_get_driver_version(dmt, version, sizeof(version));
+	if (dmt)
+		dm_task_destroy(dmt);
+	if (!ok)
+		return fail(EXIT_FAIL, "cannot talk to device-mapper: %s", dm_last_error());
+	return EXIT_OK;
+}
+
+/*
+ * The INFO request behind dm_exists(), silent so callers choose the message.
+ * With @uuid, also whether the device carries exactly that UUID.
+ */
+static bool info_exists(const char *name, bool *exists, const char *uuid, bool *same_uuid)
+{
+	struct dm_task *dmt = named_task(DM_DEVICE_INFO, name);
+	struct dm_info info;
+	const char *have;
+	bool ok;
+
+	if (!dmt)
+		return false;
+	ok = dm_task_run(dmt) && dm_task_get_info(dmt, &info);
+	if (ok)
+		*exists = info.exists;
+	if (ok && uuid) {
+		have = info.exists ? dm_task_get_uuid(dmt) : NULL;
+		*same_uuid = have && !strcmp(have, uuid);
+	}
+	dm_task_destroy(dmt);
+	return ok;
+}
+
+int dm_exists(const char *name, bool *exists)
+{
+	if (!info_exists(name, exists, NULL, NULL))
+		return fail(EXIT_FAIL, "cannot look up %s: %s", name, dm_last_error());
+	return EXIT_OK;
+}
+
+/* Explain why the target list of @name is not exactly one flaz target, or return true. */
+static bool single_flaz_target(struct dm_task *dmt, const char *name)
+{
+	uint64_t start, length;
+	char *type, *params;
+	void *next;
+
+	next = dm_get_next_target(dmt, NULL, &start, &length, &type, &params);
+	if (!type)
+		fail(EXIT_FAIL, "%s has no active table, so it is not a flaz volume", name);
+	else if (next)
+		fail(EXIT_FAIL, "%s has more than one target; flazctl handles only single-target flaz volumes",
+		     name);
+	else if (strcmp(type, "flaz"))
+		fail(EXIT_FAIL, "%s is not a flaz volume (its target is %s)", name, type);
+	return type && !next && !strcmp(type, "flaz");
+}
+
+/* Run a TABLE or STATUS request on @name and copy out its one flaz target. */
+static int read_target(const char *name, int type, uint64_t *sectors, char **params)
+{
+	struct dm_task *dmt = named_task(type, name);
+	uint64_t start;
+	char *ttype, *p;
+	int r = EXIT_FAIL;
+
+	if (!dmt || !dm_task_run(dmt))
+		fail(EXIT_FAIL, "cannot query %s: %s", name, dm_last_error());
+	else if (single_flaz_target(dmt, name)) {
+		dm_get_next_target(dmt, NULL, &start, sectors, &ttype, &p);
+		*params = strdup(p ? p : "");
+		r = *params ? EXIT_OK : fail(EXIT_FAIL, "out of memory");
+	}
+	if (dmt)
+		dm_task_destroy(dmt);
+	return r;
+}
+
+int dm_get_flaz(const char *name, struct flaz_vol *vol, bool with_status)
+{
+	uint64_t sectors;
+	bool exists = false;
+	int r;
+
+	memset(vol, 0, sizeof(*vol));
+	r = dm_exists(name, &exists);
+	if (r)
+		return r;
+	if (!exists)
+		return fail(EXIT_FAIL, "no such device: %s", name);
+	r = read_target(name, DM_DEVICE_TABLE, &vol->sectors, &vol->table);
+	if (!r && with_status)
+		r = read_target(name, DM_DEVICE_STATUS, &sectors, &vol->status);
+	if (r)
+		flaz_vol_free(vol);
+	return r;
+}
+
+void flaz_vol_free(struct flaz_vol *vol)
+{
+	free(vol->table);
+	free(vol->status);
+	memset(vol, 0, sizeof(*vol));
+}
+
+/* Run a device-changing request with a udev cookie, and wait for /dev to catch up. */
+static bool run_with_cookie(struct dm_task *dmt)
+{
+	uint32_t cookie = 0;
+	bool ok;
+
+	if (!dm_task_set_cookie(dmt, &cookie, 0))
+		return false;
+	ok = dm_task_run(dmt);
+	/* Also after a failure: it releases the cookie and settles the nodes. */
+	dm_udev_wait(cookie);
+	return ok;
+}
+
+/*
+ * After a failed create, remove what it left behind: only a device carrying this
+ * create's UUID, never a namesake another process made in the meantime.
+ */
+static void remove_leftover(const char *name, const char *uuid)
+{
+	bool exists = false, ours = false;
+
+	if (!info_exists(name, &exists, uuid, &ours))
+		fail(EXIT_FAIL, "cannot check for a half-made %s: %s", name, dm_last_error());
+	else if (ours && !dm_remove(name))
+		fail(EXIT_FAIL, "could not remove the half-made device %s: %s", name, dm_last_error());
+}
+
+/* A UUID unique to this create ("FLAZ-" and 32 hex digits), so it can tell its own device. */
+static void make_uuid(char *buf, size_t len)
+{
+	unsigned char r[16];
+	size_t i, n;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		snprintf(buf, len, "FLAZ-%ld-%ld", (long)getpid(), (long)time(NULL));
+		return;
+	}
+	n = (size_t)snprintf(buf, len, "FLAZ-");
+	for (i = 0; i < sizeof(r) && n + 2 < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%02x", r[i]);
+}
+
+bool dm_create_flaz(const char *name, uint64_t sectors, const char *params)
+{
+	struct dm_task *dmt = named_task(DM_DEVICE_CREATE, name);
+	char uuid[48];
+	bool ok;
+
+	if (!dmt)
+		return false;
+	make_uuid(uuid, sizeof(uuid));
+	ok = dm_task_set_uuid(dmt, uuid) &&
+	     dm_task_add_target(dmt, 0, sectors, "flaz", params) && run_with_cookie(dmt);
+	dm_task_destroy(dmt);
+	if (!ok)
+		remove_leftover(name, uuid);
+	return ok;
+}
+
+bool dm_remove(const char *name)
+{
+	struct dm_task *dmt = named_task(DM_DEVICE_REMOVE, name);
+	bool ok;
+
+	if (!dmt)
+		return false;
+	/* Retry a remove that a brief open (blkid, udev) would make fail with EBUSY. */
+	ok = dm_task_retry_remove(dmt) && run_with_cookie(dmt);
+	dm_task_destroy(dmt);
+	return ok;
+}

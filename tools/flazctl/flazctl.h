@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flazctl: shared declarations of the command-line tool for dm-flaz volumes.
+ */
+#ifndef FLAZCTL_H
+#define FLAZCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define FLAZCTL_VERSION "0.1.0"
+
+/* Exit codes, documented in flazctl(8). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,		/* a device, device-mapper or the kernel said no */
+	EXIT_USAGE = 2,		/* the command line itself is wrong */
+};
+
+/* Print "flazctl: <message>" on stderr and return @code, for `return fail(...)`. */
+int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The command-line summary, for --help and usage errors. */
+void usage(FILE *out);
+
+/* getopt_long() returned '?': say which option was wrong; returns EXIT_USAGE. */
+int bad_option(char **argv);
+
+/* Refuse a volume name device-mapper or /dev/mapper cannot hold; EXIT_OK or EXIT_USAGE. */
+int check_name(const char *name);
+
+int cmd_create(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+#endif
