@@ -397,6 +397,6 @@ int cmd_create(int argc, char **argv)
 	if (r)
 		return r;
 	if (exists)
-		return fail(EXIT_USAGE, "a device named %s already exists", a.name);
+		return fail(EXIT_FAIL, "a device named %s already exists", a.name);
 	return create_volume(&a, &d, params);
 }

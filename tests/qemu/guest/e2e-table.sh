@@ -1,0 +1,149 @@
+# e2e checks of the target's table, status and messages.
+
+t_module_load() {
+	must modprobe dm-flaz
+	dmsetup targets | grep -q '^flaz ' || fail "dmsetup targets does not list flaz"
+}
+
+# Each refusal must fail the create and log its reason; a refused create leaves no device.
+t_bad_missing_args() {
+	refused 'argument' dmsetup create bad --table "0 8 flaz $HDD"
+	refused 'argument' dmsetup create bad --table "0 8 flaz $HDD $SSD"
+}
+
+t_bad_no_device() {
+	refused 'HDD' dmsetup create bad --table "0 8 flaz /dev/nonexistent $SSD 0"
+	refused 'SSD' dmsetup create bad --table "0 8 flaz $HDD /dev/nonexistent 0"
+}
+
+t_bad_same_device() {
+	refused 'different|same' dmsetup create bad --table "0 8 flaz $HDD $HDD 0"
+}
+
+t_bad_beyond_hdd() {
+	refused 'larger|beyond|size' dmsetup create bad --table "0 $(($(sectors $HDD) + 8)) flaz $HDD $SSD 0"
+}
+
+t_bad_unknown_option() {
+	refused 'nknown option' dmsetup create bad --table "$(flaz_table frobnicate 1)"
+}
+
+t_bad_option_without_value() {
+	refused 'compressor' dmsetup create bad --table "$(flaz_table compressor)"
+}
+
+t_bad_compressor() {
+	refused 'compressor' dmsetup create bad --table "$(flaz_table compressor snappy)"
+}
+
+t_bad_extent_kib() {
+	for v in 3 512 48; do
+		refused 'extent_kib' dmsetup create bad --table "$(flaz_table extent_kib $v)"
+	done
+}
+
+t_bad_overbook() {
+	refused 'overbook' dmsetup create bad --table "$(flaz_table overbook 50)"
+}
+
+t_bad_watermarks() {
+	refused 'watermark' dmsetup create bad --table "$(flaz_table low_watermark 30 high_watermark 30)"
+	refused 'watermark' dmsetup create bad --table "$(flaz_table low_watermark 40 high_watermark 30)"
+}
+
+t_bad_duplicate_option() {
+	refused 'more than once|duplicate|twice' dmsetup create bad --table "$(flaz_table overbook 300 overbook 300)"
+}
+
+# The SSD is a 64-sector slice of vdb: far below a superblock, metadata and 16 extents.
+t_bad_ssd_too_small() {
+	must dmsetup create tiny --table "0 64 linear $SSD 0"
+	refused 'small|minimum' dmsetup create bad --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/tiny 0"
+	must dmsetup remove tiny
+}
+
+t_nothing_left() {
+	left=$(dmsetup ls)
+	[ "$left" = "No devices found" ] || fail "devices left after the refusals: $left"
+}
+
+t_create_remove() {
+	must dmsetup create vol --table "$(flaz_table)"
+	[ -b /dev/mapper/vol ] || fail "no /dev/mapper/vol after create"
+	[ "$(sectors /dev/mapper/vol)" = "$(sectors $HDD)" ] || fail "volume size $(sectors /dev/mapper/vol) != HDD size"
+	must dmsetup remove vol
+	dmsetup info vol >/dev/null 2>&1 && fail "vol still exists after remove"
+	[ -e /dev/mapper/vol ] && fail "/dev/mapper/vol left after remove"
+	return 0
+}
+
+# The table prints back the devices and exactly the options given, and loads again as is.
+t_table_roundtrip() {
+	opts="compressor zstd extent_kib 64 overbook 300 cold"
+	must dmsetup create vol --table "$(flaz_table $opts)"
+	want="0 $(sectors $HDD) flaz $(cat /sys/block/${HDD#/dev/}/dev) $(cat /sys/block/${SSD#/dev/}/dev) 7 $opts"
+	got=$(dmsetup table vol)
+	[ "$got" = "$want" ] || fail "table is '$got', want '$want'"
+	must dmsetup reload vol --table "$got"
+	must dmsetup resume vol
+	again=$(dmsetup table vol)
+	[ "$again" = "$want" ] || fail "after reloading its own table: '$again', want '$want'"
+	must dmsetup remove vol
+}
+
+t_table_no_options() {
+	must dmsetup create vol --table "$(flaz_table)"
+	got=$(dmsetup table vol | cut -d' ' -f6-)
+	must dmsetup remove vol
+	[ "$got" = 0 ] || fail "options of a table created with none: '$got', want '0'"
+}
+
+STATUS_KEYS="mode reads writes read_hits read_misses write_hits write_misses fills bypasses
+blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_extents
+total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards
+hdd_errors ssd_errors table_bytes"
+
+t_status_keys() {
+	must dmsetup create vol --table "$(flaz_table)"
+	st=$(dmsetup status vol)
+	echo "$st"
+	must dmsetup remove vol
+	case $st in "0 $(sectors $HDD) flaz mode=normal "*) ;; *) fail "status does not start with 'flaz mode=normal': $st" ;; esac
+	for k in $STATUS_KEYS; do
+		echo "$st" | tr ' ' '\n' | grep -Eq "^$k=[0-9a-z.]+$" || fail "status has no '$k=': $st"
+	done
+}
+
+# N direct 4 KiB writes and reads must each add at least N to writes= and reads=.
+t_status_counters() {
+	n=200
+	must dmsetup create vol --table "$(flaz_table)"
+	r0=$(status_val vol reads)
+	w0=$(status_val vol writes)
+	must dd if=/dev/urandom of=/dev/mapper/vol bs=4k count=$n oflag=direct
+	must dd if=/dev/mapper/vol of=/dev/null bs=4k count=$n iflag=direct
+	r1=$(status_val vol reads)
+	w1=$(status_val vol writes)
+	must dmsetup remove vol
+	[ $((w1 - w0)) -ge $n ] || fail "writes went $w0 -> $w1 after $n writes"
+	[ $((r1 - r0)) -ge $n ] || fail "reads went $r0 -> $r1 after $n reads"
+}
+
+t_message_tunable() {
+	must dmsetup create vol --table "$(flaz_table)"
+	must dmsetup message vol 0 seq_cutoff_kib 1024
+	got=$(dmsetup table vol | cut -d' ' -f6-)
+	must dmsetup remove vol
+	[ "$got" = "2 seq_cutoff_kib 1024" ] || fail "options after the message: '$got', want '2 seq_cutoff_kib 1024'"
+}
+
+t_message_refusals() {
+	must dmsetup create vol --table "$(flaz_table)"
+	refused 'unknown|frobnicate' dmsetup message vol 0 frobnicate 1
+	refused 'seq_cutoff_kib' dmsetup message vol 0 seq_cutoff_kib lots
+	refused 'low_watermark' dmsetup message vol 0 low_watermark 0
+	refused 'compressor|reload' dmsetup message vol 0 compressor lz4
+	got=$(dmsetup table vol | cut -d' ' -f6-)
+	must dmsetup remove vol
+	[ "$got" = 0 ] || fail "refused messages changed the options to '$got'"
+}

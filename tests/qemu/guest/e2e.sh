@@ -1,0 +1,45 @@
+#!/bin/sh
+# The e2e suite: the flaz target and flazctl on a real kernel. HDD /dev/vda, SSD /dev/vdb.
+. /flaz/lib.sh
+. /flaz/e2e-table.sh
+. /flaz/e2e-data.sh
+. /flaz/e2e-flazctl.sh
+
+check module-load t_module_load
+check bad-table-missing-args t_bad_missing_args
+check bad-table-no-such-device t_bad_no_device
+check bad-table-same-device t_bad_same_device
+check bad-table-beyond-hdd t_bad_beyond_hdd
+check bad-table-unknown-option t_bad_unknown_option
+check bad-table-option-without-value t_bad_option_without_value
+check bad-table-bad-compressor t_bad_compressor
+check bad-table-extent-kib t_bad_extent_kib
+check bad-table-overbook t_bad_overbook
+check bad-table-watermarks t_bad_watermarks
+check bad-table-duplicate-option t_bad_duplicate_option
+check bad-table-ssd-too-small t_bad_ssd_too_small
+check bad-table-nothing-left t_nothing_left
+check create-remove t_create_remove
+check table-roundtrip t_table_roundtrip
+check table-no-options t_table_no_options
+check status-keys t_status_keys
+check status-counters t_status_counters
+check message-tunable t_message_tunable
+check message-refusals t_message_refusals
+check ext4-data t_fs_data ext4
+check xfs-data t_fs_data xfs
+check fio-verify t_fio_verify
+check suspend-reload-during-io t_suspend_during_io
+check suspend-reload-after-io t_suspend_after_io
+check hdd-has-volume-data t_hdd_has_data
+check flazctl-create t_flazctl_create
+check flazctl-status t_flazctl_status
+check flazctl-status-json t_flazctl_status_json
+check flazctl-remove t_flazctl_remove
+check flazctl-same-device t_flazctl_same_device
+check flazctl-ssd-too-small t_flazctl_ssd_too_small
+check flazctl-bad-compressor t_flazctl_bad_compressor
+check flazctl-existing-name t_flazctl_existing_name
+check flazctl-kernel-refusal t_flazctl_kernel_refusal
+check module-unload t_module_unload
+save_dmesg

@@ -1,0 +1,101 @@
+# Helpers for the guest suites (busybox sh). A suite is a list of named checks; each check's
+# result goes to the results disk as soon as it is known ("RUN name", then "PASS name" or
+# "FAIL name: why"), so the host learns everything up to a panic. The kernel log goes there
+# too, after the results, when the suite ends.
+HDD=/dev/vda
+SSD=/dev/vdb
+RESULTS_DEV=/dev/vdc
+# where the kernel log starts on the results disk (host: run.sh reads both parts)
+DMESG_OFFSET_MIB=1
+RESULTS=/tmp/results
+LOGS=/tmp/logs
+mkdir -p $LOGS
+: >$RESULTS
+
+# Append a line to the results and rewrite them onto the results disk right away.
+record() {
+	echo "$*" >>$RESULTS
+	dd if=$RESULTS of=$RESULTS_DEV conv=notrunc,fsync 2>/dev/null
+}
+
+# Store the kernel log on the results disk for the host's dmesg-clean check.
+save_dmesg() {
+	dmesg >/tmp/dmesg.txt
+	dd if=/tmp/dmesg.txt of=$RESULTS_DEV bs=1M seek=$DMESG_OFFSET_MIB conv=notrunc,fsync 2>/dev/null
+}
+
+uptime_s() { cut -d. -f1 /proc/uptime; }
+
+# Fail the current check (checks run in a subshell, so this only ends the check).
+fail() {
+	echo "$*" >/tmp/why
+	echo "FAILED: $*"
+	exit 1
+}
+
+# Run a command whose output is only logged; fail the check with its last line if it fails.
+must() {
+	"$@" >/tmp/must.out 2>&1
+	must_rc=$?
+	cat /tmp/must.out
+	[ $must_rc -eq 0 ] || fail "'$*' exited $must_rc: $(tail -n 1 /tmp/must.out)"
+}
+
+# check NAME FUNCTION [ARGS...]: run one named check. Its output goes to the console only
+# if it fails; after a failure every device-mapper device and mount is removed so that
+# later checks start clean.
+check() {
+	name=$1
+	shift
+	record "RUN $name"
+	rm -f /tmp/why
+	t0=$(uptime_s)
+	if ("$@") >"$LOGS/$name.log" 2>&1; then
+		record "PASS $name"
+		echo "PASS $name ($(($(uptime_s) - t0)) s)"
+		return 0
+	fi
+	why=$(cat /tmp/why 2>/dev/null)
+	record "FAIL $name: ${why:-$* failed}"
+	echo "FAIL $name: ${why:-$* failed} ($(($(uptime_s) - t0)) s)"
+	tail -n 30 "$LOGS/$name.log" | sed 's/^/    /'
+	umount /mnt 2>/dev/null
+	dmsetup remove_all
+	return 1
+}
+
+# The kernel log lines added since the last call to kmsg_mark.
+kmsg_mark() { dmesg | wc -l >/tmp/kmsg.mark; }
+kmsg_new() { dmesg | tail -n +$(($(cat /tmp/kmsg.mark) + 1)); }
+
+# refused PATTERN COMMAND...: COMMAND must fail, and the kernel log must gain a
+# "flaz: ..." line matching PATTERN (an extended regular expression).
+refused() {
+	pat=$1
+	shift
+	kmsg_mark
+	if "$@" >/tmp/refused.out 2>&1; then
+		fail "'$*' succeeded, expected a refusal"
+	fi
+	kmsg_new >/tmp/kmsg.new
+	cat /tmp/refused.out /tmp/kmsg.new
+	grep -Eq "flaz: .*($pat)" /tmp/kmsg.new ||
+		fail "'$*' was refused but the kernel log has no 'flaz: ...$pat' (new lines: $(tr '\n' '|' </tmp/kmsg.new | tail -c 300))"
+}
+
+# Size in 512-byte sectors.
+sectors() { blockdev --getsz "$1"; }
+
+# flaz_table [OPTIONS...]: a flaz table over the whole HDD with these optional arguments.
+flaz_table() { echo "0 $(sectors $HDD) flaz $HDD $SSD $# $*"; }
+
+# The value of key $2 in the status line of volume $1.
+status_val() { dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# sha256 of $3 MiB of device $1 from MiB $2, read with O_DIRECT so no page cache answers.
+sha_mib() { dd if="$1" bs=1M skip="$2" count="$3" iflag=direct 2>/dev/null | sha256sum; }
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}

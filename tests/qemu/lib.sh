@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# Host helpers shared by run.sh and demo.sh (bash; sourced). Set KVER before sourcing.
+QEMU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$QEMU_DIR/../.." && pwd)
+export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
+QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-600}
+# the results disk holds the results from offset 0 and the guest's dmesg from 1 MiB
+# (guest/lib.sh: DMESG_OFFSET_MIB)
+DMESG_OFFSET=$((1024 * 1024))
+
+# 6.12.117+deb12-amd64 -> 6.12, 6.1.0-56-amd64 -> 6.1
+series_of() { cut -d. -f1,2 <<<"$1"; }
+
+# The module for KVER, built by the caller or else here, in its own copy of the sources.
+module_for() {
+	local ko=$FLAZ_CACHE/build/$1/drivers/md/dm-flaz/dm-flaz.ko
+	if [ ! -f "$ko" ]; then
+		echo "building dm-flaz.ko for $1" >&2
+		"$REPO/tests/lib/build-module.sh" "$1" >&2 || return 1
+	fi
+	echo "$ko"
+}
+
+flazctl_bin() {
+	local bin=$REPO/tools/flazctl/flazctl
+	if [ ! -x "$bin" ]; then
+		echo "building flazctl" >&2
+		make -s -C "$REPO/tools/flazctl" >&2 || return 1
+	fi
+	echo "$bin"
+}
+
+# Build the initramfs for KVER; prints its path.
+initramfs_for() {
+	local ko ctl out=$FLAZ_CACHE/qemu/$1/initramfs.cpio
+	ko=$(module_for "$1") && ctl=$(flazctl_bin) &&
+		"$QEMU_DIR/build-initramfs.sh" "$1" "$out" "$ko" "$ctl" >&2 && echo "$out"
+}
+
+# Fresh sparse disks in run dir $1: vda HDD 512 MiB, vdb SSD 128 MiB, vdc results 8 MiB.
+make_disks() {
+	rm -f "$1"/{hdd,ssd,results}.img
+	truncate -s 512M "$1/hdd.img"
+	truncate -s 128M "$1/ssd.img"
+	truncate -s 8M "$1/results.img"
+}
+
+# boot_vm KVER INITRD RUNDIR SUITE SERIAL: boot the guest on run dir RUNDIR's disks and run
+# SUITE; SERIAL is a qemu -serial value. Returns qemu's status (33 = the suite completed,
+# 124 = timeout).
+boot_vm() {
+	timeout -k 10 "$QEMU_TIMEOUT" qemu-system-x86_64 \
+		-accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
+		-nographic -no-reboot -nodefaults -serial "$5" \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-kernel "/boot/vmlinuz-$1" -initrd "$2" \
+		-drive "file=$3/hdd.img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$3/ssd.img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$3/results.img,if=virtio,format=raw,cache=unsafe" \
+		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=4 -- $4" \
+		</dev/null
+}
+
+# Copy the results and the guest's dmesg off the results disk of run dir $1.
+read_results() {
+	head -c "$DMESG_OFFSET" "$1/results.img" | tr -d '\0' >"$1/results.txt"
+	tail -c +$((DMESG_OFFSET + 1)) "$1/results.img" | tr -d '\0' >"$1/dmesg.txt"
+}

@@ -1,0 +1,86 @@
+#!/bin/bash
+# Boot Debian's kernel KVER in QEMU (TCG) and run a guest suite (tests/qemu/guest/SUITE.sh).
+# stdout: only "PASS qemu-<series>/<suite>/<check>" and "FAIL ...: why" lines (plus
+# qemu-<series>/boot); diagnostics on stderr; exit 0 iff nothing failed.
+# Run dir (disks, console.log, results.txt, dmesg.txt): $FLAZ_CACHE/qemu/KVER/SUITE.
+# usage: run.sh KVER [SUITE]
+set -uo pipefail
+KVER=${1:?usage: run.sh KVER [SUITE]}
+SUITE=${2:-e2e}
+. "$(dirname "$0")/lib.sh"
+SERIES=$(series_of "$KVER")
+PREFIX=qemu-$SERIES/$SUITE
+RUN=$FLAZ_CACHE/qemu/$KVER/$SUITE
+FAILED=0
+
+pass() { echo "PASS $1"; }
+failed() {
+	echo "FAIL $1: $2"
+	FAILED=1
+}
+
+# The last lines of the console, on one line, for a FAIL message.
+console_tail() {
+	grep -av '^\s*$' "$RUN/console.log" | tail -n 4 | tr -d '\r' | tr '\n' '|' | cut -c 1-400
+}
+
+# Turn the guest's RUN/PASS/FAIL records into output lines; a check that started but never
+# ended is where the guest died.
+report_checks() {
+	local word rest running=
+	while read -r word rest; do
+		case $word in
+		RUN) running=$rest ;;
+		PASS) pass "$PREFIX/$rest" && running= ;;
+		FAIL) failed "$PREFIX/${rest%%: *}" "${rest#*: }" && running= ;;
+		esac
+	done <"$RUN/results.txt"
+	[ -z "$running" ] || failed "$PREFIX/$running" "the guest stopped during this check (see $RUN/console.log)"
+}
+
+report_boot() {
+	local rc=$1 why
+	case $rc in
+	33)
+		grep -q '^PASS \|^FAIL ' "$RUN/results.txt" && pass "qemu-$SERIES/boot" && return
+		why="the suite recorded no check" ;;
+	124) why="timed out after ${QEMU_TIMEOUT}s" ;;
+	0) why="the guest panicked or stopped before the suite ended" ;;
+	*) why="qemu exited $rc" ;;
+	esac
+	failed "qemu-$SERIES/boot" "$why; console: $(console_tail)"
+	tail -n 40 "$RUN/console.log" >&2
+}
+
+# The guest's kernel log (or the console if the guest never saved it) has no oops or warning.
+report_dmesg() {
+	local log=$RUN/dmesg.txt bad
+	[ -s "$log" ] || log=$RUN/console.log
+	bad=$(grep -a -m 1 -E 'BUG:|WARNING:|Oops|Call Trace|general protection' "$log")
+	if [ -n "$bad" ]; then
+		failed "$PREFIX/dmesg-clean" "$(tr -d '\r' <<<"$bad" | cut -c 1-300) (see $log)"
+	else
+		pass "$PREFIX/dmesg-clean"
+	fi
+}
+
+main() {
+	local initrd rc t0=$SECONDS
+	mkdir -p "$RUN"
+	if ! initrd=$(initramfs_for "$KVER"); then
+		failed "qemu-$SERIES/boot" "could not build the module, flazctl or the initramfs (see stderr)"
+		return
+	fi
+	make_disks "$RUN"
+	rm -f "$RUN/console.log"
+	boot_vm "$KVER" "$initrd" "$RUN" "$SUITE" "file:$RUN/console.log"
+	rc=$?
+	echo "qemu exited $rc after $((SECONDS - t0)) s; logs in $RUN" >&2
+	read_results "$RUN"
+	report_checks
+	report_boot "$rc"
+	report_dmesg
+}
+
+main
+exit $FAILED
