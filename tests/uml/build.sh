@@ -1,0 +1,66 @@
+#!/bin/bash
+# Build (or reuse) the UML test kernel: Debian's linux-source-6.12 with the AMX FP-size
+# patch, `make ARCH=um defconfig` + uml-e2e.config + uml-debug.config. Cached under
+# $FLAZ_CACHE/uml/kernel/<key>, the key hashing the source package version, the patch and
+# the fragments: changing any of them rebuilds, an unchanged rerun takes a second.
+# Prints the build directory (for `make -C <dir> ARCH=um M=...`); progress goes to stderr.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+KERNELS=${FLAZ_CACHE:-$REPO/.cache}/uml/kernel
+TARBALL=/usr/src/linux-source-6.12.tar.xz
+INPUTS=("$HERE/0001-um-x86-fp-size-for-amx-hosts.patch" "$HERE/uml-e2e.config" "$HERE/uml-debug.config")
+FRAGMENTS=("${INPUTS[@]:1}")
+
+ver=$(dpkg-query -W -f '${Version}' linux-source-6.12)
+key=$( (echo "$ver"; sha256sum "${INPUTS[@]}" | cut -d' ' -f1) | sha256sum | cut -c1-16)
+K=$KERNELS/$key
+S=$K/linux-source-6.12
+B=$K/build
+
+kmake() { make -s -C "$S" ARCH=um O="$B" "$@"; }
+
+extract() {
+	echo "uml: extracting linux-source $ver into $K" >&2
+	rm -rf "$K"
+	mkdir -p "$K"
+	tar -C "$K" -xf "$TARBALL"
+	patch -s -d "$S" -p1 <"${INPUTS[0]}"
+	touch "$K/.extracted"
+}
+
+configure() {
+	echo "uml: configuring" >&2
+	rm -f "$B/.config"
+	# The fragments override defconfig on purpose: keep kconfig's warnings about it in a log.
+	if ! { kmake defconfig && cat "${FRAGMENTS[@]}" >>"$B/.config" && kmake olddefconfig; } \
+		>"$K/config.log" 2>&1; then
+		tail -20 "$K/config.log" >&2
+		return 1
+	fi
+	local line missing=0
+	# olddefconfig silently drops what it cannot satisfy: every requested option must survive.
+	while read -r line; do
+		grep -qx "$line" "$B/.config" || { echo "uml: config option not applied: $line" >&2; missing=1; }
+	done < <(grep -h '^CONFIG_' "${FRAGMENTS[@]}")
+	return $missing
+}
+
+compile() {
+	echo "uml: building the kernel with -j$(nproc) (~5 min on 2 cores), log in $K/build.log" >&2
+	if ! kmake -j"$(nproc)" >"$K/build.log" 2>&1; then
+		tail -40 "$K/build.log" >&2
+		return 1
+	fi
+	test -x "$B/linux"
+}
+
+if [ ! -f "$K/.done" ]; then
+	# Each kernel is ~2 GB with its source tree: keep only the current one.
+	find "$KERNELS" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null || true
+	[ -f "$K/.extracted" ] || extract
+	configure
+	compile
+	touch "$K/.done"
+fi
+echo "$B"

@@ -1,0 +1,172 @@
+#!/bin/bash
+# PID 1 of the UML test kernel. The root is the host's / over hostfs, so host tools run
+# here; everything written goes under $FLAZ_RUN (from the kernel command line).
+# Loads dm-flaz (which runs its KUnit suites) and saves each suite's KTAP to ktap/, then
+# runs a short e2e under KASAN/lockdep/kmemleak: one PASS/FAIL line per check in e2e.txt.
+# Writes `done` last: run.sh treats its absence as a crash or a hang.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export DM_DISABLE_UDEV=1 # no udev: libdevmapper makes the /dev/mapper nodes itself
+R=$FLAZ_RUN/e2e.txt
+HDD=/dev/ubda
+SSD=/dev/ubdb
+MNT=/run/mnt
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug
+mkdir -p /dev/mapper "$MNT" "$FLAZ_RUN/ktap"
+
+# check NAME CMD...: the command's success is the check's result; its output says why not.
+check() {
+	local name=$1 out
+	shift
+	echo "== $name" >/dev/console
+	if out=$("$@" 2>&1); then
+		echo "PASS uml/e2e/$name" >>"$R"
+	else
+		echo "FAIL uml/e2e/$name: $(tail -5 <<<"$out" | tr '\n' ' ')" >>"$R"
+	fi
+}
+
+save_ktap() {
+	local f
+	for f in /sys/kernel/debug/kunit/*/results; do
+		[ -e "$f" ] && cat "$f" >"$FLAZ_RUN/ktap/$(basename "$(dirname "$f")").ktap"
+	done
+	return 0
+}
+
+# 16 MiB of random data through the volume at an 8 MiB offset, read back with O_DIRECT.
+data_round_trip() {
+	dd if=/dev/urandom of=/run/data bs=1M count=16 status=none &&
+		dd if=/run/data of=/dev/mapper/vol bs=1M seek=8 oflag=direct status=none &&
+		read_back
+}
+read_back() {
+	dd if=/dev/mapper/vol of=/run/back bs=1M skip=8 count=16 iflag=direct status=none &&
+		cmp /run/data /run/back
+}
+
+status_has_mode() {
+	local s
+	s=$(dmsetup status vol) || return 1
+	grep -q ' mode=' <<<"$s" || { echo "status: $s"; return 1; }
+}
+
+suspend_resume() {
+	dmsetup suspend vol && dmsetup resume vol && read_back
+}
+
+tree_sums() { (cd "$MNT" && find . -type f -exec sha256sum {} + | sort -k2); }
+ext4_cycle() {
+	mkfs.ext4 -q -F /dev/mapper/vol && mount /dev/mapper/vol "$MNT" &&
+		cp -r /usr/share/doc/e2fsprogs /usr/share/doc/dmsetup "$MNT"/ &&
+		dd if=/dev/urandom of="$MNT/random" bs=1M count=8 status=none &&
+		tree_sums >/run/sums && umount "$MNT" &&
+		echo 3 >/proc/sys/vm/drop_caches &&
+		mount /dev/mapper/vol "$MNT" && tree_sums >/run/sums2 && umount "$MNT" &&
+		cmp /run/sums /run/sums2
+}
+
+table_round_trip() {
+	local t
+	dmsetup create opts --table "0 $H flaz $HDD $SSD 4 compressor lzo overbook 300" || return 1
+	t=$(dmsetup table opts)
+	dmsetup remove opts || return 1
+	grep -q 'compressor lzo' <<<"$t" && grep -q 'overbook 300' <<<"$t" && return 0
+	echo "table: $t"
+	return 1
+}
+
+# A bad table must be refused, with a new "flaz:" line in the kernel log saying why.
+refused() {
+	local before after
+	before=$(dmesg | grep -c 'flaz: ')
+	if dmsetup create bad --table "$1"; then
+		dmsetup remove bad
+		echo "accepted: $1"
+		return 1
+	fi
+	after=$(dmesg | grep -c 'flaz: ')
+	[ "$after" -gt "$before" ] || { echo "refused without a 'flaz:' kernel message"; return 1; }
+}
+
+# Tunables and the mode change online; what needs a reload or is unknown is refused.
+messages() {
+	dmsetup message vol 0 seq_cutoff_kib 512 &&
+		dmsetup table vol | grep -q 'seq_cutoff_kib 512' &&
+		! dmsetup message vol 0 compressor zstd 2>/dev/null &&
+		! dmsetup message vol 0 nosuch 1 2>/dev/null &&
+		! dmsetup message vol 0 low_watermark 99 2>/dev/null &&
+		dmsetup message vol 0 passthrough 1 && dmsetup status vol | grep -q mode=passthrough &&
+		dmsetup message vol 0 passthrough 0 && dmsetup status vol | grep -q mode=normal
+}
+
+# Reload with another table while the old instance is live, then read the data back.
+reload() {
+	dmsetup suspend vol &&
+		dmsetup reload vol --table "0 $H flaz $HDD $SSD 2 compressor zstd" &&
+		dmsetup resume vol && dmsetup table vol | grep -q ' 2 compressor zstd$' && read_back
+}
+
+# Two writers, each verifying its own 8 MiB region (verify needs regions nobody else writes).
+fio_verify() {
+	fio --name=verify --filename=/dev/mapper/vol --rw=randwrite --bs=4k --size=8M \
+		--offset_increment=8M --ioengine=libaio --iodepth=8 --direct=1 --verify=crc32c \
+		--do_verify=1 --numjobs=2 --output=/run/fio.out || { grep -E 'err=|verify|bad' /run/fio.out; return 1; }
+}
+
+# kmemleak reports an object once it is older than 5 s and two scans in a row found it
+# unreferenced (the first scan only records its checksum).
+kmemleak_scan() {
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak &&
+		cat /sys/kernel/debug/kmemleak >>"$FLAZ_RUN/kmemleak.txt"
+}
+# No suspect may come from dm-flaz: while it is loaded its frames name it; after rmmod they
+# show as bare addresses (dm-flaz is the only module this kernel ever loads). The scan before
+# rmmod gives the readable backtrace, the one after catches what module exit leaks.
+no_flaz_leaks() {
+	local k=$FLAZ_RUN/kmemleak.txt
+	kmemleak_scan || { echo "kmemleak unusable: $(dmesg | grep -m1 'kmemleak:.*disabled')"; return 1; }
+	if grep -q -E 'flaz|^ +0x[0-9a-f]+$' "$k"; then
+		echo "$(grep '^unreferenced object' "$k" | sort -u | wc -l) suspects, first:" \
+			"$(grep -m1 -A20 '^unreferenced object' "$k" | grep -E '^unref|flaz|^ +0x' | head -4)"
+		return 1
+	fi
+}
+
+echo clear >/sys/kernel/debug/kmemleak # forget what boot leaked: only ours counts
+check module-load insmod "$FLAZ_KO"
+save_ktap
+check target-registered sh -c 'dmsetup targets | grep -q "^flaz "'
+H=$(blockdev --getsz $HDD)
+check create dmsetup create vol --table "0 $H flaz $HDD $SSD 0"
+check data-round-trip data_round_trip
+check status-mode status_has_mode
+check suspend-resume suspend_resume
+check messages messages
+check reload reload
+check fio-verify fio_verify
+check ext4 ext4_cycle
+check remove dmsetup remove vol
+check table-round-trip table_round_trip
+check bad-table/same-device refused "0 $H flaz $HDD $HDD 0"
+check bad-table/unknown-option refused "0 $H flaz $HDD $SSD 2 bogus 1"
+check bad-table/extent-kib-3 refused "0 $H flaz $HDD $SSD 2 extent_kib 3"
+check bad-table/missing-args refused "0 $H flaz $HDD"
+check bad-table/no-such-device refused "0 $H flaz /dev/nonexistent $SSD 0"
+check bad-table/beyond-hdd refused "0 $((H + 8)) flaz $HDD $SSD 0"
+check bad-table/watermarks refused "0 $H flaz $HDD $SSD 4 low_watermark 30 high_watermark 20"
+check bad-table/extra-args refused "0 $H flaz $HDD $SSD 0 junk"
+dmsetup create tiny --table "0 64 linear $SSD 0"
+check bad-table/ssd-too-small refused "0 $H flaz $HDD /dev/mapper/tiny 0"
+dmsetup remove tiny
+kmemleak_scan
+check module-unload rmmod dm_flaz
+check kmemleak no_flaz_leaks
+touch "$FLAZ_RUN/done"
+sync
+poweroff -f
