@@ -54,6 +54,18 @@ static inline unsigned int flaz_opt_get(const struct flaz_opts *o, enum flaz_opt
 	return READ_ONCE(o->val[opt]);
 }
 
+struct flaz_compressor;
+
+/* codec.c: per-CPU compression streams over the kernel's lzo/lz4/zstd/zlib */
+int flaz_compressor_module_init(void);
+void flaz_compressor_module_exit(void);
+struct flaz_compressor *flaz_compressor_create(enum flaz_codec type);
+void flaz_compressor_destroy(struct flaz_compressor *c);
+int flaz_compress(struct flaz_compressor *c, const void *src, void *dst,
+		  unsigned int max_len);
+int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len,
+		    void *dst);
+
 /* Counters reported by status, in status order. */
 enum flaz_stat {
 	FLAZ_STAT_READS,

@@ -345,16 +345,25 @@ static struct target_type flaz_target_type = {
 
 static int __init dm_flaz_init(void)
 {
-	int r = dm_register_target(&flaz_target_type);
+	int r;
 
-	if (r < 0)
+	r = flaz_compressor_module_init();
+	if (r < 0) {
+		DMERR("cannot register the codec CPU hotplug state: %d", r);
+		return r;
+	}
+	r = dm_register_target(&flaz_target_type);
+	if (r < 0) {
 		DMERR("register failed %d", r);
+		flaz_compressor_module_exit();
+	}
 	return r;
 }
 
 static void __exit dm_flaz_exit(void)
 {
 	dm_unregister_target(&flaz_target_type);
+	flaz_compressor_module_exit();
 }
 
 module_init(dm_flaz_init);

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz codecs: lzo, lz4, zstd and deflate through the kernel's compression
+ * libraries (not crypto_comp, so 6.1 and 6.12 behave alike), one stream per CPU
+ * as zram does: workspaces are allocated when a CPU comes up and freed when it
+ * goes, and a stream's mutex lets compression sleep.
+ */
+#include <linux/cpuhotplug.h>
+#include <linux/lz4.h>
+#include <linux/lzo.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/zlib.h>
+#include <linux/zstd.h>
+
+#include "flaz.h"
+#include "format.h"
+
+#define ZSTD_LEVEL		3	/* zstd's own default */
+#define DEFLATE_WBITS		12	/* a 4 KiB window covers the whole block */
+#define DEFLATE_MEMLEVEL	8
+/* Output scratch: two blocks, more than any codec's worst case for one block. */
+#define SCRATCH_SIZE		(2 * FLAZ_BLOCK_SIZE)
+
+struct codec_stream {
+	struct mutex lock;
+	u8 *scratch;		/* NULL while the CPU is down */
+	void *cws;		/* compression workspace */
+	void *dws;		/* decompression workspace, where the codec needs one */
+	union {
+		struct {
+			zstd_cctx *cctx;
+			zstd_dctx *dctx;
+		};
+		struct {
+			struct z_stream_s def;
+			struct z_stream_s inf;
+		};
+	};
+};
+
+struct codec_ops {
+	int (*alloc)(struct codec_stream *s);
+	int (*compress)(struct codec_stream *s, const u8 *src, unsigned int *len);
+	int (*decompress)(struct codec_stream *s, const u8 *src, unsigned int len, u8 *dst);
+};
+
+struct flaz_compressor {
+	const struct codec_ops *ops;
+	struct codec_stream __percpu *streams;
+	struct hlist_node node;
+};
+
+static enum cpuhp_state cpuhp_state;
+
+static int lzo_alloc(struct codec_stream *s)
+{
+	s->cws = kvmalloc(LZO1X_1_MEM_COMPRESS, GFP_KERNEL);
+	return s->cws ? 0 : -ENOMEM;
+}
+
+static int lzo_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
+{
+	size_t out = SCRATCH_SIZE;
+
+	if (lzo1x_1_compress(src, FLAZ_BLOCK_SIZE, s->scratch, &out, s->cws) != LZO_E_OK)
+		return -EIO;
+	*len = out;
+	return 0;
+}
+
+static int lzo_decompress(struct codec_stream *s, const u8 *src, unsigned int len, u8 *dst)
+{
+	size_t out = FLAZ_BLOCK_SIZE;
+
+	if (lzo1x_decompress_safe(src, len, dst, &out) != LZO_E_OK || out != FLAZ_BLOCK_SIZE)
+		return -EILSEQ;
+	return 0;
+}
+
+static int lz4_alloc(struct codec_stream *s)
+{
+	s->cws = kvmalloc(LZ4_MEM_COMPRESS, GFP_KERNEL);
+	return s->cws ? 0 : -ENOMEM;
+}
+
+static int lz4_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
+{
+	int out = LZ4_compress_default(src, s->scratch, FLAZ_BLOCK_SIZE, SCRATCH_SIZE, s->cws);
+
+	if (out <= 0)
+		return -EIO;
+	*len = out;
+	return 0;
+}
+
+static int lz4_decompress(struct codec_stream *s, const u8 *src, unsigned int len, u8 *dst)
+{
+	if (LZ4_decompress_safe(src, dst, len, FLAZ_BLOCK_SIZE) != FLAZ_BLOCK_SIZE)
+		return -EILSEQ;
+	return 0;
+}
+
+static zstd_parameters zstd_params(void)
+{
+	return zstd_get_params(ZSTD_LEVEL, FLAZ_BLOCK_SIZE);
+}
+
+static int zstd_alloc(struct codec_stream *s)
+{
+	zstd_parameters p = zstd_params();
+	size_t csize = zstd_cctx_workspace_bound(&p.cParams);
+	size_t dsize = zstd_dctx_workspace_bound();
+
+	s->cws = kvmalloc(csize, GFP_KERNEL);
+	s->dws = kvmalloc(dsize, GFP_KERNEL);
+	if (!s->cws || !s->dws)
+		return -ENOMEM;
+	s->cctx = zstd_init_cctx(s->cws, csize);
+	s->dctx = zstd_init_dctx(s->dws, dsize);
+	return s->cctx && s->dctx ? 0 : -EINVAL;
+}
+
+static int zstd_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
+{
+	zstd_parameters p = zstd_params();
+	size_t out = zstd_compress_cctx(s->cctx, s->scratch, SCRATCH_SIZE, src,
+					FLAZ_BLOCK_SIZE, &p);
+
+	if (zstd_is_error(out))
+		return -EIO;
+	*len = out;
+	return 0;
+}
+
+static int zstd_decompress(struct codec_stream *s, const u8 *src, unsigned int len, u8 *dst)
+{
+	size_t out = zstd_decompress_dctx(s->dctx, dst, FLAZ_BLOCK_SIZE, src, len);
+
+	if (zstd_is_error(out) || out != FLAZ_BLOCK_SIZE)
+		return -EILSEQ;
+	return 0;
+}
+
+/* Raw deflate (negative window bits): no zlib header, the slot header has the checksum. */
+static int deflate_alloc(struct codec_stream *s)
+{
+	s->cws = kvmalloc(zlib_deflate_workspacesize(DEFLATE_WBITS, DEFLATE_MEMLEVEL),
+			  GFP_KERNEL);
+	s->dws = kvmalloc(zlib_inflate_workspacesize(), GFP_KERNEL);
+	if (!s->cws || !s->dws)
+		return -ENOMEM;
+	s->def.workspace = s->cws;
+	s->inf.workspace = s->dws;
+	if (zlib_deflateInit2(&s->def, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -DEFLATE_WBITS,
+			      DEFLATE_MEMLEVEL, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -EINVAL;
+	if (zlib_inflateInit2(&s->inf, -DEFLATE_WBITS) != Z_OK)
+		return -EINVAL;
+	return 0;
+}
+
+static int deflate_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
+{
+	struct z_stream_s *z = &s->def;
+
+	if (zlib_deflateReset(z) != Z_OK)
+		return -EIO;
+	z->next_in = src;
+	z->avail_in = FLAZ_BLOCK_SIZE;
+	z->next_out = s->scratch;
+	z->avail_out = SCRATCH_SIZE;
+	if (zlib_deflate(z, Z_FINISH) != Z_STREAM_END)
+		return -EIO;
+	*len = z->total_out;
+	return 0;
+}
+
+static int deflate_decompress(struct codec_stream *s, const u8 *src, unsigned int len, u8 *dst)
+{
+	struct z_stream_s *z = &s->inf;
+
+	if (zlib_inflateReset(z) != Z_OK)
+		return -EILSEQ;
+	z->next_in = src;
+	z->avail_in = len;
+	z->next_out = dst;
+	z->avail_out = FLAZ_BLOCK_SIZE;
+	if (zlib_inflate(z, Z_FINISH) != Z_STREAM_END || z->total_out != FLAZ_BLOCK_SIZE)
+		return -EILSEQ;
+	return 0;
+}
+
+static const struct codec_ops codec_ops[FLAZ_NR_CODECS] = {
+	[FLAZ_CODEC_LZO] = { lzo_alloc, lzo_compress, lzo_decompress },
+	[FLAZ_CODEC_LZ4] = { lz4_alloc, lz4_compress, lz4_decompress },
+	[FLAZ_CODEC_ZSTD] = { zstd_alloc, zstd_compress, zstd_decompress },
+	[FLAZ_CODEC_DEFLATE] = { deflate_alloc, deflate_compress, deflate_decompress },
+};
+
+static void stream_free(struct codec_stream *s)
+{
+	kvfree(s->scratch);
+	kvfree(s->cws);
+	kvfree(s->dws);
+	s->scratch = NULL;
+	s->cws = NULL;
+	s->dws = NULL;
+}
+
+static int codec_cpu_up_prepare(unsigned int cpu, struct hlist_node *node)
+{
+	struct flaz_compressor *c = hlist_entry(node, struct flaz_compressor, node);
+	struct codec_stream *s = per_cpu_ptr(c->streams, cpu);
+	int r = -ENOMEM;
+
+	mutex_lock(&s->lock);
+	if (s->scratch) {
+		r = 0;
+		goto out;
+	}
+	s->scratch = kvmalloc(SCRATCH_SIZE, GFP_KERNEL);
+	if (s->scratch)
+		r = c->ops->alloc(s);
+	if (r)
+		stream_free(s);
+out:
+	mutex_unlock(&s->lock);
+	return r;
+}
+
+static int codec_cpu_dead(unsigned int cpu, struct hlist_node *node)
+{
+	struct flaz_compressor *c = hlist_entry(node, struct flaz_compressor, node);
+	struct codec_stream *s = per_cpu_ptr(c->streams, cpu);
+
+	mutex_lock(&s->lock);
+	stream_free(s);
+	mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* This CPU's stream, locked; retried if the CPU went down since we looked. */
+static struct codec_stream *stream_get(struct flaz_compressor *c)
+{
+	struct codec_stream *s;
+
+	for (;;) {
+		s = raw_cpu_ptr(c->streams);
+		mutex_lock(&s->lock);
+		if (likely(s->scratch))
+			return s;
+		mutex_unlock(&s->lock);
+	}
+}
+
+struct flaz_compressor *flaz_compressor_create(enum flaz_codec type)
+{
+	struct flaz_compressor *c;
+	int cpu, r;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	c->ops = &codec_ops[type];
+	c->streams = alloc_percpu(struct codec_stream);
+	if (!c->streams) {
+		kfree(c);
+		return ERR_PTR(-ENOMEM);
+	}
+	for_each_possible_cpu(cpu)
+		mutex_init(&per_cpu_ptr(c->streams, cpu)->lock);
+	/* Runs codec_cpu_up_prepare() for every online CPU, undoing them on failure. */
+	r = cpuhp_state_add_instance(cpuhp_state, &c->node);
+	if (r) {
+		free_percpu(c->streams);
+		kfree(c);
+		return ERR_PTR(r);
+	}
+	return c;
+}
+
+void flaz_compressor_destroy(struct flaz_compressor *c)
+{
+	if (IS_ERR_OR_NULL(c))
+		return;
+	cpuhp_state_remove_instance(cpuhp_state, &c->node);
+	free_percpu(c->streams);
+	kfree(c);
+}
+
+/*
+ * Compress one block into @dst if it comes out at most @max_len bytes. Returns
+ * the length, or 0 when it does not save enough (the caller stores it raw).
+ */
+int flaz_compress(struct flaz_compressor *c, const void *src, void *dst,
+			unsigned int max_len)
+{
+	struct codec_stream *s = stream_get(c);
+	unsigned int len = 0;
+	int r;
+
+	r = c->ops->compress(s, src, &len);
+	if (!r && len <= max_len)
+		memcpy(dst, s->scratch, len);
+	else
+		len = 0;
+	mutex_unlock(&s->lock);
+	return len;
+}
+
+/* Decompress @len bytes into one whole block; -EILSEQ for anything malformed. */
+int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len, void *dst)
+{
+	struct codec_stream *s;
+	int r;
+
+	if (!len || len >= FLAZ_BLOCK_SIZE)
+		return -EILSEQ;
+	s = stream_get(c);
+	r = c->ops->decompress(s, src, len, dst);
+	mutex_unlock(&s->lock);
+	return r;
+}
+
+int __init flaz_compressor_module_init(void)
+{
+	int r = cpuhp_setup_state_multi(CPUHP_BP_PREPARE_DYN, "block/dm-flaz:prepare",
+					codec_cpu_up_prepare, codec_cpu_dead);
+
+	if (r < 0)
+		return r;
+	cpuhp_state = r;
+	return 0;
+}
+
+void flaz_compressor_module_exit(void)
+{
+	cpuhp_remove_multi_state(cpuhp_state);
+}
