@@ -4,7 +4,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 FLAZ_CACHE ?= $(CURDIR)/.cache
 export FLAZ_CACHE
 
-.PHONY: all module flazctl test demo clean
+.PHONY: all module flazctl test demo bench clean
 
 all: module flazctl
 
@@ -21,6 +21,11 @@ test:
 demo:
 	tests/setup.sh
 	tests/qemu/demo.sh
+
+# Figures, not pass/fail: flaz vs dm-cache vs no cache in one VM.
+bench:
+	tests/setup.sh
+	tests/qemu/bench.sh
 
 clean:
 	[ ! -d $(KDIR) ] || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
