@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Host helpers shared by run.sh and demo.sh (bash; sourced). Set KVER before sourcing.
+# Host helpers shared by run.sh, demo.sh and bench.sh (bash; sourced). Set KVER before sourcing.
 QEMU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$QEMU_DIR/../.." && pwd)
 export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
@@ -65,4 +65,24 @@ boot_vm() {
 read_results() {
 	head -c "$DMESG_OFFSET" "$1/results.img" | tr -d '\0' >"$1/results.txt"
 	tail -c +$((DMESG_OFFSET + 1)) "$1/results.img" | tr -d '\0' >"$1/dmesg.txt"
+}
+
+# show_suite KVER SUITE TITLE: boot guest suite SUITE for the user to watch (demo, bench):
+# builds what is missing, shows only the guest's "::" lines, keeps the whole console in
+# the run dir. Fails unless the suite ran to its end.
+show_suite() {
+	local kver=$1 suite=$2 run=$FLAZ_CACHE/qemu/$1/$2 initrd rc
+	echo "== Building the module, flazctl and the initramfs for $kver"
+	initrd=$(initramfs_for "$kver") || return 1
+	mkdir -p "$run"
+	make_disks "$run"
+	echo "== $3 in QEMU (TCG, 2 CPUs); disks and console in $run"
+	boot_vm "$kver" "$initrd" "$run" "$suite" stdio | tr -d '\r' | tee "$run/console.log" |
+		sed -u -n 's/^:://p'
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -ne 33 ]; then
+		echo "$suite FAILED (qemu exited $rc); the console's end ($run/console.log):" >&2
+		grep -v '^::' "$run/console.log" | tail -n 20 >&2
+		return 1
+	fi
 }
