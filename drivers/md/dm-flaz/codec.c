@@ -33,6 +33,7 @@ struct codec_stream {
 		struct {
 			zstd_cctx *cctx;
 			zstd_dctx *dctx;
+			zstd_parameters params;	/* computed once, not per block */
 		};
 		struct {
 			struct z_stream_s def;
@@ -103,16 +104,12 @@ static int lz4_decompress(struct codec_stream *s, const u8 *src, unsigned int le
 	return 0;
 }
 
-static zstd_parameters zstd_params(void)
-{
-	return zstd_get_params(ZSTD_LEVEL, FLAZ_BLOCK_SIZE);
-}
-
 static int zstd_alloc(struct codec_stream *s)
 {
-	zstd_parameters p = zstd_params();
-	size_t csize = zstd_cctx_workspace_bound(&p.cParams);
-	size_t dsize = zstd_dctx_workspace_bound();
+	size_t csize, dsize = zstd_dctx_workspace_bound();
+
+	s->params = zstd_get_params(ZSTD_LEVEL, FLAZ_BLOCK_SIZE);
+	csize = zstd_cctx_workspace_bound(&s->params.cParams);
 
 	s->cws = kvmalloc(csize, GFP_KERNEL);
 	s->dws = kvmalloc(dsize, GFP_KERNEL);
@@ -125,9 +122,8 @@ static int zstd_alloc(struct codec_stream *s)
 
 static int zstd_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
 {
-	zstd_parameters p = zstd_params();
 	size_t out = zstd_compress_cctx(s->cctx, s->scratch, SCRATCH_SIZE, src,
-					FLAZ_BLOCK_SIZE, &p);
+					FLAZ_BLOCK_SIZE, &s->params);
 
 	if (zstd_is_error(out))
 		return -EIO;
@@ -217,16 +213,11 @@ static int codec_cpu_up_prepare(unsigned int cpu, struct hlist_node *node)
 	int r = -ENOMEM;
 
 	mutex_lock(&s->lock);
-	if (s->scratch) {
-		r = 0;
-		goto out;
-	}
 	s->scratch = kvmalloc(SCRATCH_SIZE, GFP_KERNEL);
 	if (s->scratch)
 		r = c->ops->alloc(s);
 	if (r)
 		stream_free(s);
-out:
 	mutex_unlock(&s->lock);
 	return r;
 }
