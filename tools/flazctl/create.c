@@ -21,6 +21,7 @@
 #include "dm.h"
 #include "flazctl.h"
 #include "format.h"
+#include "opts.h"
 #include "kmsg.h"
 
 /* The table options, in the order they are emitted; see README.md "Table". */
@@ -53,17 +54,16 @@ static const struct table_opt topts[NR_TOPTS] = {
 	[T_EXTENT_KIB] = { "extent-kib", "extent_kib", NUMBER,
 			   FLAZ_MIN_EXTENT_KIB, FLAZ_MAX_EXTENT_KIB, true },
 	[T_OVERBOOK] = { "overbook", "overbook", NUMBER, FLAZ_MIN_OVERBOOK, FLAZ_MAX_OVERBOOK },
-	[T_LOW_WATERMARK] = { "low-watermark", "low_watermark", NUMBER, 1, 98 },
-	[T_HIGH_WATERMARK] = { "high-watermark", "high_watermark", NUMBER, 2, 99 },
-	[T_SEQ_CUTOFF_KIB] = { "seq-cutoff-kib", "seq_cutoff_kib", NUMBER, 0, 1048576 },
-	[T_COMPRESS_MIN_SAVING] = { "compress-min-saving", "compress_min_saving", NUMBER, 0, 100 },
+	[T_LOW_WATERMARK] = { "low-watermark", "low_watermark", NUMBER,
+			       FLAZ_MIN_LOW_WATERMARK, FLAZ_MAX_LOW_WATERMARK },
+	[T_HIGH_WATERMARK] = { "high-watermark", "high_watermark", NUMBER,
+				FLAZ_MIN_HIGH_WATERMARK, FLAZ_MAX_HIGH_WATERMARK },
+	[T_SEQ_CUTOFF_KIB] = { "seq-cutoff-kib", "seq_cutoff_kib", NUMBER, 0, FLAZ_MAX_SEQ_CUTOFF_KIB },
+	[T_COMPRESS_MIN_SAVING] = { "compress-min-saving", "compress_min_saving", NUMBER,
+				     0, FLAZ_MAX_COMPRESS_MIN_SAVING },
 	[T_HOT_UNCOMPRESSED] = { "hot-uncompressed", "hot_uncompressed", NUMBER, 0, 1 },
 	[T_COLD] = { "cold", "cold", BARE },
 };
-
-/* The kernel's defaults, needed where one option is checked against another. */
-#define DEF_LOW_WATERMARK	10
-#define DEF_HIGH_WATERMARK	20
 
 static const char *const compressors[] = { "lzo", "lz4", "zstd", "deflate" };
 
@@ -168,8 +168,8 @@ static int set_device(const char **slot, const char *flag, const char *path)
 /* The watermarks as the kernel will see them, defaults filled in, must be ordered. */
 static int check_watermarks(const struct create_args *a)
 {
-	unsigned long low = a->set[T_LOW_WATERMARK] ? a->num[T_LOW_WATERMARK] : DEF_LOW_WATERMARK;
-	unsigned long high = a->set[T_HIGH_WATERMARK] ? a->num[T_HIGH_WATERMARK] : DEF_HIGH_WATERMARK;
+	unsigned long low = a->set[T_LOW_WATERMARK] ? a->num[T_LOW_WATERMARK] : FLAZ_DEF_LOW_WATERMARK;
+	unsigned long high = a->set[T_HIGH_WATERMARK] ? a->num[T_HIGH_WATERMARK] : FLAZ_DEF_HIGH_WATERMARK;
 
 	if (low < high)
 		return EXIT_OK;

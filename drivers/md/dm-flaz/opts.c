@@ -9,6 +9,7 @@
 
 #include "flaz.h"
 #include "format.h"
+#include "opts.h"
 
 /* What one option accepts; error is the whole ctr/message reason for a bad value. */
 struct opt_desc {
@@ -33,16 +34,19 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 		.def = FLAZ_DEF_OVERBOOK,
 		.error = "overbook must be a percentage from 100 to 1000" },
 	[FLAZ_OPT_LOW_WATERMARK] = {
-		.name = "low_watermark", .min = 1, .max = 98, .def = 10, .online = true,
+		.name = "low_watermark", .min = FLAZ_MIN_LOW_WATERMARK,
+		.max = FLAZ_MAX_LOW_WATERMARK, .def = FLAZ_DEF_LOW_WATERMARK, .online = true,
 		.error = "low_watermark must be a percentage from 1 to 98" },
 	[FLAZ_OPT_HIGH_WATERMARK] = {
-		.name = "high_watermark", .min = 2, .max = 99, .def = 20, .online = true,
+		.name = "high_watermark", .min = FLAZ_MIN_HIGH_WATERMARK,
+		.max = FLAZ_MAX_HIGH_WATERMARK, .def = FLAZ_DEF_HIGH_WATERMARK, .online = true,
 		.error = "high_watermark must be a percentage from 2 to 99" },
 	[FLAZ_OPT_SEQ_CUTOFF_KIB] = {
-		.name = "seq_cutoff_kib", .max = 1048576, .online = true,
+		.name = "seq_cutoff_kib", .max = FLAZ_MAX_SEQ_CUTOFF_KIB, .online = true,
 		.error = "seq_cutoff_kib must be from 0 (off) to 1048576" },
 	[FLAZ_OPT_COMPRESS_MIN_SAVING] = {
-		.name = "compress_min_saving", .max = 100, .def = 10, .online = true,
+		.name = "compress_min_saving", .max = FLAZ_MAX_COMPRESS_MIN_SAVING,
+		.def = FLAZ_DEF_COMPRESS_MIN_SAVING, .online = true,
 		.error = "compress_min_saving must be a percentage from 0 to 100" },
 	[FLAZ_OPT_HOT_UNCOMPRESSED] = {
 		.name = "hot_uncompressed", .max = 1, .online = true,

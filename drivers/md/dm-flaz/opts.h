@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-flaz table options: ranges and defaults of the tunables, shared verbatim by
+ * the module (opts.c) and flazctl, so both refuse exactly the same values.
+ * extent_kib and overbook shape the SSD layout and live in format.h.
+ */
+#ifndef DM_FLAZ_OPTS_H
+#define DM_FLAZ_OPTS_H
+
+#define FLAZ_MIN_LOW_WATERMARK		1U	/* percent of free extents */
+#define FLAZ_MAX_LOW_WATERMARK		98U
+#define FLAZ_DEF_LOW_WATERMARK		10U
+#define FLAZ_MIN_HIGH_WATERMARK		2U
+#define FLAZ_MAX_HIGH_WATERMARK		99U
+#define FLAZ_DEF_HIGH_WATERMARK		20U
+#define FLAZ_MAX_SEQ_CUTOFF_KIB		1048576U	/* 0 turns the cutoff off */
+#define FLAZ_MAX_COMPRESS_MIN_SAVING	100U	/* percent */
+#define FLAZ_DEF_COMPRESS_MIN_SAVING	10U
+
+#endif
