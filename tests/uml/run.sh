@@ -8,7 +8,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
 UML=$FLAZ_CACHE/uml
-MOD=$UML/mod-src
+# the module is built in its own copy of the sources (tests/lib/build-module.sh)
+MOD=$FLAZ_CACHE/build/uml-6.12
 RUN=$UML/run
 TIMEOUT=${FLAZ_UML_TIMEOUT:-600} # seconds for the boot and every test in it
 SPLATS='BUG:|WARNING:|Kernel panic|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|unreferenced object|Call Trace'
@@ -23,16 +24,9 @@ emit() { # emit LINE: a whole PASS/FAIL line, from a KTAP parse or init.sh
 }
 oneline() { tr -s '\n\t ' ' ' | cut -c1-"${1:-1500}"; }
 
-# Builds dm-flaz in its own copy of the sources: the repo tree is also built for the
-# Debian kernels, and sharing objects between kernels would clobber them.
 build_module() {
-	local b=$1
-	rm -rf "$MOD"
-	mkdir -p "$MOD"
-	cp -r "$REPO/Kbuild" "$REPO/drivers" "$MOD/"
-	if ! make -C "$b" ARCH=um M="$MOD" modules >"$UML/module-build.log" 2>&1; then
-		result FAIL uml/module-build "$(grep -m5 -E 'error|Error' "$UML/module-build.log" | oneline)"
-		tail -30 "$UML/module-build.log" >&2
+	if ! "$REPO/tests/lib/build-module.sh" uml-6.12 "$1" um >/dev/null; then
+		result FAIL uml/module-build "$(grep -m5 -E 'error|Error' "$MOD/build.log" | oneline)"
 		return 1
 	fi
 	result PASS uml/module-build
