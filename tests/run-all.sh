@@ -39,7 +39,7 @@ build_modules() {
 		fi
 		if ! ko=$(tests/lib/build-module.sh "$kver"); then
 			echo "FAIL build/$series/module: build failed (see $FLAZ_CACHE/build/$kver/build.log)"
-		elif grep -i 'warning' "$FLAZ_CACHE/build/$kver/build.log" | grep -v 'Skipping BTF'; then
+		elif grep -i 'warning' "$FLAZ_CACHE/build/$kver/build.log" >&2; then
 			echo "FAIL build/$series/module: compiler warnings"
 		else
 			echo "PASS build/$series/module"
