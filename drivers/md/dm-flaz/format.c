@@ -3,11 +3,23 @@
  * dm-flaz on-SSD format: pure C, compiled into the module and into flazctl.
  */
 #ifdef __KERNEL__
+#include <linux/crc32c.h>
 #include <linux/errno.h>
 #include <linux/math64.h>
+#include <linux/string.h>
+#include <asm/byteorder.h>
 #else
+#include <endian.h>
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
 #define div64_u64(a, b) ((a) / (b))
+#define cpu_to_le16 htole16
+#define cpu_to_le32 htole32
+#define cpu_to_le64 htole64
+#define le16_to_cpu le16toh
+#define le32_to_cpu le32toh
+#define le64_to_cpu le64toh
 #endif
 
 #include "format.h"
@@ -98,4 +110,129 @@ __u64 flaz_geometry_min_sectors(__u32 extent_kib, __u32 overbook)
 		return 0;
 	return head_sectors(FLAZ_MIN_EXTENTS, extent_kib * 2, extent_kib / 4,
 			    overbook, &meta) + (__u64)FLAZ_MIN_EXTENTS * extent_kib * 2;
+}
+
+#ifdef __KERNEL__
+__u32 flaz_crc32c(__u32 crc, const void *p, __u32 len)
+{
+	return crc32c(crc, p, len);
+}
+#else
+/* Bitwise CRC32C (Castagnoli, reflected): flazctl checks little, so no table. */
+__u32 flaz_crc32c(__u32 crc, const void *p, __u32 len)
+{
+	const unsigned char *b = p;
+	int k;
+
+	while (len--) {
+		crc ^= *b++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
+	}
+	return crc;
+}
+#endif
+
+/* Checksum of a header with its crc field taken as zero, then of @tail. */
+static __u32 hdr_crc(const void *hdr, __u32 hdr_len, __u32 crc_off, const void *tail,
+		     __u32 tail_len)
+{
+	static const __u32 zero;
+	__u32 crc = ~0U;
+
+	crc = flaz_crc32c(crc, hdr, crc_off);
+	crc = flaz_crc32c(crc, &zero, sizeof(zero));
+	crc = flaz_crc32c(crc, (const char *)hdr + crc_off + sizeof(zero),
+			  hdr_len - crc_off - sizeof(zero));
+	if (tail_len)
+		crc = flaz_crc32c(crc, tail, tail_len);
+	return ~crc;
+}
+
+void flaz_slot_encode(void *slot, struct flaz_slot_info *info)
+{
+	struct flaz_slot_hdr *h = slot;
+
+	h->magic = cpu_to_le32(FLAZ_SLOT_MAGIC);
+	h->crc = 0;
+	h->block = cpu_to_le64(info->block);
+	h->seq = cpu_to_le64(info->seq);
+	h->line = cpu_to_le32(info->line);
+	h->len = cpu_to_le16(info->len);
+	h->flags = info->flags;
+	h->codec = info->codec;
+	h->crc = cpu_to_le32(hdr_crc(h, sizeof(*h), offsetof(struct flaz_slot_hdr, crc),
+				     h + 1, info->len));
+	info->bytes = flaz_slot_bytes(info->len);
+}
+
+int flaz_slot_decode(const void *slot, __u32 avail, struct flaz_slot_info *info)
+{
+	const struct flaz_slot_hdr *h = slot;
+	__u32 len;
+
+	if (avail < sizeof(*h) || le32_to_cpu(h->magic) != FLAZ_SLOT_MAGIC)
+		return -EILSEQ;
+	len = le16_to_cpu(h->len);
+	if (!len || len > FLAZ_BLOCK_SIZE || flaz_slot_bytes(len) > avail ||
+	    (h->flags & ~FLAZ_SLOT_FLAGS) ||
+	    ((h->flags & FLAZ_SLOT_RAW) && len != FLAZ_BLOCK_SIZE))
+		return -EILSEQ;
+	if (le32_to_cpu(h->crc) != hdr_crc(h, sizeof(*h),
+					   offsetof(struct flaz_slot_hdr, crc), h + 1, len))
+		return -EILSEQ;
+	info->block = le64_to_cpu(h->block);
+	info->seq = le64_to_cpu(h->seq);
+	info->line = le32_to_cpu(h->line);
+	info->len = len;
+	info->bytes = flaz_slot_bytes(len);
+	info->flags = h->flags;
+	info->codec = h->codec;
+	return 0;
+}
+
+void flaz_extent_encode(void *ext, __u64 seq, __u32 extent, __u32 used, __u32 nr_slots)
+{
+	struct flaz_extent_hdr *h = ext;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_le32(FLAZ_EXTENT_MAGIC);
+	h->seq = cpu_to_le64(seq);
+	h->extent = cpu_to_le32(extent);
+	h->used = cpu_to_le32(used);
+	h->nr_slots = cpu_to_le32(nr_slots);
+	h->crc = cpu_to_le32(hdr_crc(h, sizeof(*h), offsetof(struct flaz_extent_hdr, crc),
+				     NULL, 0));
+}
+
+int flaz_extent_decode(const void *ext, __u32 extent_bytes, __u32 extent, __u32 *used,
+		       __u32 *nr_slots)
+{
+	const struct flaz_extent_hdr *h = ext;
+
+	if (le32_to_cpu(h->magic) != FLAZ_EXTENT_MAGIC ||
+	    le32_to_cpu(h->crc) != hdr_crc(h, sizeof(*h),
+					   offsetof(struct flaz_extent_hdr, crc), NULL, 0))
+		return -EILSEQ;
+	*used = le32_to_cpu(h->used);
+	*nr_slots = le32_to_cpu(h->nr_slots);
+	if (le32_to_cpu(h->extent) != extent || *used < sizeof(*h) ||
+	    *used > extent_bytes || (*used & (FLAZ_SLOT_ALIGN - 1)))
+		return -EILSEQ;
+	return 0;
+}
+
+int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_info *info)
+{
+	int r;
+
+	if (!*off)
+		*off = sizeof(struct flaz_extent_hdr);
+	if (*off >= used)
+		return 0;
+	r = flaz_slot_decode((const char *)ext + *off, used - *off, info);
+	if (r)
+		return r;
+	*off += info->bytes;
+	return 1;
 }
