@@ -7,7 +7,9 @@
 #define DM_FLAZ_H
 
 #include <linux/device-mapper.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 /* Codecs selectable by the compressor option, in table order. */
 enum flaz_codec {
@@ -109,5 +111,142 @@ void flaz_stats_add(struct flaz_stats *s, enum flaz_stat stat, u64 n);
 u64 flaz_stats_sum(struct flaz_stats *s, enum flaz_stat stat);
 void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 		     char *result, unsigned int maxlen, unsigned int *sz);
+
+/* l2p.c: the packed logical-to-physical table */
+enum flaz_entry_kind {
+	FLAZ_ENTRY_NONE,
+	FLAZ_ENTRY_SLOT,
+	FLAZ_ENTRY_ZERO,
+};
+
+struct flaz_entry {
+	enum flaz_entry_kind kind;
+	u32 ext;		/* SLOT: extent, */
+	u32 off;		/* byte offset in it */
+	u32 bytes;		/* and slot size */
+	u64 tag;		/* as stored: cut for a slot, whole for a zero block */
+};
+
+struct flaz_l2p;
+
+struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
+				 u64 hdd_blocks);
+void flaz_l2p_destroy(struct flaz_l2p *t);
+u64 flaz_l2p_bytes(struct flaz_l2p *t);
+u64 flaz_l2p_line(struct flaz_l2p *t, u64 block);
+void flaz_l2p_lock(struct flaz_l2p *t, u64 line);
+void flaz_l2p_unlock(struct flaz_l2p *t, u64 line);
+void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e);
+void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+		  struct flaz_entry *old);
+bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e);
+bool flaz_l2p_zero_fits(struct flaz_l2p *t);
+u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims);
+void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
+
+/* alloc.c: free and written extents, in reclaim order */
+struct flaz_alloc;
+
+struct flaz_alloc *flaz_alloc_create(u32 nr_extents);
+void flaz_alloc_destroy(struct flaz_alloc *a);
+int flaz_alloc_get(struct flaz_alloc *a, u32 *id);
+void flaz_alloc_put(struct flaz_alloc *a, u32 id);
+void flaz_alloc_written(struct flaz_alloc *a, u32 id);
+u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max);
+u32 flaz_alloc_nr_free(struct flaz_alloc *a);
+u32 flaz_reclaim_count(u32 nr_free, u32 total, u32 low, u32 high);
+
+/* wq.c: per-CPU work queues, units spread round-robin over the online CPUs */
+struct flaz_wq {
+	struct workqueue_struct *read;	/* high priority: a reader waits */
+	struct workqueue_struct *write;	/* CPU intensive: compression */
+	struct workqueue_struct *io;	/* extent writes and reclaim */
+	atomic_t next;
+};
+
+int flaz_wq_init(struct flaz_wq *w, const char *name);
+void flaz_wq_exit(struct flaz_wq *w);
+void flaz_wq_read(struct flaz_wq *w, struct work_struct *work);
+void flaz_wq_write(struct flaz_wq *w, struct work_struct *work);
+
+/* The data path's shared state (cache.c owns it; xbuf.c writes its extents). */
+struct flaz_cache {
+	struct dm_target *ti;
+	struct block_device *hdd;
+	struct block_device *ssd;
+	const struct flaz_geometry *geo;
+	struct flaz_opts *opts;
+	struct flaz_stats *stats;
+	enum flaz_codec codec;
+	u32 extent_bytes;
+	u64 hdd_blocks;
+	struct flaz_compressor *comp;
+	struct flaz_l2p *l2p;
+	struct flaz_alloc *alloc;
+	struct flaz_xbuf *xbuf;
+	struct dm_io_client *io;
+	struct flaz_wq wq;
+	atomic64_t seq;		/* slot and extent sequence numbers */
+
+	/* In-flight writes and fills, so a fill never installs older data. */
+	spinlock_t records_lock;
+	struct list_head records;
+
+	/* The sequential stream seq_cutoff_kib looks for. */
+	sector_t seq_next;
+	u64 seq_run;
+
+	/* Reclaim: evict the least recently filled extents, and failed ones. */
+	struct work_struct reclaim_work;
+	unsigned long *victims;
+	unsigned long *failed;
+	u32 *victim_ids;
+};
+
+/* xbuf.c: the extent buffer, open extents in DRAM */
+struct flaz_xbuf;
+
+/* Space reserved in an open extent for one slot. */
+struct flaz_xslot {
+	void *x;
+	void *mem;
+	u32 ext;
+	u32 off;
+};
+
+struct flaz_xbuf *flaz_xbuf_create(struct flaz_cache *c);
+void flaz_xbuf_destroy(struct flaz_xbuf *xb);
+int flaz_xbuf_reserve(struct flaz_xbuf *xb, u32 bytes, struct flaz_xslot *s);
+void flaz_xbuf_commit(struct flaz_xbuf *xb, struct flaz_xslot *s);
+bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst);
+void flaz_xbuf_seal_all(struct flaz_xbuf *xb);
+void flaz_xbuf_start(struct flaz_xbuf *xb);
+void flaz_xbuf_stop(struct flaz_xbuf *xb);
+u32 flaz_xbuf_bucket(u32 free, u32 extent_bytes);
+
+/* cache.c: the data path */
+struct flaz_cache_params {
+	struct dm_target *ti;
+	struct block_device *hdd;
+	struct block_device *ssd;
+	const struct flaz_geometry *geo;
+	struct flaz_opts *opts;
+	struct flaz_stats *stats;
+};
+
+size_t flaz_cache_per_bio_size(void);
+struct flaz_cache *flaz_cache_create(const struct flaz_cache_params *p, char **error);
+void flaz_cache_destroy(struct flaz_cache *c);
+int flaz_cache_map(struct flaz_cache *c, struct bio *bio, bool use_ssd);
+void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error);
+void flaz_cache_suspend(struct flaz_cache *c);
+void flaz_cache_resume(struct flaz_cache *c);
+void flaz_cache_invalidate(struct flaz_cache *c);
+void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
+int flaz_cache_module_init(void);
+void flaz_cache_module_exit(void);
+
+void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext);
+void flaz_cache_kick_reclaim(struct flaz_cache *c);
 
 #endif

@@ -5,8 +5,8 @@
  *
  * The HDD always holds a complete, current copy of the volume: every write goes
  * to it, and the HDD is only ever written with the user's data at the user's
- * offsets. The compressed cache on the SSD is not wired in yet, so all I/O maps
- * straight to the HDD.
+ * offsets. The compressed cache on the SSD (cache.c) serves what it can and is
+ * never the only holder of any data.
  */
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
@@ -38,6 +38,7 @@ struct flaz_target {
 	struct dm_dev *ssd;
 	struct flaz_geometry geo;
 	struct flaz_stats *stats;
+	struct flaz_cache *cache;
 
 	/* For messages: serialises tunable and mode changes. */
 	struct mutex lock;
@@ -61,6 +62,7 @@ static void flaz_destroy(struct flaz_target *ft)
 {
 	struct dm_target *ti = ft->ti;
 
+	flaz_cache_destroy(ft->cache);
 	flaz_stats_destroy(ft->stats);
 	if (ft->ssd)
 		dm_put_device(ti, ft->ssd);
@@ -161,7 +163,16 @@ static int flaz_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -ENOMEM;
 		goto bad;
 	}
+	ft->cache = flaz_cache_create(&(struct flaz_cache_params) {
+		.ti = ti, .hdd = ft->hdd->bdev, .ssd = ft->ssd->bdev, .geo = &ft->geo,
+		.opts = &ft->opts, .stats = ft->stats }, &ti->error);
+	if (IS_ERR(ft->cache)) {
+		r = PTR_ERR(ft->cache);
+		ft->cache = NULL;
+		goto bad;
+	}
 
+	ti->per_io_data_size = flaz_cache_per_bio_size();
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	/* Discards go to the HDD alone, so the SSD's support does not matter. */
@@ -182,32 +193,8 @@ static void flaz_dtr(struct dm_target *ti)
 static int flaz_map(struct dm_target *ti, struct bio *bio)
 {
 	struct flaz_target *ft = ti->private;
-	struct block_device *hdd = ft->hdd->bdev;
 
-	switch (bio_op(bio)) {
-	case REQ_OP_READ:
-		flaz_stats_add(ft->stats, FLAZ_STAT_READS, 1);
-		break;
-	case REQ_OP_WRITE:
-		if (bio_sectors(bio))
-			flaz_stats_add(ft->stats, FLAZ_STAT_WRITES, 1);
-		break;
-	case REQ_OP_DISCARD:
-		/* Advisory: nothing to pass down to an HDD that cannot discard. */
-		if (!bdev_max_discard_sectors(hdd)) {
-			bio_endio(bio);
-			return DM_MAPIO_SUBMITTED;
-		}
-		flaz_stats_add(ft->stats, FLAZ_STAT_DISCARDS, 1);
-		break;
-	default:
-		break;
-	}
-
-	bio_set_dev(bio, hdd);
-	if (bio_sectors(bio))
-		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+	return flaz_cache_map(ft->cache, bio, READ_ONCE(ft->mode) != FLAZ_MODE_PASSTHROUGH);
 }
 
 static int flaz_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
@@ -216,7 +203,22 @@ static int flaz_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *erro
 
 	if (*error)
 		flaz_stats_add(ft->stats, FLAZ_STAT_HDD_ERRORS, 1);
+	flaz_cache_end_io(ft->cache, bio, *error);
 	return DM_ENDIO_DONE;
+}
+
+static void flaz_postsuspend(struct dm_target *ti)
+{
+	struct flaz_target *ft = ti->private;
+
+	flaz_cache_suspend(ft->cache);
+}
+
+static void flaz_resume(struct dm_target *ti)
+{
+	struct flaz_target *ft = ti->private;
+
+	flaz_cache_resume(ft->cache);
 }
 
 /*
@@ -229,13 +231,12 @@ static void flaz_status(struct dm_target *ti, status_type_t type, unsigned int s
 	struct flaz_target *ft = ti->private;
 	struct flaz_gauges g = {
 		.mode = mode_names[READ_ONCE(ft->mode)],
-		.free_extents = ft->geo.nr_extents,
-		.total_extents = ft->geo.nr_extents,
 	};
 	unsigned int sz = 0;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
+		flaz_cache_gauges(ft->cache, &g);
 		flaz_stats_emit(ft->stats, &g, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_TABLE:
@@ -276,6 +277,7 @@ static int message_passthrough(struct flaz_target *ft, const char *value)
 
 /*
  * Messages:
+ *   invalidate           drop everything cached
  *   passthrough <0|1>    stop or resume using the SSD
  *   <tunable> <value>    seq_cutoff_kib, compress_min_saving, low_watermark,
  *                        high_watermark, hot_uncompressed
@@ -287,8 +289,14 @@ static int flaz_message(struct dm_target *ti, unsigned int argc, char **argv,
 	char *error;
 	int r;
 
+	if (argc == 1 && !strcasecmp(argv[0], "invalidate")) {
+		mutex_lock(&ft->lock);
+		flaz_cache_invalidate(ft->cache);
+		mutex_unlock(&ft->lock);
+		return 0;
+	}
 	if (argc != 2) {
-		DMERR("%s: a message is <key> <value>", flaz_name(ft));
+		DMERR("%s: a message is invalidate, or <key> <value>", flaz_name(ft));
 		return -EINVAL;
 	}
 
@@ -331,12 +339,14 @@ static void flaz_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type flaz_target_type = {
 	.name = "flaz",
-	.version = {0, 1, 0},
+	.version = {0, 2, 0},
 	.module = THIS_MODULE,
 	.ctr = flaz_ctr,
 	.dtr = flaz_dtr,
 	.map = flaz_map,
 	.end_io = flaz_end_io,
+	.postsuspend = flaz_postsuspend,
+	.resume = flaz_resume,
 	.status = flaz_status,
 	.message = flaz_message,
 	.iterate_devices = flaz_iterate_devices,
@@ -352,17 +362,27 @@ static int __init dm_flaz_init(void)
 		DMERR("cannot register the codec CPU hotplug state: %d", r);
 		return r;
 	}
+	r = flaz_cache_module_init();
+	if (r)
+		goto bad_cache;
 	r = dm_register_target(&flaz_target_type);
 	if (r < 0) {
 		DMERR("register failed %d", r);
-		flaz_compressor_module_exit();
+		goto bad_register;
 	}
+	return 0;
+
+bad_register:
+	flaz_cache_module_exit();
+bad_cache:
+	flaz_compressor_module_exit();
 	return r;
 }
 
 static void __exit dm_flaz_exit(void)
 {
 	dm_unregister_target(&flaz_target_type);
+	flaz_cache_module_exit();
 	flaz_compressor_module_exit();
 }
 
@@ -372,4 +392,4 @@ module_exit(dm_flaz_exit);
 MODULE_DESCRIPTION(DM_NAME " compressed write-through SSD cache target");
 MODULE_AUTHOR("dm-flaz developers");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION("0.2.0");

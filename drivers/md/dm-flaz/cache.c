@@ -1,0 +1,837 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz data path: a direct-mapped, write-through cache of 4 KiB blocks.
+ *
+ * Reads of cached blocks are served from the SSD (or the extent buffer), one
+ * 4 KiB unit per work item spread over the CPUs; misses go to the HDD and the
+ * data is installed afterwards. Writes go to the HDD, and once it has them the
+ * new data is installed too. Each installed block is compressed into a slot of
+ * an extent (xbuf.c) that the table (l2p.c) points at.
+ *
+ * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
+ * each piece is served whole by one side. Anything not made of whole aligned
+ * blocks goes to the HDD and only drops the lines it touches.
+ *
+ * Installs race with writes: an install made from data older than a write that
+ * has been mapped must not land. Every write, discard and pending install has a
+ * record on a list; a write marks the records it overlaps stale and is stale
+ * itself when it overlaps another write (the HDD may order them either way); a
+ * read miss overlapping a write in flight starts stale. An install checks
+ * staleness under the line's lock, and a write marks before it drops lines, so
+ * either the install lands first and is dropped, or it sees the mark.
+ */
+#include <linux/bio.h>
+#include <linux/bitmap.h>
+#include <linux/blkdev.h>
+#include <linux/dm-io.h>
+#include <linux/highmem.h>
+#include <linux/mempool.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "flaz.h"
+#include "format.h"
+
+/*
+ * A bounce buffer: the block, then room for a slot read from the SSD with the
+ * whole sectors around it; both sector-aligned for the devices' DMA.
+ */
+#define SLOT_READ_BYTES		(2 * FLAZ_BLOCK_SIZE)
+#define BOUNCE_BYTES		(FLAZ_BLOCK_SIZE + SLOT_READ_BYTES)
+#define BOUNCE_RESERVE		4
+#define MAX_HIT_RUN		64	/* blocks per hit piece: bounds its allocation */
+
+struct flaz_record {
+	struct list_head list;
+	u64 first, last;	/* blocks touched, inclusive */
+	bool write;		/* makes the records it overlaps stale */
+	bool stale;		/* must not install */
+};
+
+/* Per-bio data. */
+struct flaz_bio {
+	struct flaz_record rec;
+	struct bvec_iter iter;	/* the data as mapped: the HDD consumes bi_iter */
+	u64 block;		/* first whole block */
+	u32 skip;		/* bytes of the bio before it */
+	u32 nr_blocks;		/* whole blocks to install on completion */
+	bool tracked;		/* rec is on the records list */
+};
+
+struct flaz_unit {
+	struct work_struct work;
+	void *owner;		/* struct flaz_fill or struct flaz_hit */
+	u64 block;
+	u32 idx;		/* block index in the bio */
+	void *data;		/* fill: a page with the block's data */
+};
+
+/* Blocks to install, taken from a completed read miss or write. */
+struct flaz_fill {
+	struct flaz_record rec;
+	struct flaz_cache *c;
+	atomic_t pending;
+	bool read;
+	struct flaz_unit units[];
+};
+
+/* A run of hits being served. */
+struct flaz_hit {
+	struct flaz_cache *c;
+	struct bio *bio;
+	struct bvec_iter iter;
+	atomic_t pending;
+	blk_status_t status;
+	struct flaz_unit units[];
+};
+
+static mempool_t *bounce_pool;
+
+/* Copy block @off bytes into the bio's data at @iter to or from @buf. */
+static void copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
+		       bool to_bio)
+{
+	struct bvec_iter it;
+	struct bio_vec bv;
+	u32 done = 0;
+
+	bio_advance_iter(bio, &iter, off);
+	iter.bi_size = FLAZ_BLOCK_SIZE;
+	__bio_for_each_segment(bv, bio, it, iter) {
+		if (to_bio)
+			memcpy_to_bvec(&bv, buf + done);
+		else
+			memcpy_from_bvec(buf + done, &bv);
+		done += bv.bv_len;
+	}
+}
+
+static bool overlaps(const struct flaz_record *a, const struct flaz_record *b)
+{
+	return a->first <= b->last && b->first <= a->last;
+}
+
+static void track(struct flaz_cache *c, struct flaz_record *r)
+{
+	struct flaz_record *o;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->records_lock, flags);
+	list_for_each_entry(o, &c->records, list) {
+		if (!overlaps(r, o))
+			continue;
+		if (r->write)
+			WRITE_ONCE(o->stale, true);
+		if (o->write)
+			r->stale = true;
+	}
+	list_add_tail(&r->list, &c->records);
+	spin_unlock_irqrestore(&c->records_lock, flags);
+}
+
+static void untrack(struct flaz_cache *c, struct flaz_record *r)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->records_lock, flags);
+	list_del(&r->list);
+	spin_unlock_irqrestore(&c->records_lock, flags);
+}
+
+static bool is_cached(struct flaz_cache *c, u64 block, struct flaz_entry *e)
+{
+	u64 line = flaz_l2p_line(c->l2p, block);
+	bool hit;
+
+	flaz_l2p_lock(c->l2p, line);
+	hit = flaz_l2p_lookup(c->l2p, block, e);
+	flaz_l2p_unlock(c->l2p, line);
+	return hit;
+}
+
+/* Drop the lines of blocks @first..@last; counts the whole blocks that were cached. */
+static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_first,
+			u64 whole_end, bool count)
+{
+	static const struct flaz_entry none;
+	struct flaz_entry e, old;
+	u64 b, line;
+	bool hit;
+
+	if (last - first >= c->geo->nr_lines) {
+		flaz_l2p_drop(c->l2p, NULL);
+		return;
+	}
+	for (b = first; b <= last; b++) {
+		line = flaz_l2p_line(c->l2p, b);
+		flaz_l2p_lock(c->l2p, line);
+		hit = flaz_l2p_lookup(c->l2p, b, &e);
+		if (hit)
+			flaz_l2p_set(c->l2p, b, &none, &old);
+		flaz_l2p_unlock(c->l2p, line);
+		if (count && b >= whole_first && b < whole_end)
+			flaz_stats_add(c->stats, hit ? FLAZ_STAT_WRITE_HITS :
+				       FLAZ_STAT_WRITE_MISSES, 1);
+	}
+}
+
+static int remap(struct flaz_cache *c, struct bio *bio)
+{
+	bio_set_dev(bio, c->hdd);
+	if (bio_sectors(bio))
+		bio->bi_iter.bi_sector = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* Part of a sequential stream longer than seq_cutoff_kib: do not cache it. */
+static bool sequential(struct flaz_cache *c, sector_t start, u32 sectors)
+{
+	u64 cutoff = (u64)flaz_opt_get(c->opts, FLAZ_OPT_SEQ_CUTOFF_KIB) * 2;
+	u64 run = sectors;
+
+	/* Unlocked: a lost update only shortens a run. */
+	if (start == READ_ONCE(c->seq_next))
+		run += READ_ONCE(c->seq_run);
+	WRITE_ONCE(c->seq_next, start + sectors);
+	WRITE_ONCE(c->seq_run, run);
+	return cutoff && run > cutoff;
+}
+
+static int read_ssd(struct flaz_cache *c, const struct flaz_entry *e, u8 *buf, u8 **slot)
+{
+	const struct flaz_geometry *g = c->geo;
+	u32 head = e->off & (SECTOR_SIZE - 1);
+	struct dm_io_region where = {
+		.bdev = c->ssd,
+		.sector = g->data_start + (sector_t)e->ext * g->extent_sectors +
+			  (e->off >> SECTOR_SHIFT),
+		.count = DIV_ROUND_UP(head + e->bytes, SECTOR_SIZE),
+	};
+	struct dm_io_request req = {
+		.bi_opf = REQ_OP_READ,
+		.mem.type = DM_IO_KMEM,
+		.mem.ptr.addr = buf,
+		.client = c->io,
+	};
+
+	*slot = buf + head;
+	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+}
+
+/*
+ * The slot for @block was unreadable or failed its checks. If the table still
+ * points at it, the SSD let us down: count it and drop the line. Otherwise the
+ * slot was replaced or evicted while we read it, which is no fault.
+ */
+static void slot_failed(struct flaz_cache *c, u64 block, const struct flaz_entry *seen)
+{
+	static const struct flaz_entry none;
+	u64 line = flaz_l2p_line(c->l2p, block);
+	struct flaz_entry e, old;
+	bool same;
+
+	flaz_l2p_lock(c->l2p, line);
+	same = flaz_l2p_lookup(c->l2p, block, &e) && e.ext == seen->ext &&
+	       e.off == seen->off && e.bytes == seen->bytes;
+	if (same)
+		flaz_l2p_set(c->l2p, block, &none, &old);
+	flaz_l2p_unlock(c->l2p, line);
+	if (same)
+		flaz_stats_add(c->stats, FLAZ_STAT_SSD_ERRORS, 1);
+}
+
+/*
+ * Read cached @block into @out (a block), using @buf (SLOT_READ_BYTES) for the
+ * slot. Returns 0, or an error after which the block must come from the HDD.
+ */
+static int read_cached(struct flaz_cache *c, u64 block, u8 *buf, u8 *out)
+{
+	struct flaz_slot_info info;
+	struct flaz_entry e;
+	u8 *slot = buf;
+	int r;
+
+	if (!is_cached(c, block, &e))
+		return -ENOENT;
+	if (e.kind == FLAZ_ENTRY_ZERO) {
+		memset(out, 0, FLAZ_BLOCK_SIZE);
+		return 0;
+	}
+	r = 0;
+	if (!flaz_xbuf_read(c->xbuf, e.ext, e.off, e.bytes, buf))
+		r = read_ssd(c, &e, buf, &slot);
+	if (!r)
+		r = flaz_slot_decode(slot, e.bytes, &info);
+	/* a cut tag matched, but the line holds another block: a plain miss */
+	if (!r && info.block != block)
+		return -ENOENT;
+	if (!r && (info.bytes != e.bytes || info.codec != c->codec))
+		r = -EILSEQ;
+	if (!r && (info.flags & FLAZ_SLOT_RAW))
+		memcpy(out, slot + sizeof(struct flaz_slot_hdr), FLAZ_BLOCK_SIZE);
+	else if (!r)
+		r = flaz_decompress(c->comp, slot + sizeof(struct flaz_slot_hdr), info.len,
+				    out);
+	if (r)
+		slot_failed(c, block, &e);
+	return r;
+}
+
+static int read_hdd(struct flaz_cache *c, u64 block, u8 *out)
+{
+	struct dm_io_region where = {
+		.bdev = c->hdd,
+		.sector = block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
+		.count = FLAZ_BLOCK_SECTORS,
+	};
+	struct dm_io_request req = {
+		.bi_opf = REQ_OP_READ,
+		.mem.type = DM_IO_KMEM,
+		.mem.ptr.addr = out,
+		.client = c->io,
+	};
+
+	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+}
+
+static void hit_work(struct work_struct *work)
+{
+	struct flaz_unit *u = container_of(work, struct flaz_unit, work);
+	struct flaz_hit *hit = u->owner;
+	struct flaz_cache *c = hit->c;
+	u8 *out = mempool_alloc(bounce_pool, GFP_NOIO);
+
+	if (!read_cached(c, u->block, out + FLAZ_BLOCK_SIZE, out)) {
+		flaz_stats_add(c->stats, FLAZ_STAT_READ_HITS, 1);
+	} else {
+		flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
+		if (read_hdd(c, u->block, out)) {
+			flaz_stats_add(c->stats, FLAZ_STAT_HDD_ERRORS, 1);
+			WRITE_ONCE(hit->status, BLK_STS_IOERR);
+		}
+	}
+	copy_block(hit->bio, hit->iter, u->idx * FLAZ_BLOCK_SIZE, out, true);
+	mempool_free(out, bounce_pool);
+
+	if (atomic_dec_and_test(&hit->pending)) {
+		hit->bio->bi_status = READ_ONCE(hit->status);
+		bio_endio(hit->bio);
+		kfree(hit);
+	}
+}
+
+/* Serve @nr cached blocks from @block, one unit per block, on all CPUs. */
+static int serve_hits(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
+{
+	struct flaz_hit *hit;
+	u32 i;
+
+	hit = kmalloc(struct_size(hit, units, nr), GFP_NOWAIT | __GFP_NOWARN);
+	if (!hit)
+		return -ENOMEM;
+	hit->c = c;
+	hit->bio = bio;
+	hit->iter = bio->bi_iter;
+	hit->status = BLK_STS_OK;
+	atomic_set(&hit->pending, nr);
+	for (i = 0; i < nr; i++) {
+		struct flaz_unit *u = &hit->units[i];
+
+		INIT_WORK(&u->work, hit_work);
+		u->owner = hit;
+		u->block = block + i;
+		u->idx = i;
+		flaz_wq_read(&c->wq, &u->work);
+	}
+	return 0;
+}
+
+static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
+		    bool use_ssd)
+{
+	sector_t sector = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
+	u32 sectors = bio_sectors(bio);
+	struct flaz_entry e;
+	u64 block;
+	u32 nr, i;
+	bool hit;
+
+	flaz_stats_add(c->stats, FLAZ_STAT_READS, 1);
+	if (!use_ssd || !sectors)
+		return remap(c, bio);
+	/* A piece of a block: to the HDD, and the rest of the bio comes back aligned. */
+	if ((sector & (FLAZ_BLOCK_SECTORS - 1)) || sectors < FLAZ_BLOCK_SECTORS) {
+		i = FLAZ_BLOCK_SECTORS - (sector & (FLAZ_BLOCK_SECTORS - 1));
+		if (sectors > i)
+			dm_accept_partial_bio(bio, i);
+		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, 1);
+		return remap(c, bio);
+	}
+
+	block = sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	nr = sectors >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	hit = is_cached(c, block, &e);
+	for (i = 1; i < nr && (!hit || i < MAX_HIT_RUN); i++)
+		if (is_cached(c, block + i, &e) != hit)
+			break;
+	if (i * FLAZ_BLOCK_SECTORS < sectors)
+		dm_accept_partial_bio(bio, i * FLAZ_BLOCK_SECTORS);
+	nr = i;
+
+	if (hit && !serve_hits(c, bio, block, nr))
+		return DM_MAPIO_SUBMITTED;
+
+	flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, nr);
+	if (sequential(c, sector, nr * FLAZ_BLOCK_SECTORS)) {
+		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, nr);
+		return remap(c, bio);
+	}
+	pb->rec.first = block;
+	pb->rec.last = block + nr - 1;
+	pb->rec.write = false;
+	pb->rec.stale = false;
+	pb->iter = bio->bi_iter;
+	pb->block = block;
+	pb->skip = 0;
+	pb->nr_blocks = nr;
+	pb->tracked = true;
+	track(c, &pb->rec);
+	return remap(c, bio);
+}
+
+/* Writes and discards: track the range, drop its lines, install whole blocks later. */
+static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
+		     bool use_ssd)
+{
+	sector_t start = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
+	sector_t end = start + bio_sectors(bio);
+	u64 whole_first = DIV_ROUND_UP_ULL(start, FLAZ_BLOCK_SECTORS);
+	u64 whole_end = end >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	u64 nr_whole = whole_end > whole_first ? whole_end - whole_first : 0;
+	bool write = bio_op(bio) == REQ_OP_WRITE;
+
+	pb->rec.first = start >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	pb->rec.last = (end - 1) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	pb->rec.write = true;
+	pb->rec.stale = false;
+	pb->iter = bio->bi_iter;
+	pb->block = whole_first;
+	pb->skip = (whole_first * FLAZ_BLOCK_SECTORS - start) << SECTOR_SHIFT;
+	pb->nr_blocks = 0;
+	if (write && use_ssd) {
+		u64 span = pb->rec.last - pb->rec.first + 1;
+
+		if (sequential(c, start, bio_sectors(bio))) {
+			flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, span);
+		} else {
+			pb->nr_blocks = nr_whole;
+			flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, span - nr_whole);
+		}
+	}
+	pb->tracked = true;
+	track(c, &pb->rec);
+	drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end,
+		    write && use_ssd);
+	return remap(c, bio);
+}
+
+static int map_discard(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb)
+{
+	sector_t start = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
+
+	if (!bio_sectors(bio)) {
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	/* An HDD that cannot discard keeps its data: drop the lines all the same. */
+	if (!bdev_max_discard_sectors(c->hdd)) {
+		drop_blocks(c, start >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
+			    (start + bio_sectors(bio) - 1) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
+			    0, 0, false);
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	flaz_stats_add(c->stats, FLAZ_STAT_DISCARDS, 1);
+	return map_write(c, bio, pb, false);
+}
+
+size_t flaz_cache_per_bio_size(void)
+{
+	return sizeof(struct flaz_bio);
+}
+
+int flaz_cache_map(struct flaz_cache *c, struct bio *bio, bool use_ssd)
+{
+	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
+
+	pb->tracked = false;
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return map_read(c, bio, pb, use_ssd);
+	case REQ_OP_WRITE:
+		/* Start writing what is buffered; the HDD gets the flush itself. */
+		if (bio->bi_opf & REQ_PREFLUSH)
+			flaz_xbuf_seal_all(c->xbuf);
+		if (!bio_sectors(bio))
+			return remap(c, bio);
+		flaz_stats_add(c->stats, FLAZ_STAT_WRITES, 1);
+		return map_write(c, bio, pb, use_ssd);
+	case REQ_OP_DISCARD:
+		return map_discard(c, bio, pb);
+	default:
+		return remap(c, bio);
+	}
+}
+
+/* The largest compressed payload worth keeping; 0 to store every block raw. */
+static u32 max_payload(struct flaz_cache *c)
+{
+	u32 saving = flaz_opt_get(c->opts, FLAZ_OPT_COMPRESS_MIN_SAVING);
+
+	if (saving >= 100)
+		return 0;
+	return min(FLAZ_BLOCK_SIZE - FLAZ_BLOCK_SIZE * saving / 100, FLAZ_BLOCK_SIZE - 1);
+}
+
+/* Compress @u's block into a slot (or a zero flag) and point its line at it. */
+static void install(struct flaz_cache *c, struct flaz_fill *fill, struct flaz_unit *u)
+{
+	struct flaz_slot_info info = { .block = u->block, .codec = c->codec };
+	u64 line = flaz_l2p_line(c->l2p, u->block);
+	struct flaz_entry e = {}, old, was;
+	struct flaz_xslot s = {};
+	const u8 *payload = u->data;
+	u32 len = FLAZ_BLOCK_SIZE;
+	u8 *dst = NULL;
+	bool same, done;
+	u32 max;
+
+	if (!memchr_inv(u->data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
+		e.kind = FLAZ_ENTRY_ZERO;
+	} else {
+		max = max_payload(c);
+		if (max)
+			dst = kmalloc(FLAZ_BLOCK_SIZE, GFP_NOIO | __GFP_NOWARN);
+		if (dst) {
+			int r = flaz_compress(c->comp, u->data, dst, max);
+
+			if (r > 0) {
+				payload = dst;
+				len = r;
+			}
+		}
+		if (flaz_xbuf_reserve(c->xbuf, flaz_slot_bytes(len), &s))
+			goto out;
+		memcpy(s.mem + sizeof(struct flaz_slot_hdr), payload, len);
+		info.seq = atomic64_inc_return(&c->seq);
+		info.line = line;
+		info.len = len;
+		info.flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0;
+		flaz_slot_encode(s.mem, &info);
+		e.kind = FLAZ_ENTRY_SLOT;
+		e.ext = s.ext;
+		e.off = s.off;
+		e.bytes = info.bytes;
+	}
+
+	flaz_l2p_lock(c->l2p, line);
+	done = !READ_ONCE(fill->rec.stale);
+	if (done) {
+		same = flaz_l2p_lookup(c->l2p, u->block, &was);
+		flaz_l2p_set(c->l2p, u->block, &e, &old);
+	}
+	flaz_l2p_unlock(c->l2p, line);
+	if (s.x)
+		flaz_xbuf_commit(c->xbuf, &s);
+	if (!done)
+		goto out;
+	if (fill->read)
+		flaz_stats_add(c->stats, FLAZ_STAT_FILLS, 1);
+	if (e.kind == FLAZ_ENTRY_ZERO)
+		flaz_stats_add(c->stats, FLAZ_STAT_ZERO_BLOCKS, 1);
+	else if (info.flags & FLAZ_SLOT_RAW)
+		flaz_stats_add(c->stats, FLAZ_STAT_RAW_BLOCKS, 1);
+	if (old.kind != FLAZ_ENTRY_NONE && !same)
+		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, 1);
+out:
+	kfree(dst);
+}
+
+static void install_work(struct work_struct *work)
+{
+	struct flaz_unit *u = container_of(work, struct flaz_unit, work);
+	struct flaz_fill *fill = u->owner;
+	struct flaz_cache *c = fill->c;
+
+	install(c, fill, u);
+	free_page((unsigned long)u->data);
+	if (atomic_dec_and_test(&fill->pending)) {
+		untrack(c, &fill->rec);
+		kfree(fill);
+	}
+}
+
+static void free_fill(struct flaz_fill *fill, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		free_page((unsigned long)fill->units[i].data);
+	kfree(fill);
+}
+
+/*
+ * Copy a completed bio's whole blocks for installing. Runs in its completion
+ * context, so nothing here may sleep; without memory the blocks are not cached.
+ */
+static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
+				   struct flaz_bio *pb)
+{
+	struct flaz_fill *fill;
+	u32 i;
+
+	fill = kzalloc(struct_size(fill, units, pb->nr_blocks), GFP_NOWAIT | __GFP_NOWARN);
+	if (!fill)
+		return NULL;
+	fill->c = c;
+	fill->read = bio_data_dir(bio) == READ;
+	fill->rec.first = pb->block;
+	fill->rec.last = pb->block + pb->nr_blocks - 1;
+	atomic_set(&fill->pending, pb->nr_blocks);
+	for (i = 0; i < pb->nr_blocks; i++) {
+		struct flaz_unit *u = &fill->units[i];
+
+		u->data = (void *)__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
+		if (!u->data) {
+			free_fill(fill, i);
+			return NULL;
+		}
+		copy_block(bio, pb->iter, pb->skip + i * FLAZ_BLOCK_SIZE, u->data, false);
+		INIT_WORK(&u->work, install_work);
+		u->owner = fill;
+		u->block = pb->block + i;
+		u->idx = i;
+	}
+	return fill;
+}
+
+void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
+{
+	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
+	struct flaz_fill *fill = NULL;
+	unsigned long flags;
+	bool queued = false;
+	u32 i;
+
+	if (!pb->tracked)
+		return;
+	if (!error && pb->nr_blocks && !READ_ONCE(pb->rec.stale))
+		fill = make_fill(c, bio, pb);
+
+	/* The fill takes over the bio's place on the list, unless it went stale meanwhile. */
+	spin_lock_irqsave(&c->records_lock, flags);
+	if (fill && !pb->rec.stale) {
+		list_replace(&pb->rec.list, &fill->rec.list);
+		queued = true;
+	} else {
+		list_del(&pb->rec.list);
+	}
+	spin_unlock_irqrestore(&c->records_lock, flags);
+	pb->tracked = false;
+
+	if (!queued) {
+		if (fill)
+			free_fill(fill, pb->nr_blocks);
+		return;
+	}
+	for (i = 0; i < pb->nr_blocks; i++)
+		flaz_wq_write(&c->wq, &fill->units[i].work);
+}
+
+/* Evict the least recently filled extents down to the high watermark, and failed ones. */
+static void reclaim_work(struct work_struct *work)
+{
+	struct flaz_cache *c = container_of(work, struct flaz_cache, reclaim_work);
+	u32 total = c->geo->nr_extents;
+	u32 want, n, i, id;
+
+	want = flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), total,
+				  flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK),
+				  flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK));
+	n = flaz_alloc_take_oldest(c->alloc, c->victim_ids, want);
+	for (i = 0; i < n; i++)
+		set_bit(c->victim_ids[i], c->victims);
+	for_each_set_bit(id, c->failed, total) {
+		if (test_and_clear_bit(id, c->failed)) {
+			set_bit(id, c->victims);
+			c->victim_ids[n++] = id;
+		}
+	}
+	if (!n)
+		return;
+
+	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, flaz_l2p_drop(c->l2p, c->victims));
+	for (i = 0; i < n; i++) {
+		id = c->victim_ids[i];
+		if (bdev_max_discard_sectors(c->ssd))
+			blkdev_issue_discard(c->ssd, c->geo->data_start +
+					     (sector_t)id * c->geo->extent_sectors,
+					     c->geo->extent_sectors, GFP_NOIO);
+		clear_bit(id, c->victims);
+		flaz_alloc_put(c->alloc, id);
+	}
+}
+
+void flaz_cache_kick_reclaim(struct flaz_cache *c)
+{
+	if (flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), c->geo->nr_extents,
+			       flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK),
+			       flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK)))
+		queue_work(c->wq.io, &c->reclaim_work);
+}
+
+/* An extent write failed (interrupt context): its slots must never be read. */
+void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext)
+{
+	flaz_stats_add(c->stats, FLAZ_STAT_SSD_ERRORS, 1);
+	set_bit(ext, c->failed);
+	queue_work(c->wq.io, &c->reclaim_work);
+}
+
+/* Empty the cache: the "invalidate" message. */
+void flaz_cache_invalidate(struct flaz_cache *c)
+{
+	struct flaz_record *r;
+	unsigned long flags;
+	u32 n, i;
+
+	spin_lock_irqsave(&c->records_lock, flags);
+	list_for_each_entry(r, &c->records, list)
+		WRITE_ONCE(r->stale, true);
+	spin_unlock_irqrestore(&c->records_lock, flags);
+
+	cancel_work_sync(&c->reclaim_work);
+	flaz_l2p_drop(c->l2p, NULL);
+	n = flaz_alloc_take_oldest(c->alloc, c->victim_ids, c->geo->nr_extents);
+	for (i = 0; i < n; i++)
+		flaz_alloc_put(c->alloc, c->victim_ids[i]);
+	flaz_cache_kick_reclaim(c);
+}
+
+void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
+{
+	flaz_l2p_usage(c->l2p, &g->blocks_cached, &g->logical_bytes, &g->physical_bytes);
+	g->free_extents = flaz_alloc_nr_free(c->alloc);
+	g->total_extents = c->geo->nr_extents;
+	g->table_bytes = flaz_l2p_bytes(c->l2p);
+}
+
+/* No bios are in flight: finish installs and write out the extent buffer. */
+void flaz_cache_suspend(struct flaz_cache *c)
+{
+	flush_workqueue(c->wq.write);
+	flaz_xbuf_stop(c->xbuf);
+	cancel_work_sync(&c->reclaim_work);
+}
+
+void flaz_cache_resume(struct flaz_cache *c)
+{
+	flaz_xbuf_start(c->xbuf);
+}
+
+struct flaz_cache *flaz_cache_create(const struct flaz_cache_params *p, char **error)
+{
+	const struct flaz_geometry *g = p->geo;
+	struct flaz_cache *c;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		*error = "Cannot allocate the cache";
+		return ERR_PTR(-ENOMEM);
+	}
+	c->ti = p->ti;
+	c->hdd = p->hdd;
+	c->ssd = p->ssd;
+	c->geo = g;
+	c->opts = p->opts;
+	c->stats = p->stats;
+	c->codec = p->opts->val[FLAZ_OPT_COMPRESSOR];
+	c->extent_bytes = g->extent_sectors << SECTOR_SHIFT;
+	c->hdd_blocks = max_t(u64, p->ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
+	spin_lock_init(&c->records_lock);
+	INIT_LIST_HEAD(&c->records);
+	INIT_WORK(&c->reclaim_work, reclaim_work);
+
+	c->comp = flaz_compressor_create(c->codec);
+	if (IS_ERR(c->comp)) {
+		*error = "Cannot set up the compressor";
+		goto bad;
+	}
+	c->l2p = flaz_l2p_create(g->nr_lines, g->nr_extents, c->extent_bytes, c->hdd_blocks);
+	if (IS_ERR(c->l2p)) {
+		*error = "Cannot allocate the logical-to-physical table";
+		goto bad;
+	}
+	c->alloc = flaz_alloc_create(g->nr_extents);
+	c->victims = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
+	c->failed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
+	c->victim_ids = kvcalloc(g->nr_extents, sizeof(u32), GFP_KERNEL);
+	if (!c->alloc || !c->victims || !c->failed || !c->victim_ids) {
+		*error = "Cannot allocate the extent maps";
+		goto bad;
+	}
+	c->io = dm_io_client_create();
+	if (IS_ERR(c->io)) {
+		*error = "Cannot create a dm-io client";
+		goto bad;
+	}
+	if (flaz_wq_init(&c->wq, dm_table_device_name(p->ti->table))) {
+		*error = "Cannot create work queues";
+		goto bad;
+	}
+	c->xbuf = flaz_xbuf_create(c);
+	if (!c->xbuf) {
+		*error = "Cannot allocate the extent buffer";
+		goto bad;
+	}
+	return c;
+
+bad:
+	flaz_cache_destroy(c);
+	return ERR_PTR(-ENOMEM);
+}
+
+/* NULL-tolerant, and tolerant of a half-built cache. */
+void flaz_cache_destroy(struct flaz_cache *c)
+{
+	if (IS_ERR_OR_NULL(c))
+		return;
+	if (c->xbuf) {
+		flush_workqueue(c->wq.write);
+		flaz_xbuf_stop(c->xbuf);
+	}
+	if (c->wq.write)
+		cancel_work_sync(&c->reclaim_work);
+	flaz_wq_exit(&c->wq);
+	flaz_xbuf_destroy(c->xbuf);
+	if (!IS_ERR_OR_NULL(c->io))
+		dm_io_client_destroy(c->io);
+	kvfree(c->victim_ids);
+	bitmap_free(c->failed);
+	bitmap_free(c->victims);
+	flaz_alloc_destroy(c->alloc);
+	flaz_l2p_destroy(c->l2p);
+	flaz_compressor_destroy(c->comp);
+	kfree(c);
+}
+
+int __init flaz_cache_module_init(void)
+{
+	bounce_pool = mempool_create_kmalloc_pool(BOUNCE_RESERVE, BOUNCE_BYTES);
+	return bounce_pool ? 0 : -ENOMEM;
+}
+
+void flaz_cache_module_exit(void)
+{
+	mempool_destroy(bounce_pool);
+}

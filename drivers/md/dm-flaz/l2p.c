@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz logical-to-physical table: one bit-packed entry per cache line, sized
+ * from the geometry so the table costs only the bits it needs.
+ *
+ * An entry is, from bit 0: the slot's size in FLAZ_SLOT_ALIGN units (0: empty,
+ * L2P_ZERO: an all-zero block with no slot), its offset in the extent in the same
+ * units, the extent, and a tag (block / nr_lines) cut to at most L2P_MAX_TAG_BITS.
+ * A cut tag can match another block, so a hit is confirmed by the slot header's
+ * block number; a zero entry has no header, so it keeps the whole tag in the bits
+ * a slot would use, and zero blocks are stored as slots where it does not fit.
+ *
+ * Entries straddle u64 words, but 64 entries take exactly entry_bits words, so a
+ * lock stripe covering whole groups of 64 lines never shares a word with another.
+ */
+#include <linux/bitmap.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "flaz.h"
+#include "format.h"
+
+#define L2P_LEN_BITS		8
+#define L2P_ZERO		((1U << L2P_LEN_BITS) - 1)
+#define L2P_MAX_TAG_BITS	12
+#define L2P_GROUP		64
+#define L2P_STRIPES		256
+
+struct flaz_l2p {
+	u64 *words;
+	u64 nr_lines;
+	u64 bytes;
+	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits;
+	bool zero_fits;
+	atomic64_t blocks, logical, physical;
+	spinlock_t locks[L2P_STRIPES];
+};
+
+static u32 bits_for(u64 max_value)
+{
+	return max_value ? fls64(max_value) : 1;
+}
+
+struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
+				 u64 hdd_blocks)
+{
+	struct flaz_l2p *t;
+	u64 words;
+	int i;
+
+	if (!nr_lines || !nr_extents || !hdd_blocks)
+		return ERR_PTR(-EINVAL);
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	t->nr_lines = nr_lines;
+	t->off_bits = ilog2(extent_bytes / FLAZ_SLOT_ALIGN);
+	t->ext_bits = bits_for(nr_extents - 1);
+	t->full_tag_bits = bits_for(div64_u64(hdd_blocks - 1, nr_lines));
+	t->tag_bits = min_t(u32, t->full_tag_bits, L2P_MAX_TAG_BITS);
+	t->bits = L2P_LEN_BITS + t->off_bits + t->ext_bits + t->tag_bits;
+	t->zero_fits = t->full_tag_bits <= t->bits - L2P_LEN_BITS;
+	words = DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * t->bits;
+	t->bytes = words * sizeof(u64);
+	t->words = kvcalloc(words, sizeof(u64), GFP_KERNEL);
+	if (!t->words) {
+		kfree(t);
+		return ERR_PTR(-ENOMEM);
+	}
+	for (i = 0; i < L2P_STRIPES; i++)
+		spin_lock_init(&t->locks[i]);
+	return t;
+}
+
+void flaz_l2p_destroy(struct flaz_l2p *t)
+{
+	if (IS_ERR_OR_NULL(t))
+		return;
+	kvfree(t->words);
+	kfree(t);
+}
+
+u64 flaz_l2p_bytes(struct flaz_l2p *t)
+{
+	return t->bytes;
+}
+
+u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
+{
+	u64 line;
+
+	div64_u64_rem(block, t->nr_lines, &line);
+	return line;
+}
+
+static spinlock_t *line_lock(struct flaz_l2p *t, u64 line)
+{
+	return &t->locks[(line / L2P_GROUP) % L2P_STRIPES];
+}
+
+void flaz_l2p_lock(struct flaz_l2p *t, u64 line)
+	__acquires(line_lock(t, line))
+{
+	spin_lock(line_lock(t, line));
+}
+
+void flaz_l2p_unlock(struct flaz_l2p *t, u64 line)
+	__releases(line_lock(t, line))
+{
+	spin_unlock(line_lock(t, line));
+}
+
+static u64 get_raw(struct flaz_l2p *t, u64 line)
+{
+	u64 bit = line * t->bits;
+	u64 *w = &t->words[bit / 64];
+	u32 shift = bit % 64;
+	u64 v = w[0] >> shift;
+
+	if (shift + t->bits > 64)
+		v |= w[1] << (64 - shift);
+	return t->bits == 64 ? v : v & GENMASK_ULL(t->bits - 1, 0);
+}
+
+static void set_raw(struct flaz_l2p *t, u64 line, u64 v)
+{
+	u64 bit = line * t->bits;
+	u64 *w = &t->words[bit / 64];
+	u32 shift = bit % 64;
+	u64 mask = GENMASK_ULL(t->bits - 1, 0);
+
+	w[0] = (w[0] & ~(mask << shift)) | (v << shift);
+	if (shift + t->bits > 64)
+		w[1] = (w[1] & ~(mask >> (64 - shift))) | (v >> (64 - shift));
+}
+
+static u64 tag_of(struct flaz_l2p *t, u64 block)
+{
+	return div64_u64(block, t->nr_lines);
+}
+
+static u64 field(u64 v, u32 *pos, u32 bits)
+{
+	u64 f = (v >> *pos) & GENMASK_ULL(bits - 1, 0);
+
+	*pos += bits;
+	return f;
+}
+
+void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
+{
+	u64 v = get_raw(t, line);
+	u32 pos = 0;
+	u32 units = field(v, &pos, L2P_LEN_BITS);
+
+	memset(e, 0, sizeof(*e));
+	if (!units) {
+		e->kind = FLAZ_ENTRY_NONE;
+	} else if (units == L2P_ZERO) {
+		e->kind = FLAZ_ENTRY_ZERO;
+		e->tag = v >> L2P_LEN_BITS;
+	} else {
+		e->kind = FLAZ_ENTRY_SLOT;
+		e->bytes = units * FLAZ_SLOT_ALIGN;
+		e->off = field(v, &pos, t->off_bits) * FLAZ_SLOT_ALIGN;
+		e->ext = field(v, &pos, t->ext_bits);
+		e->tag = field(v, &pos, t->tag_bits);
+	}
+}
+
+static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
+{
+	if (e->kind == FLAZ_ENTRY_NONE)
+		return;
+	atomic64_add(sign, &t->blocks);
+	if (e->kind == FLAZ_ENTRY_SLOT) {
+		atomic64_add(sign * (s64)FLAZ_BLOCK_SIZE, &t->logical);
+		atomic64_add(sign * (s64)e->bytes, &t->physical);
+	}
+}
+
+/* Store @e for @block in its line (lock held); @old gets the entry it replaces. */
+void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+		  struct flaz_entry *old)
+{
+	u64 line = flaz_l2p_line(t, block);
+	u64 tag = tag_of(t, block);
+	u64 v = 0;
+	u32 pos = L2P_LEN_BITS;
+
+	flaz_l2p_get(t, line, old);
+	account(t, old, -1);
+	if (e->kind == FLAZ_ENTRY_ZERO) {
+		v = L2P_ZERO | tag << L2P_LEN_BITS;
+	} else if (e->kind == FLAZ_ENTRY_SLOT) {
+		v = e->bytes / FLAZ_SLOT_ALIGN;
+		v |= (u64)(e->off / FLAZ_SLOT_ALIGN) << pos;
+		pos += t->off_bits;
+		v |= (u64)e->ext << pos;
+		pos += t->ext_bits;
+		v |= (tag & GENMASK_ULL(t->tag_bits - 1, 0)) << pos;
+	}
+	set_raw(t, line, v);
+	account(t, e, 1);
+}
+
+/*
+ * Whether the entry in @block's line may hold @block (lock held): a zero entry
+ * must match exactly, a slot by its (possibly cut) tag.
+ */
+bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e)
+{
+	u64 tag = tag_of(t, block);
+
+	flaz_l2p_get(t, flaz_l2p_line(t, block), e);
+	switch (e->kind) {
+	case FLAZ_ENTRY_ZERO:
+		return e->tag == tag;
+	case FLAZ_ENTRY_SLOT:
+		return e->tag == (tag & GENMASK_ULL(t->tag_bits - 1, 0));
+	default:
+		return false;
+	}
+}
+
+/* Whether an all-zero @block can be a table flag rather than a slot. */
+bool flaz_l2p_zero_fits(struct flaz_l2p *t)
+{
+	return t->zero_fits;
+}
+
+/*
+ * Empty every line whose slot lies in an extent set in @victims (every line when
+ * @victims is NULL). Returns how many were dropped.
+ */
+u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
+{
+	static const struct flaz_entry none;
+	struct flaz_entry e, old;
+	u64 line, end, dropped = 0;
+
+	for (line = 0; line < t->nr_lines; line = end) {
+		end = min(line + L2P_GROUP, t->nr_lines);
+		flaz_l2p_lock(t, line);
+		for (; line < end; line++) {
+			flaz_l2p_get(t, line, &e);
+			if (e.kind == FLAZ_ENTRY_NONE ||
+			    (victims && (e.kind != FLAZ_ENTRY_SLOT || !test_bit(e.ext, victims))))
+				continue;
+			/* A line index is a block whose tag is 0: enough to address it. */
+			flaz_l2p_set(t, line, &none, &old);
+			dropped++;
+		}
+		flaz_l2p_unlock(t, end - 1);
+		cond_resched();
+	}
+	return dropped;
+}
+
+void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical)
+{
+	*blocks = atomic64_read(&t->blocks);
+	*logical = atomic64_read(&t->logical);
+	*physical = atomic64_read(&t->physical);
+}
