@@ -2,7 +2,8 @@
 # Build the uncompressed initramfs the QEMU suites boot (uncompressed boots ~2 s faster):
 # busybox, dmsetup, e2fsprogs, xfsprogs, fio, flazctl with their shared libraries, Debian's
 # modules for KVER (decompressed, so busybox modprobe can load them), the project's module
-# under extra/, and the guest scripts (tests/qemu/guest/).
+# under extra/, the guest scripts (tests/qemu/guest/) and the text corpus (corpus.py) in
+# /corpus, built once into $FLAZ_CACHE/corpus and again whenever corpus.py changes.
 # usage: build-initramfs.sh KVER OUT MODULE_KO FLAZCTL_BIN
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -11,6 +12,7 @@ OUT=${2:?missing OUT}
 KO=${3:?missing MODULE_KO}
 FLAZCTL=${4:?missing FLAZCTL_BIN}
 MODDIR=/lib/modules/$KVER
+CORPUS=${FLAZ_CACHE:-$HERE/../../.cache}/corpus
 # modprobe, depmod and the tools copied below live in sbin
 export PATH=$PATH:/usr/sbin:/sbin
 # Kernel modules the suites use: a kernel without one of the required ones cannot run them;
@@ -107,6 +109,20 @@ add_scripts() {
 	chmod +x "$ROOT/init" "$ROOT"/flaz/*.sh
 }
 
+# The corpus is stamped with the hash of the script that made it.
+add_corpus() {
+	local stamp
+	stamp=$(sha256sum "$HERE/corpus.py" | cut -c 1-16)
+	if [ "$(cat "$CORPUS/stamp" 2>/dev/null)" != "$stamp" ]; then
+		echo "build-initramfs: building the text corpus in $CORPUS" >&2
+		rm -rf "$CORPUS" "$CORPUS.tmp"
+		python3 "$HERE/corpus.py" "$CORPUS.tmp" || die "corpus.py failed"
+		echo "$stamp" >"$CORPUS.tmp/stamp"
+		mv "$CORPUS.tmp" "$CORPUS"
+	fi
+	cp -a "$CORPUS" "$ROOT/corpus"
+}
+
 [ -f "$KO" ] || die "no module at $KO"
 [ -x "$FLAZCTL" ] || die "no flazctl at $FLAZCTL"
 mkdir -p "$(dirname "$OUT")"
@@ -115,5 +131,6 @@ trap 'rm -rf "$ROOT"' EXIT
 add_programs
 add_modules
 add_scripts
+add_corpus
 (cd "$ROOT" && find . -print0 | cpio --null -o -H newc --quiet) >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

@@ -4,6 +4,7 @@
 . /flaz/e2e-table.sh
 . /flaz/e2e-data.sh
 . /flaz/e2e-flazctl.sh
+. /flaz/e2e-cache.sh
 
 check module-load t_module_load
 check bad-table-missing-args t_bad_missing_args
@@ -41,5 +42,29 @@ check flazctl-ssd-too-small t_flazctl_ssd_too_small
 check flazctl-bad-compressor t_flazctl_bad_compressor
 check flazctl-existing-name t_flazctl_existing_name
 check flazctl-kernel-refusal t_flazctl_kernel_refusal
+check cache-hits t_cache_hits
+check cache-invalidate t_cache_invalidate
+check cache-partial-write t_cache_partial_write
+check cache-discard t_cache_discard
+check cache-compressor-lzo t_cache_compressor table lzo
+check cache-compressor-lz4 t_cache_compressor table lz4
+check cache-compressor-zstd t_cache_compressor table zstd
+check cache-compressor-deflate t_cache_compressor table deflate
+check cache-flazctl-lzo t_cache_compressor flazctl lzo
+check cache-flazctl-lz4 t_cache_compressor flazctl lz4
+check cache-flazctl-zstd t_cache_compressor flazctl zstd
+check cache-flazctl-deflate t_cache_compressor flazctl deflate
+check cache-fio-comp-8m t_cache_fio comp 8
+check cache-fio-comp-48m t_cache_fio comp 48
+check cache-fio-rand-8m t_cache_fio rand 8
+check cache-fio-rand-48m t_cache_fio rand 48
+check cache-fio-zero-8m t_cache_fio zero 8
+check cache-fio-zero-48m t_cache_fio zero 48
+check cache-capacity t_cache_capacity
+check cache-ext4-corpus t_cache_fs_corpus ext4
+check cache-ext4-ratio t_cache_fs_ratio ext4
+check cache-xfs-corpus t_cache_fs_corpus xfs
+check cache-xfs-ratio t_cache_fs_ratio xfs
+check cache-remove-then-hdd t_cache_remove_then_hdd
 check module-unload t_module_unload
 save_dmesg

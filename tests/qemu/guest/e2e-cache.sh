@@ -1,0 +1,431 @@
+# e2e checks of the cache's data path: hits and misses, fills, write installs, invalidation,
+# partial writes, discards, compression (every codec, the ratio on real text), eviction on a
+# small SSD, and that the HDD always holds what the volume returned. Every volume here is
+# created cold (checks write the HDD directly, behind the SSD's saved state).
+
+# The small SSD: a dm-linear slice of the SSD, so that a few tens of MiB overflow it.
+SLICE_MIB=16
+# 2:1 compressible data (fio: half of every 512 bytes random, half zeros), made once.
+COMP=/tmp/comp32
+
+# cache_vol NAME SSD [OPTIONS...]: create volume NAME over the whole HDD, cached on SSD.
+cache_vol() {
+	cv_name=$1
+	cv_ssd=$2
+	shift 2
+	must dmsetup create "$cv_name" --table "0 $(sectors $HDD) flaz $HDD $cv_ssd $(($# + 1)) $* cold"
+}
+
+# slice_vol [OPTIONS...]: volume "vol" cached on a $SLICE_MIB MiB slice of the SSD.
+slice_vol() {
+	must dmsetup create ssdslice --table "0 $((SLICE_MIB * 2048)) linear $SSD 0"
+	cache_vol vol /dev/mapper/ssdslice "$@"
+}
+
+remove_slice_vol() {
+	must dmsetup remove vol
+	must dmsetup remove ssdslice
+}
+
+comp_data() {
+	[ -s $COMP ] && return 0
+	must fio --name=gen --filename=$COMP --ioengine=psync --rw=write --bs=64k --size=32M \
+		--refill_buffers --buffer_compress_percentage=50
+}
+
+# The cache's counters are settled when fills, write_hits, write_misses, physical_bytes and
+# blocks_cached of volume $1 stay the same over two 0.5 s samples in a row (installs are
+# asynchronous); fail after 20 s.
+settle_sig() {
+	dmsetup status "$1" | tr ' ' '\n' |
+		grep -E '^(fills|write_hits|write_misses|physical_bytes|blocks_cached)=' | tr '\n' ' '
+}
+
+wait_settled() {
+	ws_prev=$(settle_sig "$1")
+	ws_same=0
+	ws_i=0
+	while [ $ws_i -lt 40 ]; do
+		sleep 0.5
+		ws_i=$((ws_i + 1))
+		ws_cur=$(settle_sig "$1")
+		if [ "$ws_cur" = "$ws_prev" ]; then
+			ws_same=$((ws_same + 1))
+			[ $ws_same -ge 2 ] && return 0
+		else
+			ws_same=0
+		fi
+		ws_prev=$ws_cur
+	done
+	fail "the cache of $1 was still changing after 20 s: $ws_cur"
+}
+
+# A status ratio (X.YY) in hundredths.
+hundredths() { echo "$1" | awk '{ printf "%d", $1 * 100 + 0.5 }'; }
+
+# One line of the counters that matter, for the log.
+show_status() { echo "status $1: $(dmsetup status "$1" | cut -d' ' -f4-)"; }
+
+# sha256 of 4 KiB block $2 of device $1, read with O_DIRECT.
+sha_block() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct 2>/dev/null | sha256sum; }
+
+# removed_hdd_matches VOL MIB: what VOL returns for its first MIB MiB must be, once VOL is
+# removed, what the HDD holds there (write-through: the HDD is always current).
+removed_hdd_matches() {
+	rh_vol=$(sha_mib "/dev/mapper/$1" 0 "$2")
+	must dmsetup remove "$1"
+	must blockdev --flushbufs $HDD
+	[ "$(sha_mib $HDD 0 "$2")" = "$rh_vol" ] ||
+		fail "after removing $1, the HDD's first $2 MiB differ from what the volume returned"
+}
+
+# removed_hdd_is VOL MIB SHA: VOL returned SHA for its first MIB MiB; once VOL is removed the
+# HDD must hold the same.
+removed_hdd_is() {
+	must dmsetup remove "$1"
+	must blockdev --flushbufs $HDD
+	[ "$(sha_mib $HDD 0 "$2")" = "$3" ] ||
+		fail "after removing $1, the HDD's first $2 MiB differ from what the volume returned"
+}
+
+# run_fio WHAT ARGS...: fio on /dev/mapper/vol (O_DIRECT, libaio); fails the check on a
+# non-zero exit, a verify failure or any job error.
+run_fio() {
+	rf_what=$1
+	shift
+	echo "fio $rf_what: $*"
+	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
+		--group_reporting --verify_fatal=1 "$@" >/tmp/fio.out 2>&1
+	rf_rc=$?
+	cat /tmp/fio.out
+	[ $rf_rc -eq 0 ] ||
+		fail "fio $rf_what exited $rf_rc: $(grep -iE 'verify|error' /tmp/fio.out | head -n 2 | tr '\n' ' ')"
+	rf_errs=$(grep -o 'err= *[0-9]*' /tmp/fio.out | grep -v 'err= *0$')
+	[ -z "$rf_errs" ] || fail "fio $rf_what reported errors: $rf_errs"
+}
+
+# 32 MiB written to the HDD directly: a cold O_DIRECT read through the volume misses all
+# 8192 blocks, installs them, and the second read hits at least 90% of them; both reads
+# return the HDD's bytes.
+t_cache_hits() {
+	must dd if=/dev/urandom of=$HDD bs=1M count=32 oflag=direct conv=notrunc
+	want=$(sha_mib $HDD 0 32)
+	cache_vol vol $SSD
+	m0=$(status_val vol read_misses)
+	h0=$(status_val vol read_hits)
+	got=$(sha_mib /dev/mapper/vol 0 32)
+	m1=$(status_val vol read_misses)
+	h1=$(status_val vol read_hits)
+	[ "$got" = "$want" ] || fail "the first read of 32 MiB through the volume differs from the HDD"
+	wait_settled vol
+	fills=$(status_val vol fills)
+	got=$(sha_mib /dev/mapper/vol 0 32)
+	h2=$(status_val vol read_hits)
+	show_status vol
+	[ "$got" = "$want" ] || fail "the second read of 32 MiB (from the cache) differs from the HDD"
+	must dmsetup remove vol
+	[ $((m1 - m0)) -eq 8192 ] ||
+		fail "a cold O_DIRECT read of 32 MiB added $((m1 - m0)) read_misses, want 8192"
+	[ $((h1 - h0)) -eq 0 ] || fail "a cold read of 32 MiB added $((h1 - h0)) read_hits, want 0"
+	[ "$fills" -gt 0 ] || fail "fills=$fills after 8192 read misses, want > 0"
+	[ $((h2 - h1)) -ge 7373 ] ||
+		fail "re-reading 32 MiB added $((h2 - h1)) read_hits, want >= 7373 (90% of 8192); fills=$fills"
+}
+
+# invalidate empties the cache: blocks_cached and logical_bytes 0, and the next read of the
+# data misses every block and still returns it.
+t_cache_invalidate() {
+	comp_data
+	cache_vol vol $SSD
+	must dd if=$COMP of=/dev/mapper/vol bs=1M count=4 oflag=direct
+	want=$(dd if=$COMP bs=1M count=4 2>/dev/null | sha256sum)
+	[ "$(sha_mib /dev/mapper/vol 0 4)" = "$want" ] || fail "4 MiB written read back wrong"
+	wait_settled vol
+	c0=$(status_val vol blocks_cached)
+	[ "$c0" -ge 1024 ] || fail "blocks_cached=$c0 after writing and reading 4 MiB, want >= 1024"
+	must dmsetup message vol 0 invalidate
+	c1=$(status_val vol blocks_cached)
+	l1=$(status_val vol logical_bytes)
+	show_status vol
+	[ "$c1" = 0 ] || fail "blocks_cached=$c1 after invalidate, want 0"
+	[ "$l1" = 0 ] || fail "logical_bytes=$l1 after invalidate, want 0"
+	m0=$(status_val vol read_misses)
+	h0=$(status_val vol read_hits)
+	got=$(sha_mib /dev/mapper/vol 0 4)
+	m1=$(status_val vol read_misses)
+	h1=$(status_val vol read_hits)
+	[ "$got" = "$want" ] || fail "4 MiB read after invalidate differ from what was written"
+	[ $((m1 - m0)) -eq 1024 ] || fail "reading 4 MiB after invalidate added $((m1 - m0)) read_misses, want 1024"
+	[ $((h1 - h0)) -eq 0 ] || fail "reading 4 MiB after invalidate added $((h1 - h0)) read_hits, want 0"
+	removed_hdd_matches vol 4
+}
+
+# A 512-byte write inside a cached block goes to the HDD, bypasses the cache and
+# invalidates the line: the block reads back as the merged bytes (through the volume and
+# on the HDD), and that read misses.
+t_cache_partial_write() {
+	must dd if=/dev/urandom of=/tmp/p64k bs=4k count=16
+	# busybox dd drops O_DIRECT for a small unaligned buffer (the page cache then writes
+	# the whole block), so fio writes the 512 bytes: a pattern it can reproduce.
+	i=0
+	: >/tmp/p512
+	while [ $i -lt 128 ]; do
+		printf '\336\255\276\357' >>/tmp/p512
+		i=$((i + 1))
+	done
+	cp /tmp/p64k /tmp/p64k.want
+	# sector 42 = block 5, bytes 1024..1535
+	must dd if=/tmp/p512 of=/tmp/p64k.want bs=512 seek=42 conv=notrunc
+	cache_vol vol $SSD
+	must dd if=/tmp/p64k of=/dev/mapper/vol bs=4k oflag=direct
+	[ "$(dd if=/dev/mapper/vol bs=4k count=16 iflag=direct 2>/dev/null | sha256sum)" = \
+		"$(sha256sum </tmp/p64k)" ] || fail "64 KiB written read back wrong"
+	wait_settled vol
+	b0=$(status_val vol bypasses)
+	# no waiting: the line must be invalid by the time the write completes
+	must fio --name=p512 --filename=/dev/mapper/vol --rw=write --bs=512 --size=512 \
+		--offset=$((42 * 512)) --direct=1 --ioengine=psync --buffer_pattern=0xdeadbeef
+	b1=$(status_val vol bypasses)
+	want=$(dd if=/tmp/p64k.want bs=4k skip=5 count=1 2>/dev/null | sha256sum)
+	m0=$(status_val vol read_misses)
+	got=$(sha_block /dev/mapper/vol 5)
+	m1=$(status_val vol read_misses)
+	hdd=$(sha_block $HDD 5)
+	show_status vol
+	[ "$got" = "$want" ] || fail "the block with the 512-byte write reads back wrong through the volume"
+	[ "$hdd" = "$want" ] || fail "the block with the 512-byte write is wrong on the HDD"
+	[ "$(dd if=/dev/mapper/vol bs=4k count=16 iflag=direct 2>/dev/null | sha256sum)" = \
+		"$(sha256sum </tmp/p64k.want)" ] || fail "the 64 KiB around the 512-byte write read back wrong"
+	removed_hdd_matches vol 1
+	[ $((b1 - b0)) -ge 1 ] || fail "bypasses went $b0 -> $b1 after a 512-byte write, want a rise"
+	[ $((m1 - m0)) -eq 1 ] ||
+		fail "reading the partially written block added $((m1 - m0)) read_misses, want 1 (its line should be invalidated)"
+}
+
+# A discard over cached data reaches the HDD and drops the lines; the volume still
+# returns what the HDD holds.
+t_cache_discard() {
+	max=$(cat /sys/block/${HDD#/dev/}/queue/discard_max_bytes)
+	echo "HDD discard_max_bytes=$max"
+	[ "$max" -gt 0 ] || fail "the HDD ($HDD) cannot discard: discard_max_bytes=0"
+	comp_data
+	cache_vol vol $SSD
+	must dd if=$COMP of=/dev/mapper/vol bs=1M count=4 oflag=direct
+	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=4 iflag=direct
+	wait_settled vol
+	c0=$(status_val vol blocks_cached)
+	d0=$(status_val vol discards)
+	must blkdiscard -o 1048576 -l 2097152 /dev/mapper/vol
+	# no waiting: the lines must be gone by the time the discard completes (reading the
+	# range back refills them, so count first)
+	c1=$(status_val vol blocks_cached)
+	d1=$(status_val vol discards)
+	m0=$(status_val vol read_misses)
+	[ "$(sha_mib /dev/mapper/vol 1 2)" = "$(sha_mib $HDD 1 2)" ] ||
+		fail "the discarded 2 MiB read through the volume differ from the HDD's"
+	m1=$(status_val vol read_misses)
+	[ $((m1 - m0)) -eq 512 ] ||
+		fail "reading the discarded 2 MiB added $((m1 - m0)) read_misses, want 512"
+	show_status vol
+	removed_hdd_matches vol 4
+	[ "$d1" -gt "$d0" ] || fail "discards went $d0 -> $d1 after blkdiscard"
+	[ "$c0" -ge 1024 ] || fail "blocks_cached=$c0 after writing and reading 4 MiB, want >= 1024"
+	[ "$c1" -le $((c0 - 512)) ] ||
+		fail "blocks_cached went $c0 -> $c1 after discarding 512 cached blocks, want <= $((c0 - 512))"
+}
+
+# t_cache_compressor table|flazctl CODEC: 8 MiB of 2:1 data through a volume using CODEC
+# reads back intact and is stored at a ratio above 1.30; the table names the codec.
+t_cache_compressor() {
+	how=$1
+	codec=$2
+	comp_data
+	case $how in
+	table) cache_vol vol $SSD compressor "$codec" ;;
+	flazctl) must flazctl create vol --hdd $HDD --ssd $SSD --compressor "$codec" --cold ;;
+	esac
+	table=$(dmsetup table vol)
+	echo "$table" | grep -q " compressor $codec\( \|$\)" || fail "the table lacks 'compressor $codec': $table"
+	must dd if=$COMP of=/dev/mapper/vol bs=1M count=8 oflag=direct
+	want=$(dd if=$COMP bs=1M count=8 2>/dev/null | sha256sum)
+	[ "$(sha_mib /dev/mapper/vol 0 8)" = "$want" ] || fail "8 MiB written with $codec read back wrong"
+	wait_settled vol
+	ratio=$(status_val vol ratio)
+	show_status vol
+	removed_hdd_is vol 8 "$want"
+	[ "$(hundredths "$ratio")" -gt 130 ] || fail "ratio=$ratio with $codec after 8 MiB of 2:1 data, want > 1.30"
+}
+
+# t_cache_fio comp|rand|zero MIB: fio verify (crc32c, or the zero pattern) on a MIB MiB working
+# set cached on the $SLICE_MIB MiB SSD slice:
+#   seq:      two jobs write their halves sequentially in 64 KiB and verify (random data);
+#   rand:     two jobs overwrite their halves in random 4 KiB writes;
+#   reverify: once settled, the rand jobs' data is verified (verify_only), from the cache
+#             (a stale 64 KiB seq block fails on its header);
+#   overlap:  four jobs write the same first 4 MiB at once in random 8 KiB writes; once
+#             settled one reader verifies every 8 KiB (a stale 4 KiB or 64 KiB block from
+#             the earlier phases fails on the header length or the checksum);
+# then the volume must match the HDD. Working sets that fit must be hit on reverify (75%);
+# ones that do not must have evicted; zeros must be stored as zero blocks and random data raw.
+t_cache_fio() {
+	kind=$1
+	mib=$2
+	half=$((mib / 2))
+	hot=4
+	[ $mib -lt $hot ] && hot=$mib
+	case $kind in
+	comp) data="--refill_buffers --buffer_compress_percentage=50" ver=--verify=crc32c ;;
+	rand) data=--refill_buffers ver=--verify=crc32c ;;
+	zero) data=--zero_buffers ver="--verify=pattern --verify_pattern=0x00" ;;
+	esac
+	seqdata=$data seqver=$ver
+	[ $kind = zero ] && seqdata=--refill_buffers seqver=--verify=crc32c
+	rand="--name=rand --stonewall --rw=randwrite --bs=4k --size=${half}M --numjobs=2 --offset_increment=${half}M --randseed=2 $data $ver"
+	overlap="--name=overlap --stonewall --rw=randwrite --bs=8k --size=${hot}M --numjobs=4 --randseed=3 --do_verify=0 $data $ver"
+	slice_vol
+	# shellcheck disable=SC2086 # $data, $ver and $rand are lists of options
+	run_fio seq+rand --name=seq --rw=write --bs=64k --size=${half}M --numjobs=2 \
+		--offset_increment=${half}M --randseed=1 $seqdata $seqver $rand --do_verify=0
+	wait_settled vol
+	h0=$(status_val vol read_hits)
+	# shellcheck disable=SC2086
+	run_fio reverify+overlap $rand --verify_only $overlap
+	h1=$(status_val vol read_hits)
+	wait_settled vol
+	# shellcheck disable=SC2086
+	run_fio overlap-verify --name=check --rw=read --bs=64k --size=${hot}M --verify_interval=8k $ver
+	show_status vol
+	mode=$(status_val vol mode)
+	evictions=$(status_val vol evictions)
+	zero_blocks=$(status_val vol zero_blocks)
+	raw_blocks=$(status_val vol raw_blocks)
+	total=$(status_val vol total_extents)
+	removed_hdd_matches vol $mib
+	must dmsetup remove ssdslice
+	blocks=$((mib * 256))
+	[ "$mode" = normal ] || fail "mode=$mode after the fio runs, want normal"
+	if [ $mib -lt $SLICE_MIB ]; then
+		[ $((h1 - h0)) -ge $((blocks * 3 / 4)) ] ||
+			fail "re-verifying $mib MiB that fit the cache added $((h1 - h0)) read_hits, want >= $((blocks * 3 / 4)) (75%)"
+	else
+		[ "$evictions" -gt 0 ] ||
+			fail "evictions=$evictions after $mib MiB on a $SLICE_MIB MiB SSD ($total extents), want > 0"
+	fi
+	case $kind in
+	zero) [ "$zero_blocks" -gt 0 ] || fail "zero_blocks=$zero_blocks after writing zeros, want > 0" ;;
+	rand) [ "$raw_blocks" -gt 0 ] || fail "raw_blocks=$raw_blocks after writing random data, want > 0" ;;
+	esac
+}
+
+# 32 MiB of 2:1 data on the $SLICE_MIB MiB SSD slice with overbook 400: the cache holds more
+# logical bytes than its data area.
+t_cache_capacity() {
+	slice_vol overbook 400
+	run_fio fill --name=fill --rw=write --bs=256k --size=32M --refill_buffers --buffer_compress_percentage=50
+	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=32 iflag=direct
+	wait_settled vol
+	show_status vol
+	total=$(status_val vol total_extents)
+	logical=$(status_val vol logical_bytes)
+	removed_hdd_matches vol 32
+	must dmsetup remove ssdslice
+	area=$((total * 32 * 1024))
+	[ "$logical" -gt "$area" ] ||
+		fail "logical_bytes=$logical after 32 MiB of 2:1 data, want more than the SSD's data area $area ($total extents of 32 KiB)"
+}
+
+# The corpus' expected value of key $1 (corpus.py: /corpus/expect).
+corpus_expect() { tr ' ' '\n' </corpus/expect | sed -n "s/^$1=//p"; }
+
+# t_cache_fs_corpus FS: the host's text corpus copied onto FS on a deflate volume reads back
+# (after umount, dropped caches and a remount) with every file's host sha256. Leaves the
+# volume, unmounted, for t_cache_fs_ratio.
+t_cache_fs_corpus() {
+	fs=$1
+	[ -s /corpus/manifest ] || fail "no /corpus/manifest in the initramfs"
+	# overbook 500: more lines than the HDD has blocks, so no two corpus blocks share one
+	cache_vol vol $SSD compressor deflate overbook 500
+	case $fs in
+	ext4) must mkfs.ext4 -q -F /dev/mapper/vol ;;
+	xfs) must mkfs.xfs -f -q /dev/mapper/vol ;;
+	esac
+	must mount -t "$fs" /dev/mapper/vol /mnt
+	must cp -a /corpus/files /mnt/c
+	must umount /mnt
+	drop_caches
+	must mount -t "$fs" -o ro,noatime /dev/mapper/vol /mnt
+	nfiles=$(find /mnt/c -type f | wc -l)
+	[ "$nfiles" = "$(corpus_expect files)" ] || fail "$nfiles files on $fs, the corpus has $(corpus_expect files)"
+	(cd /mnt/c && sha256sum -c /corpus/manifest) >/tmp/verify 2>&1 ||
+		fail "files differ from the host's: $(grep -v ': OK$' /tmp/verify | head -n 3 | tr '\n' ' ')"
+	must umount /mnt
+}
+
+# t_cache_fs_ratio FS: on the volume t_cache_fs_corpus left, with the cache emptied and only
+# the files' data read, the reported ratio is within 10% of the host's deflate estimate;
+# after a remount with cold page caches the files read back intact, mostly from the cache.
+# Only the data: a fresh mount has none of the files' pages; listing every file reads the
+# directories and inodes into the page and inode caches; then the cache is emptied again and
+# every file is read, which reads exactly the corpus' blocks (no drop_caches here: it would
+# drop ext4's inode table blocks, which reading a file needs again).
+t_cache_fs_ratio() {
+	fs=$1
+	[ -b /dev/mapper/vol ] || fail "no volume left by cache-$fs-corpus"
+	blocks=$(corpus_expect blocks)
+	want=$(corpus_expect ratio100)
+	must dmsetup message vol 0 invalidate
+	c=$(status_val vol blocks_cached)
+	[ "$c" = 0 ] || fail "blocks_cached=$c after invalidate, want 0"
+	drop_caches
+	must mount -t "$fs" -o ro,noatime /dev/mapper/vol /mnt
+	find /mnt/c -type f | xargs ls -l >/dev/null || fail "could not list the files"
+	wait_settled vol
+	must dmsetup message vol 0 invalidate
+	m0=$(status_val vol read_misses)
+	(cd /mnt/c && find . -type f | xargs cat) >/dev/null || fail "could not read every file"
+	wait_settled vol
+	show_status vol
+	m1=$(status_val vol read_misses)
+	ratio=$(status_val vol ratio)
+	got=$(hundredths "$ratio")
+	must umount /mnt
+	drop_caches
+	must mount -t "$fs" -o ro,noatime /dev/mapper/vol /mnt
+	h0=$(status_val vol read_hits)
+	(cd /mnt/c && sha256sum -c /corpus/manifest) >/tmp/verify 2>&1 ||
+		fail "files differ from the host's when read from the cache: $(grep -v ': OK$' /tmp/verify | head -n 3 | tr '\n' ' ')"
+	h1=$(status_val vol read_hits)
+	must umount /mnt
+	must dmsetup remove vol
+	echo "corpus: $(cat /corpus/expect); read_misses +$((m1 - m0)), read_hits +$((h1 - h0)), ratio $ratio"
+	[ $((m1 - m0)) -ge $((blocks * 9 / 10)) ] ||
+		fail "reading the corpus' $blocks blocks added $((m1 - m0)) read_misses, want >= $((blocks * 9 / 10))"
+	diff=$((got - want))
+	[ $diff -lt 0 ] && diff=$((-diff))
+	[ $((diff * 10)) -le "$want" ] ||
+		fail "ratio=$ratio with deflate on the corpus, the host expects $(corpus_expect ratio) (+-10%)"
+	[ $((h1 - h0)) -ge $((blocks * 8 / 10)) ] ||
+		fail "re-reading the corpus after a remount added $((h1 - h0)) read_hits, want >= $((blocks * 8 / 10)) (80% of $blocks)"
+}
+
+# Everything at once on the small SSD slice (evictions), then the HDD, read directly after
+# the volume is gone, holds exactly what the volume returned.
+t_cache_remove_then_hdd() {
+	slice_vol
+	run_fio fill --name=fill --rw=write --bs=256k --size=24M --refill_buffers --buffer_compress_percentage=50
+	run_fio overwrite --name=over --rw=randwrite --bs=4k --size=24M --io_size=4M --numjobs=2 \
+		--randseed=5 --refill_buffers
+	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=24 iflag=direct
+	# partial writes: 512 bytes inside blocks, and 1.5 KiB across a block boundary
+	must dd if=/dev/urandom of=/dev/mapper/vol bs=512 seek=83 count=1 oflag=direct conv=notrunc
+	must dd if=/dev/urandom of=/dev/mapper/vol bs=512 seek=$((4096 + 7)) count=3 oflag=direct conv=notrunc
+	must dd if=/dev/zero of=/dev/mapper/vol bs=4k seek=3000 count=64 oflag=direct conv=notrunc
+	if [ "$(cat /sys/block/${HDD#/dev/}/queue/discard_max_bytes)" -gt 0 ]; then
+		must blkdiscard -o $((8 << 20)) -l $((1 << 20)) /dev/mapper/vol
+	fi
+	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=24 iflag=direct
+	wait_settled vol
+	show_status vol
+	removed_hdd_matches vol 24
+	must dmsetup remove ssdslice
+}
