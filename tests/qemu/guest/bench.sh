@@ -1,16 +1,35 @@
 #!/bin/sh
 # make bench: flaz against dm-cache (writethrough, smq) and no cache, side by side on the
-# same emulated devices in one VM: a 256 MiB working set (2x the SSD) of 2:1-compressible
-# data on a dm-delay "HDD", read with fio's zipf random reads. Figures only, no pass/fail.
+# same emulated devices in one VM, an HDD slowed by dm-delay holding 2:1-compressible data,
+# read with fio's zipf random reads. Figures only, no pass/fail; goals are reported against.
+#   1. main: a 256 MiB working set (2x the SSD): none, dm-cache, flaz with each codec, and
+#      flaz-off (compress_min_saving 100: every block stored raw, i.e. compression off)
+#   2. fits: a working set of half the SSD's data area: flaz-lz4 against flaz-off
+#   3. the DRAM cost of flaz's logical-to-physical table (status key table_bytes)
 # Lines for the user start with "::" (the host's bench.sh shows only those).
 set -e -o pipefail
 HDD=/dev/vda
 SSD=/dev/vdb
 DELAY_MS=${BENCH_DELAY_MS:-2}
 WSET_MIB=256
-WARM_S=20	# a first pass lets the caches fill; only the second is measured
-RUN_S=20
+# Ten rows of warm + measure under TCG: 15 s each keeps the run near 6 min.
+WARM_S=15	# a first pass lets the caches fill; only the second is measured
+RUN_S=15
+# flaz runs at its defaults (the table section assumes them)
+EXTENT_KIB=32
+OVERBOOK=200
+CODECS="lz4 lzo zstd deflate"
+# Goals: flaz against dm-cache on the main set, lz4 against no compression on the fits set,
+# and the table's DRAM per SSD capacity.
+GOAL_HIT=1.8
+GOAL_IOPS=1.5
+GOAL_FITS=0.95
+GOAL_TABLE_MB_PER_GB=2
+PAPER_TABLE_MB_PER_GB=2.31
+ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents" per row, for the summaries
 dmesg -n 1
+# the boot leaves escape codes on the console's current line: start the "::" lines on a new one
+echo
 
 say() { echo "::$*"; }
 
@@ -20,23 +39,32 @@ cpu_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 # The value after "<pct>%=" in fio's terse line (clat percentiles, in microseconds).
 pct() { tr ';' '\n' <"$1" | sed -n "s/^$2\.000000%=//p" | head -n1; }
 
-# fio's zipf random 4 KiB reads over the working set of device $1 for $2 seconds.
+# zipf_reads DEV WSET_MIB SECONDS OUT: fio's zipf random 4 KiB reads over the first
+# WSET_MIB of DEV, terse output to OUT.
 zipf_reads() {
-	fio --name=zipf --filename="$1" --size=${WSET_MIB}M --rw=randread --bs=4k \
+	fio --name=zipf --filename="$1" --size="$2M" --rw=randread --bs=4k \
 		--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
-		--time_based --runtime="$2" --norandommap --eta=never --minimal --output="$3"
+		--time_based --runtime="$3" --norandommap --eta=never --minimal --output="$4"
 }
 
-# bench NAME DEV HITS_CMD: warm up, measure, and print one row. HITS_CMD prints
-# "hits misses" counted by the cache, or nothing where there is no cache.
+# The columns of both tables; the last two are flaz's only.
+row() { printf '::%-12s %6s %8s %9s %9s %10s %6s %10s\n' "$@"; }
+header() {
+	say
+	say "$1"
+	row config "hit%" IOPS "p50(us)" "p99(us)" "CPUs/GiB" ratio "cachedMiB"
+}
+
+# bench TABLE NAME DEV WSET_MIB HITS_CMD: warm up, measure, print one row and record it under
+# TABLE (main or fits). HITS_CMD prints "hits misses" counted by the cache, or nothing where there is none.
 bench() {
-	name=$1 dev=$2 hits_cmd=$3
+	tbl=$1 name=$2 dev=$3 wset=$4 hits_cmd=$5
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	zipf_reads "$dev" $WARM_S /tmp/warm.terse
+	zipf_reads "$dev" "$wset" $WARM_S /tmp/warm.terse
 	h0=$($hits_cmd)
 	c0=$(cpu_ticks)
-	zipf_reads "$dev" $RUN_S /tmp/run.terse
+	zipf_reads "$dev" "$wset" $RUN_S /tmp/run.terse
 	c1=$(cpu_ticks)
 	h1=$($hits_cmd)
 	# terse v3: field 6 is KiB read, field 8 read IOPS
@@ -45,33 +73,124 @@ bench() {
 	hit=$(echo "$h0 $h1" | awk 'NF == 4 && $3 + $4 > $1 + $2 {
 		printf "%.1f", 100 * ($3 - $1) / ($3 + $4 - $1 - $2); exit } { printf "-" }')
 	cpu=$(echo "$c0 $c1 $kib" | awk '$3 > 0 { printf "%.1f", ($2 - $1) / 100 / ($3 / 1048576) }')
-	printf '::%-12s %6s %8s %9s %9s %10s\n' "$name" "$hit" "$iops" \
-		"$(pct /tmp/run.terse 50)" "$(pct /tmp/run.terse 99)" "$cpu"
-	echo "$name $iops" >>/tmp/iops
+	# flaz's state after the measured pass: ratio, MiB cached, table bytes, extents
+	ratio=- mib=- tbytes=- extents=-
+	if [ "$hits_cmd" = flaz_hits ]; then
+		dmsetup status vol >/tmp/status
+		ratio=$(flaz_val ratio)
+		mib=$(flaz_val logical_bytes | awk '{ printf "%.1f", $1 / 1048576 }')
+		tbytes=$(flaz_val table_bytes)
+		extents=$(flaz_val total_extents)
+	fi
+	row "$name" "$hit" "$iops" "$(pct /tmp/run.terse 50)" "$(pct /tmp/run.terse 99)" \
+		"${cpu:--}" "${ratio:--}" "${mib:--}"
+	echo "$tbl $name $hit $iops ${tbytes:--} ${extents:--}" >>$ROWS
 }
 
 no_hits() { :; }
 # dm-cache status: ... <read hits> <read misses> are words 8 and 9 after the target name.
 dmcache_hits() { dmsetup status cached | awk '{print $8, $9}'; }
+# The value of key $1 in the flaz status saved in /tmp/status.
+flaz_val() { tr ' ' '\n' </tmp/status | sed -n "s/^$1=//p"; }
 flaz_hits() {
-	dmsetup status vol | tr ' ' '\n' | awk -F= '$1 == "read_hits" {h = $2} $1 == "read_misses" {m = $2}
-		END {print h, m}'
+	dmsetup status vol >/tmp/status
+	echo "$(flaz_val read_hits) $(flaz_val read_misses)"
+}
+
+# flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume (cold: the SSD's
+# saved state from the previous row is ignored) with these table options. A refused table
+# prints a row saying so rather than ending the bench.
+flaz_bench() {
+	tbl=$1 name=$2 wset=$3
+	shift 3
+	if ! dmsetup create vol --table \
+		"0 $N flaz /dev/mapper/slowhdd $SSD $(($# + 1)) $* cold" 2>/tmp/create.err; then
+		say "$(printf '%-12s' "$name") table refused: $(tail -n 1 /tmp/create.err)"
+		return 0
+	fi
+	bench "$tbl" "$name" /dev/mapper/vol "$wset" flaz_hits
+	dmsetup remove vol
+}
+
+# x A B: A / B as "1.23x", or "-" when either is missing or B is 0.
+ratio_awk='function x(a, b) { return (a == "-" || b == "-" || b + 0 <= 0) ? "-" : sprintf("%.2fx", a / b) }
+function goal(a, b, g) { return (a == "-" || b == "-" || b + 0 <= 0) ? "-" : (a / b >= g ? "met" : "not met") }'
+
+main_ratios() {
+	say
+	say "main: flaz against dm-cache (goals: hit ratio >= ${GOAL_HIT}x, IOPS >= ${GOAL_IOPS}x) and no cache"
+	printf '::%-12s %10s %11s %11s %9s %9s\n' config "hit/dmc" "IOPS/dmc" "IOPS/none" "hit goal" "IOPS goal"
+	awk -v gh=$GOAL_HIT -v gi=$GOAL_IOPS "$ratio_awk"'
+		$1 != "main" { next }
+		$2 == "none" { ni = $4 }
+		$2 == "dm-cache" { dh = $3; di = $4 }
+		$2 ~ /^flaz/ { n++; name[n] = $2; h[n] = $3; i[n] = $4 }
+		END {
+			for (k = 1; k <= n; k++)
+				printf "::%-12s %10s %11s %11s %9s %9s\n", name[k], x(h[k], dh),
+					x(i[k], di), x(i[k], ni), goal(h[k], dh, gh), goal(i[k], di, gi)
+		}' $ROWS
+}
+
+fits_ratios() {
+	say
+	say "fits: flaz-lz4 against flaz-off (goal: IOPS within 5%, >= ${GOAL_FITS}x) and no cache"
+	awk -v g=$GOAL_FITS "$ratio_awk"'
+		$1 != "fits" { next }
+		{ i[$2] = $4 }
+		END {
+			lz = ("flaz-lz4" in i) ? i["flaz-lz4"] : "-"
+			off = ("flaz-off" in i) ? i["flaz-off"] : "-"
+			none = ("none" in i) ? i["none"] : "-"
+			printf "::flaz-lz4 IOPS: %s of flaz-off (goal %s), %s of none; flaz-off: %s of none\n",
+				x(lz, off), goal(lz, off, g), x(lz, none), x(off, none)
+		}' $ROWS
+}
+
+# The logical-to-physical table's DRAM cost, from the flaz-lz4 main row's table_bytes (taken
+# after its measured pass, with the cache as full as it gets). Lines: total_extents x blocks
+# per extent x overbook / 100. A GiB of a large SSD holds 2^30 / (extent + its metadata)
+# extents, so the per-line cost extrapolates to any SSD size.
+table_size() {
+	say
+	say "L2P table (status table_bytes), extent_kib $EXTENT_KIB, overbook $OVERBOOK (defaults)"
+	awk -v ssd=$((S * 512)) -v ek=$EXTENT_KIB -v ob=$OVERBOOK \
+		-v goal=$GOAL_TABLE_MB_PER_GB -v paper=$PAPER_TABLE_MB_PER_GB '
+		$1 == "main" && $2 == "flaz-lz4" { tb = $5; ext = $6 }
+		END {
+			if (ext == "" || ext == "-" || tb == "" || tb == "-") {
+				print "::  no flaz-lz4 status (table refused?): nothing to report"; exit }
+			bpe = ek / 4; lines = ext * bpe * ob / 100
+			printf "::  bench SSD %d MiB: %d extents (%.1f MiB data), %d lines\n",
+				ssd / 1048576, ext, ext * ek / 1024, lines
+			if (tb + 0 <= 0) {
+				print "::  table_bytes=0: the module does not report its table yet"; exit }
+			printf "::  table_bytes %d = %.2f MiB per GiB of SSD (%.2f MB per GB)\n",
+				tb, tb / ssd * 1024, tb / ssd * 1000
+			bpl = tb / lines
+			per_gib = 1073741824 / (ek * 1024 + bpe * ob / 100 * 8) * bpe * ob / 100
+			mb = bpl * per_gib / 1073741824 * 1000	# MB of table per GB of SSD
+			printf "::  per line %.2f bytes; any SSD (%d lines per GiB): %.2f MiB per GiB (%.2f MB per GB)\n",
+				bpl, per_gib, bpl * per_gib / 1048576, mb
+			printf "::  target <= %s MB per GB: %s; FlaZ paper: %s MB per GB\n",
+				goal, mb <= goal ? "met" : "not met", paper
+		}' $ROWS
 }
 
 for m in dm-delay dm-cache dm-cache-smq dm-flaz; do modprobe $m; done
 N=$(blockdev --getsz $HDD)
 S=$(blockdev --getsz $SSD)
 dmsetup create slowhdd --table "0 $N delay $HDD 0 $DELAY_MS"
-say "HDD: 512 MiB file + dm-delay ${DELAY_MS} ms; SSD: 128 MiB file; working set ${WSET_MIB} MiB"
+say "HDD: 512 MiB file + dm-delay ${DELAY_MS} ms; SSD: 128 MiB file"
 say "data: fio buffer_compress_percentage=50 (2:1 compressible); reads: 4 KiB zipf:1.2, iodepth 8"
-say "each cache is warmed for ${WARM_S} s, then measured for ${RUN_S} s"
+say "each row: warmed for ${WARM_S} s, then measured for ${RUN_S} s (short, to fit TCG); CPU s/GiB"
+say "covers the measured pass only; ratio and cachedMiB are flaz's status after it"
 fio --name=fill --filename=$HDD --rw=write --bs=1M --size=${WSET_MIB}M --direct=1 \
 	--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
-say
-printf '::%-12s %6s %8s %9s %9s %10s\n' config "hit%" IOPS "p50(us)" "p99(us)" "CPUs/GiB"
-: >/tmp/iops
+: >$ROWS
 
-bench none /dev/mapper/slowhdd no_hits
+header "main: working set ${WSET_MIB} MiB (2x the SSD)"
+bench main none /dev/mapper/slowhdd $WSET_MIB no_hits
 
 # dm-cache: 8 MiB of the SSD for metadata, the rest for 32 KiB cache blocks.
 dmsetup create cmeta --table "0 16384 linear $SSD 0"
@@ -79,20 +198,26 @@ dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
 dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
 dmsetup create cached --table \
 	"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata /dev/mapper/slowhdd 64 1 writethrough smq 0"
-bench dm-cache /dev/mapper/cached dmcache_hits
+bench main dm-cache /dev/mapper/cached $WSET_MIB dmcache_hits
 dmsetup remove cached
 dmsetup remove cdata
 dmsetup remove cmeta
 
-dmsetup create vol --table "0 $N flaz /dev/mapper/slowhdd $SSD 0"
-bench flaz /dev/mapper/vol flaz_hits
-dmsetup remove vol
-dmsetup remove slowhdd
+for c in $CODECS; do
+	flaz_bench main "flaz-$c" $WSET_MIB compressor $c
+done
+flaz_bench main flaz-off $WSET_MIB compressor lz4 compress_min_saving 100
+main_ratios
 
-say
-awk '$1 == "none" {n = $2} $1 == "dm-cache" {d = $2} $1 == "flaz" {f = $2}
-	END {
-		if (n > 0) printf "::IOPS vs no cache: dm-cache %.2fx, flaz %.2fx\n", d / n, f / n
-		if (d > 0) printf "::flaz vs dm-cache: %.2fx IOPS\n", f / d
-	}' /tmp/iops
-say "flaz does not cache yet (issue 3): its row is the HDD path through the target."
+# Half the SSD's data area (total_extents x extent_kib), the start of the same data.
+ext=$(awk '$1 == "main" && $6 != "-" { print $6; exit }' $ROWS)
+FITS_MIB=$((S / 2048 / 2))
+[ -z "$ext" ] || FITS_MIB=$((ext * EXTENT_KIB / 1024 / 2))
+header "fits: working set ${FITS_MIB} MiB (half the SSD's data area)"
+bench fits none /dev/mapper/slowhdd $FITS_MIB no_hits
+flaz_bench fits flaz-lz4 $FITS_MIB compressor lz4
+flaz_bench fits flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
+fits_ratios
+
+dmsetup remove slowhdd
+table_size
