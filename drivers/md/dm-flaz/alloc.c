@@ -24,6 +24,9 @@ struct flaz_alloc {
 
 static void ring_push(struct ring *r, u32 nr, u32 id)
 {
+	/* an extent freed or written twice would overwrite the oldest */
+	if (WARN_ON_ONCE(r->count == nr))
+		return;
 	r->ids[(r->head + r->count) % nr] = id;
 	r->count++;
 }

@@ -132,6 +132,7 @@ static void set_raw(struct flaz_l2p *t, u64 line, u64 v)
 	u32 shift = bit % 64;
 	u64 mask = GENMASK_ULL(t->bits - 1, 0);
 
+	v &= mask;	/* a field wider than its slot must not reach the next line */
 	w[0] = (w[0] & ~(mask << shift)) | (v << shift);
 	if (shift + t->bits > 64)
 		w[1] = (w[1] & ~(mask >> (64 - shift))) | (v >> (64 - shift));
