@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the on-SSD layout: size boundaries, alignment, metadata room.
+ * KUnit tests for the on-SSD layout: size boundaries, alignment, metadata room;
+ * and for the slots and extents written into it: round trips, every rejection, and
+ * an extent packed exactly full.
  */
 #include <kunit/test.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "format.h"
 
@@ -73,11 +77,375 @@ static void geometry_overhead_large(struct kunit *test)
 	KUNIT_EXPECT_GE(test, g.nr_extents * g.extent_sectors * 100, tib * 99);
 }
 
+#define TEST_EXTENT_BYTES	(32U << 10)
+#define TEST_CODEC		2
+
+static void fill_payload(u8 *p, u32 len, u32 salt)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(i * 31 + salt * 7 + (i >> 8));
+}
+
+/* Encode a slot at @slot with a patterned payload; returns its info. */
+static struct flaz_slot_info put_slot(u8 *slot, u64 block, u64 seq, u32 len, u8 flags)
+{
+	struct flaz_slot_info info = {
+		.block = block, .seq = seq, .line = (u32)block ^ 0x5a5a,
+		.len = len, .flags = flags, .codec = TEST_CODEC,
+	};
+
+	fill_payload(slot + sizeof(struct flaz_slot_hdr), len, (u32)seq);
+	flaz_slot_encode(slot, &info);
+	return info;
+}
+
+static void slot_bytes_boundaries(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sizeof(struct flaz_slot_hdr), (size_t)32);
+	KUNIT_EXPECT_EQ(test, sizeof(struct flaz_extent_hdr), (size_t)32);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(1), 64U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(31), 64U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(32), 64U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(33), 96U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(4064), 4096U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(4065), 4128U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(4095), 4128U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(FLAZ_BLOCK_SIZE), 4128U);
+	KUNIT_EXPECT_EQ(test, flaz_slot_bytes(FLAZ_BLOCK_SIZE), FLAZ_MAX_SLOT_BYTES);
+}
+
+/* Compressed lengths 1 and 4095 and a raw block survive encode and decode. */
+static void slot_round_trip(struct kunit *test)
+{
+	static const struct { u32 len; u8 flags; } cases[] = {
+		{ 1, 0 }, { 32, 0 }, { 33, 0 }, { 4095, 0 }, { FLAZ_BLOCK_SIZE, FLAZ_SLOT_RAW },
+	};
+	struct flaz_slot_info in, out;
+	u8 *slot;
+	u32 i;
+
+	slot = kunit_kzalloc(test, FLAZ_MAX_SLOT_BYTES, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, slot);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		u32 len = cases[i].len, bytes = flaz_slot_bytes(len);
+
+		in = put_slot(slot, 0xfedcba9876543210ULL + i, 0x0123456789abcdefULL, len,
+			      cases[i].flags);
+		KUNIT_EXPECT_EQ(test, in.bytes, bytes);
+		memset(&out, 0xa5, sizeof(out));
+		KUNIT_ASSERT_EQ_MSG(test, flaz_slot_decode(slot, bytes, &out), 0, "len %u", len);
+		KUNIT_EXPECT_EQ(test, out.block, in.block);
+		KUNIT_EXPECT_EQ(test, out.seq, in.seq);
+		KUNIT_EXPECT_EQ(test, out.line, in.line);
+		KUNIT_EXPECT_EQ(test, out.len, len);
+		KUNIT_EXPECT_EQ(test, out.bytes, bytes);
+		KUNIT_EXPECT_EQ(test, out.flags, cases[i].flags);
+		KUNIT_EXPECT_EQ(test, out.codec, (u8)TEST_CODEC);
+		/* More readable bytes than the slot needs are fine; one short is not. */
+		KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, FLAZ_MAX_SLOT_BYTES, &out), 0);
+		KUNIT_EXPECT_EQ_MSG(test, flaz_slot_decode(slot, bytes - 1, &out), -EILSEQ,
+				    "len %u", len);
+	}
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, 0, &out), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, sizeof(struct flaz_slot_hdr) - 1, &out),
+			-EILSEQ);
+}
+
+/* Any one flipped byte of the header or of the payload is caught. */
+static void slot_checksum(struct kunit *test)
+{
+	static const u32 lens[] = { 1, 100, FLAZ_BLOCK_SIZE };
+	struct flaz_slot_info out;
+	u32 i, k, len, pos[3];
+	u8 *slot;
+
+	slot = kunit_kzalloc(test, FLAZ_MAX_SLOT_BYTES, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, slot);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		len = lens[i];
+		put_slot(slot, 77, 5, len, len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0);
+		KUNIT_ASSERT_EQ(test, flaz_slot_decode(slot, FLAZ_MAX_SLOT_BYTES, &out), 0);
+		for (k = 0; k < sizeof(struct flaz_slot_hdr); k++) {
+			slot[k] ^= 0x10;
+			KUNIT_EXPECT_EQ_MSG(test, flaz_slot_decode(slot, FLAZ_MAX_SLOT_BYTES, &out),
+					    -EILSEQ, "len %u header byte %u", len, k);
+			slot[k] ^= 0x10;
+		}
+		pos[0] = 0;
+		pos[1] = len / 2;
+		pos[2] = len - 1;
+		for (k = 0; k < ARRAY_SIZE(pos); k++) {
+			slot[sizeof(struct flaz_slot_hdr) + pos[k]] ^= 0x01;
+			KUNIT_EXPECT_EQ_MSG(test, flaz_slot_decode(slot, FLAZ_MAX_SLOT_BYTES, &out),
+					    -EILSEQ, "len %u payload byte %u", len, pos[k]);
+			slot[sizeof(struct flaz_slot_hdr) + pos[k]] ^= 0x01;
+		}
+		KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, FLAZ_MAX_SLOT_BYTES, &out), 0);
+	}
+}
+
+/*
+ * Headers with a valid checksum but impossible contents: bad magic, length 0 or
+ * above a block, a raw slot that is not a whole block, an unknown flag.
+ */
+static void slot_bad_fields(struct kunit *test)
+{
+	struct flaz_slot_hdr *h;
+	struct flaz_slot_info out;
+	u32 avail = 2 * FLAZ_MAX_SLOT_BYTES;
+	u8 *slot;
+
+	slot = kunit_kzalloc(test, avail, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, slot);
+	h = (struct flaz_slot_hdr *)slot;
+
+	put_slot(slot, 1, 1, 100, 0);
+	h->magic = cpu_to_le32(FLAZ_EXTENT_MAGIC);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	h->magic = 0;
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+
+	put_slot(slot, 1, 1, 0, 0);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE + 1, 0);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE + 32, 0);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, 0);	/* a 4096-byte "compressed" slot */
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), 0);
+
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE - 1, FLAZ_SLOT_RAW);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, 1, FLAZ_SLOT_RAW);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+
+	put_slot(slot, 1, 1, 100, 0x02);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, 100, 0x80);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, FLAZ_SLOT_RAW | 0x02);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, FLAZ_SLOT_RAW);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), 0);
+}
+
+/* What a test extent holds: one entry per slot, in order. */
+struct test_extent {
+	u8 *data;
+	u32 nr;
+	u32 off[TEST_EXTENT_BYTES / 64];
+	struct flaz_slot_info info[TEST_EXTENT_BYTES / 64];
+};
+
+/*
+ * Pack slots of assorted lengths, one of them raw, so they fill the extent
+ * exactly; the last slot takes what is left. Returns the bytes used.
+ */
+static u32 build_full_extent(struct kunit *test, struct test_extent *t, u32 extent)
+{
+	static const u32 lens[] = { 1, FLAZ_BLOCK_SIZE, 100, 2000, 33, 4095, 31, 3000, 32 };
+	u32 used = sizeof(struct flaz_extent_hdr), left, len;
+	u8 flags;
+
+	t->nr = 0;
+	while ((left = TEST_EXTENT_BYTES - used) != 0) {
+		flags = 0;
+		if (left <= FLAZ_MAX_SLOT_BYTES) {
+			len = left - sizeof(struct flaz_slot_hdr);
+			/* One byte more would not fit. */
+			KUNIT_EXPECT_GT(test, used + flaz_slot_bytes(len + 1), TEST_EXTENT_BYTES);
+		} else {
+			len = lens[t->nr % ARRAY_SIZE(lens)];
+			if (left - flaz_slot_bytes(len) == FLAZ_SLOT_ALIGN)
+				len = 1;	/* 32 bytes left would hold no slot */
+		}
+		if (len == FLAZ_BLOCK_SIZE)
+			flags = FLAZ_SLOT_RAW;
+		t->off[t->nr] = used;
+		t->info[t->nr] = put_slot(t->data + used, 1000 + t->nr * 3, 50 + t->nr, len,
+					  flags);
+		used += t->info[t->nr].bytes;
+		t->nr++;
+	}
+	KUNIT_EXPECT_EQ(test, used, TEST_EXTENT_BYTES);
+	KUNIT_EXPECT_GT(test, used + flaz_slot_bytes(1), TEST_EXTENT_BYTES);
+	flaz_extent_encode(t->data, 999, extent, used, t->nr);
+	return used;
+}
+
+static struct test_extent *alloc_extent(struct kunit *test)
+{
+	struct test_extent *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->data = kunit_kzalloc(test, TEST_EXTENT_BYTES, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t->data);
+	return t;
+}
+
+/* A full extent decodes, and its walk yields every slot in order, then ends. */
+static void extent_full_walk(struct kunit *test)
+{
+	struct test_extent *t = alloc_extent(test);
+	struct flaz_slot_info info;
+	u32 used, nr, off = 0, i = 0, raw = 0;
+	int r;
+
+	build_full_extent(test, t, 7);
+	KUNIT_ASSERT_GE(test, t->nr, 9U);
+	KUNIT_ASSERT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 7, &used, &nr), 0);
+	KUNIT_EXPECT_EQ(test, used, TEST_EXTENT_BYTES);
+	KUNIT_EXPECT_EQ(test, nr, t->nr);
+	while ((r = flaz_extent_next(t->data, used, &off, &info)) == 1) {
+		KUNIT_ASSERT_LT(test, i, t->nr);
+		KUNIT_EXPECT_EQ(test, off, t->off[i] + t->info[i].bytes);
+		KUNIT_EXPECT_EQ(test, info.block, t->info[i].block);
+		KUNIT_EXPECT_EQ(test, info.seq, t->info[i].seq);
+		KUNIT_EXPECT_EQ(test, info.line, t->info[i].line);
+		KUNIT_EXPECT_EQ(test, info.len, t->info[i].len);
+		KUNIT_EXPECT_EQ(test, info.bytes, t->info[i].bytes);
+		KUNIT_EXPECT_EQ(test, info.flags, t->info[i].flags);
+		raw += !!(info.flags & FLAZ_SLOT_RAW);
+		i++;
+	}
+	KUNIT_EXPECT_EQ(test, r, 0);
+	KUNIT_EXPECT_EQ(test, i, t->nr);
+	KUNIT_EXPECT_EQ(test, off, TEST_EXTENT_BYTES);
+	KUNIT_EXPECT_GE(test, raw, 1U);
+	/* Walking on from the end stays at the end. */
+	KUNIT_EXPECT_EQ(test, flaz_extent_next(t->data, used, &off, &info), 0);
+
+	/* An extent with no slots: the header alone. */
+	flaz_extent_encode(t->data, 1, 3, sizeof(struct flaz_extent_hdr), 0);
+	KUNIT_ASSERT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 3, &used, &nr), 0);
+	KUNIT_EXPECT_EQ(test, used, (u32)sizeof(struct flaz_extent_hdr));
+	KUNIT_EXPECT_EQ(test, nr, 0U);
+	off = 0;
+	KUNIT_EXPECT_EQ(test, flaz_extent_next(t->data, used, &off, &info), 0);
+}
+
+/* The smallest extent cannot hold a raw block: its largest slot is 4032 bytes of payload. */
+static void extent_small_fit(struct kunit *test)
+{
+	u32 ext = FLAZ_MIN_EXTENT_KIB << 10, hdr = sizeof(struct flaz_extent_hdr);
+	u32 used, nr, off = 0;
+	struct flaz_slot_info info;
+	u8 *data;
+
+	KUNIT_EXPECT_GT(test, hdr + flaz_slot_bytes(FLAZ_BLOCK_SIZE), ext);
+	KUNIT_EXPECT_EQ(test, hdr + flaz_slot_bytes(ext - 2 * hdr), ext);
+	KUNIT_EXPECT_GT(test, hdr + flaz_slot_bytes(ext - 2 * hdr + 1), ext);
+
+	data = kunit_kzalloc(test, ext, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	put_slot(data + hdr, 42, 43, ext - 2 * hdr, 0);
+	flaz_extent_encode(data, 44, 0, ext, 1);
+	KUNIT_ASSERT_EQ(test, flaz_extent_decode(data, ext, 0, &used, &nr), 0);
+	KUNIT_EXPECT_EQ(test, flaz_extent_next(data, used, &off, &info), 1);
+	KUNIT_EXPECT_EQ(test, info.block, 42ULL);
+	KUNIT_EXPECT_EQ(test, info.len, ext - 2 * hdr);
+	KUNIT_EXPECT_EQ(test, flaz_extent_next(data, used, &off, &info), 0);
+}
+
+/* Wrong extent number, a damaged header, an impossible `used`: all refused. */
+static void extent_bad_header(struct kunit *test)
+{
+	struct test_extent *t = alloc_extent(test);
+	u32 used, nr, k, hdr = sizeof(struct flaz_extent_hdr);
+
+	build_full_extent(test, t, 5);
+	KUNIT_ASSERT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr), 0);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 4, &used, &nr),
+			-EILSEQ);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 6, &used, &nr),
+			-EILSEQ);
+	/* Too small an extent for what the header says it holds. */
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES - 32, 5, &used, &nr),
+			-EILSEQ);
+
+	for (k = 0; k < hdr; k++) {
+		t->data[k] ^= 0x04;
+		KUNIT_EXPECT_EQ_MSG(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used,
+							     &nr), -EILSEQ, "header byte %u", k);
+		t->data[k] ^= 0x04;
+	}
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr), 0);
+
+	/* Valid checksums over bad values of `used`. */
+	flaz_extent_encode(t->data, 1, 5, TEST_EXTENT_BYTES - 1, 1);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr),
+			-EILSEQ);
+	flaz_extent_encode(t->data, 1, 5, hdr + 16, 1);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr),
+			-EILSEQ);
+	flaz_extent_encode(t->data, 1, 5, TEST_EXTENT_BYTES + FLAZ_SLOT_ALIGN, 1);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr),
+			-EILSEQ);
+	flaz_extent_encode(t->data, 1, 5, 0, 0);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr),
+			-EILSEQ);
+	flaz_extent_encode(t->data, 1, 5, hdr - FLAZ_SLOT_ALIGN / 2, 0);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr),
+			-EILSEQ);
+	flaz_extent_encode(t->data, 1, 5, TEST_EXTENT_BYTES, 1);
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data, TEST_EXTENT_BYTES, 5, &used, &nr), 0);
+
+	/* A slot header is not an extent header. */
+	KUNIT_EXPECT_EQ(test, flaz_extent_decode(t->data + hdr, TEST_EXTENT_BYTES - hdr, 5,
+						 &used, &nr), -EILSEQ);
+}
+
+/*
+ * The walk stops with -EILSEQ at a damaged slot in the middle, and at a last slot
+ * that runs past `used`; the slots before are still returned.
+ */
+static void extent_damaged_slot(struct kunit *test)
+{
+	struct test_extent *t = alloc_extent(test);
+	struct flaz_slot_info info;
+	u32 used, off, i, mid;
+	int r;
+
+	used = build_full_extent(test, t, 9);
+	mid = t->nr / 2;
+	t->data[t->off[mid] + sizeof(struct flaz_slot_hdr) + t->info[mid].len - 1] ^= 0x80;
+	off = 0;
+	for (i = 0; (r = flaz_extent_next(t->data, used, &off, &info)) == 1; i++)
+		KUNIT_EXPECT_EQ(test, info.block, t->info[i].block);
+	KUNIT_EXPECT_EQ(test, r, -EILSEQ);
+	KUNIT_EXPECT_EQ(test, i, mid);
+	KUNIT_EXPECT_EQ(test, off, t->off[mid]);
+	/* Asked again, it stays there. */
+	KUNIT_EXPECT_EQ(test, flaz_extent_next(t->data, used, &off, &info), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, off, t->off[mid]);
+
+	/* Undamaged, but `used` one alignment unit short of the last slot's end. */
+	t->data[t->off[mid] + sizeof(struct flaz_slot_hdr) + t->info[mid].len - 1] ^= 0x80;
+	used -= FLAZ_SLOT_ALIGN;
+	off = 0;
+	i = 0;
+	while ((r = flaz_extent_next(t->data, used, &off, &info)) == 1)
+		i++;
+	KUNIT_EXPECT_EQ(test, r, -EILSEQ);
+	KUNIT_EXPECT_EQ(test, i, t->nr - 1);
+	KUNIT_EXPECT_EQ(test, off, t->off[t->nr - 1]);
+}
+
 static struct kunit_case flaz_format_cases[] = {
 	KUNIT_CASE(geometry_min_boundary),
 	KUNIT_CASE(geometry_bad_params),
 	KUNIT_CASE(geometry_layout_invariants),
 	KUNIT_CASE(geometry_overhead_large),
+	KUNIT_CASE(slot_bytes_boundaries),
+	KUNIT_CASE(slot_round_trip),
+	KUNIT_CASE(slot_checksum),
+	KUNIT_CASE(slot_bad_fields),
+	KUNIT_CASE(extent_full_walk),
+	KUNIT_CASE(extent_small_fit),
+	KUNIT_CASE(extent_bad_header),
+	KUNIT_CASE(extent_damaged_slot),
 	{}
 };
 

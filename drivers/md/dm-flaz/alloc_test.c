@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for extent allocation and the reclaim choice: FIFO free extents,
+ * written extents taken oldest first across ring wrap-around, and how many
+ * extents reclaim frees at the watermark boundaries.
+ */
+#include <kunit/test.h>
+#include <linux/limits.h>
+#include <linux/math64.h>
+#include <linux/string.h>
+
+#include "flaz.h"
+
+static void destroy_action(void *a)
+{
+	flaz_alloc_destroy(a);
+}
+
+static struct flaz_alloc *create(struct kunit *test, u32 nr)
+{
+	struct flaz_alloc *a = flaz_alloc_create(nr);
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_action, a), 0);
+	return a;
+}
+
+/* Free extents come out in order, then -ENOSPC; put ones go to the back. */
+static void alloc_fifo(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 5);
+	u32 i, id;
+
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 5U);
+	for (i = 0; i < 5; i++) {
+		id = ~0U;
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+		KUNIT_EXPECT_EQ(test, id, i);
+		KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 4 - i);
+	}
+	id = 1234;
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, id, 1234U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
+
+	flaz_alloc_put(a, 3);
+	flaz_alloc_put(a, 1);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 3U);
+	flaz_alloc_put(a, 4);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 1U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 4U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
+}
+
+/* Written extents come back oldest first, at most @max at a time. */
+static void alloc_take_oldest(struct kunit *test)
+{
+	static const u32 order[] = { 2, 0, 4, 3, 1 };
+	struct flaz_alloc *a = create(test, 5);
+	u32 ids[8], i, id;
+
+	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 0U);
+	for (i = 0; i < 5; i++)
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	for (i = 0; i < ARRAY_SIZE(order); i++)
+		flaz_alloc_written(a, order[i]);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 0), 0U);
+	memset(ids, 0xff, sizeof(ids));
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 2), 2U);
+	KUNIT_EXPECT_EQ(test, ids[0], 2U);
+	KUNIT_EXPECT_EQ(test, ids[1], 0U);
+	KUNIT_EXPECT_EQ(test, ids[2], ~0U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1), 1U);
+	KUNIT_EXPECT_EQ(test, ids[0], 4U);
+	/* Written after the others were taken: still behind the older ones. */
+	flaz_alloc_written(a, 0);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 3U);
+	KUNIT_EXPECT_EQ(test, ids[0], 3U);
+	KUNIT_EXPECT_EQ(test, ids[1], 1U);
+	KUNIT_EXPECT_EQ(test, ids[2], 0U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 0U);
+	/* Taking does not free: that is put's job. */
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
+	flaz_alloc_put(a, 2);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 1U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 2U);
+}
+
+/* Many cycles through both rings: order holds across wrap-around. */
+static void alloc_wrap(struct kunit *test)
+{
+	const u32 nr = 4;
+	struct flaz_alloc *a = create(test, nr);
+	u32 k, id, ids[4];
+
+	for (k = 0; k < 3 * nr + 1; k++) {
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+		KUNIT_EXPECT_EQ(test, id, k % nr);
+		flaz_alloc_written(a, id);
+		KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, nr), 1U);
+		KUNIT_EXPECT_EQ(test, ids[0], id);
+		flaz_alloc_put(a, id);
+		KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), nr);
+	}
+	/* All written at once, in reverse, from a wrapped ring. */
+	for (k = 0; k < nr; k++)
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &ids[k]), 0);
+	for (k = 0; k < nr; k++)
+		flaz_alloc_written(a, ids[nr - 1 - k]);
+	memset(ids, 0, sizeof(ids));
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, nr), nr);
+	for (k = 0; k < nr; k++)
+		KUNIT_EXPECT_EQ(test, ids[k], (nr + 1 + (nr - 1 - k)) % nr);
+}
+
+/* None while at the low watermark; below it, enough to reach the high one. */
+static void reclaim_count_boundaries(struct kunit *test)
+{
+	/* total 100, low 10%, high 20% */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 100, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(11, 100, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 100, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 100, 10, 20), 11U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 100, 10, 20), 19U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 100, 10, 20), 20U);
+	/* low == high */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 100, 10, 10), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 100, 10, 10), 1U);
+	/* total 1000 */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 1000, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(99, 1000, 10, 20), 101U);
+	/* the whole cache */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 100, 100, 100), 100U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(99, 100, 100, 100), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 100, 100, 100), 0U);
+	/* no overflow in total * percent */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX - 1, U32_MAX, 100, 100), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX, U32_MAX, 100, 100), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, U32_MAX, 10, 20),
+			(u32)div_u64((u64)U32_MAX * 20, 100));
+}
+
+/* Few extents: the percentages round down, and an empty cache still reclaims. */
+static void reclaim_count_small(struct kunit *test)
+{
+	/* 16 extents: low 10% = 1.6 -> 1, high 20% = 3.2 -> 3 */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(2, 16, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 16, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 10, 20), 3U);
+	/* 1% of 16 is 0: nothing to do while anything is free... */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 16, 1, 1), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 16, 1, 5), 0U);
+	/* ...but with nothing free, at least one extent */
+	KUNIT_EXPECT_GE(test, flaz_reclaim_count(0, 16, 1, 1), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 1, 1), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 0, 0), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 1, 20), 3U);
+	/* 16 extents, 50%: exactly 8 */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(8, 16, 50, 50), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(7, 16, 50, 50), 1U);
+}
+
+static struct kunit_case flaz_alloc_cases[] = {
+	KUNIT_CASE(alloc_fifo),
+	KUNIT_CASE(alloc_take_oldest),
+	KUNIT_CASE(alloc_wrap),
+	KUNIT_CASE(reclaim_count_boundaries),
+	KUNIT_CASE(reclaim_count_small),
+	{}
+};
+
+static struct kunit_suite flaz_alloc_suite = {
+	.name = "flaz_alloc",
+	.test_cases = flaz_alloc_cases,
+};
+kunit_test_suite(flaz_alloc_suite);

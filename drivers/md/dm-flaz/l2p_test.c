@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the packed logical-to-physical table: field packing across u64
+ * words at maximal values, tag matching (whole and cut), zero entries, usage
+ * accounting, dropping by victim extent, and the table's size.
+ */
+#include <kunit/test.h>
+#include <linux/bitmap.h>
+#include <linux/err.h>
+#include <linux/math64.h>
+
+#include "flaz.h"
+#include "format.h"
+
+/* A geometry and what its entries must cost, worked out by hand. */
+struct l2p_geo {
+	u64 lines, exts;
+	u32 extent_bytes;
+	u64 hdd_blocks;
+	u32 bits, tag_bits;
+	bool zero_fits;
+	u64 bytes;
+};
+
+static const struct l2p_geo geos[] = {
+	/* 8 + log2(32K/32)=10 + bits(15)=4 + bits(1599/200=7)=3 */
+	{ 200, 16, 32 << 10, 200 * 8, 25, 3, true, 4 * 25 * 8 },
+	/* 8 + 7 + bits(999)=10 + bits(4095)=12 */
+	{ 130, 1000, 4 << 10, 130 * 4096, 37, 12, true, 3 * 37 * 8 },
+	/* 8 + 13 + 20 + min(bits((2^40-1)/100)=34, 12): the whole tag fits in 45 bits */
+	{ 100, 1 << 20, 256 << 10, 1ULL << 40, 53, 12, true, 2 * 53 * 8 },
+	/* 8 + 10 + 4 + min(bits((2^40-1)/1000)=31, 12): it does not fit in 26 */
+	{ 1000, 16, 32 << 10, 1ULL << 40, 34, 12, false, 16 * 34 * 8 },
+	/* exactly 64 lines: one group */
+	{ 64, 16, 32 << 10, 64, 23, 1, true, 1 * 23 * 8 },
+	/* 65 lines: two groups; 8 + 10 + bits(16)=5 + bits(129/65=1)=1 */
+	{ 65, 17, 32 << 10, 65 * 2, 24, 1, true, 2 * 24 * 8 },
+};
+
+static void destroy_action(void *t)
+{
+	flaz_l2p_destroy(t);
+}
+
+static struct flaz_l2p *create(struct kunit *test, u64 lines, u64 exts, u32 extent_bytes,
+			       u64 hdd_blocks)
+{
+	struct flaz_l2p *t = flaz_l2p_create(lines, exts, extent_bytes, hdd_blocks);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(t));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_action, t), 0);
+	return t;
+}
+
+static struct flaz_l2p *create_geo(struct kunit *test, const struct l2p_geo *g)
+{
+	return create(test, g->lines, g->exts, g->extent_bytes, g->hdd_blocks);
+}
+
+static void set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+		struct flaz_entry *old)
+{
+	u64 line = flaz_l2p_line(t, block);
+	struct flaz_entry tmp;
+
+	flaz_l2p_lock(t, line);
+	flaz_l2p_set(t, block, e, old ? old : &tmp);
+	flaz_l2p_unlock(t, line);
+}
+
+static void get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
+{
+	flaz_l2p_lock(t, line);
+	flaz_l2p_get(t, line, e);
+	flaz_l2p_unlock(t, line);
+}
+
+static bool lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e)
+{
+	u64 line = flaz_l2p_line(t, block);
+	bool hit;
+
+	flaz_l2p_lock(t, line);
+	hit = flaz_l2p_lookup(t, block, e);
+	flaz_l2p_unlock(t, line);
+	return hit;
+}
+
+static struct flaz_entry slot(u32 ext, u32 off, u32 bytes)
+{
+	struct flaz_entry e = { .kind = FLAZ_ENTRY_SLOT, .ext = ext, .off = off, .bytes = bytes };
+
+	return e;
+}
+
+static const struct flaz_entry zero = { .kind = FLAZ_ENTRY_ZERO };
+static const struct flaz_entry none = { .kind = FLAZ_ENTRY_NONE };
+
+/* What flaz_l2p_get() must return for @e stored for a block with tag @tag. */
+static struct flaz_entry stored(const struct flaz_entry *e, u64 tag, u32 tag_bits)
+{
+	struct flaz_entry s = { .kind = e->kind };
+
+	if (e->kind == FLAZ_ENTRY_SLOT) {
+		s = *e;
+		s.tag = tag & GENMASK_ULL(tag_bits - 1, 0);
+	} else if (e->kind == FLAZ_ENTRY_ZERO) {
+		s.tag = tag;
+	}
+	return s;
+}
+
+#define EXPECT_ENTRY(test, got, want, line) do {				\
+	KUNIT_EXPECT_EQ_MSG(test, (got).kind, (want).kind, "line %llu", line);	\
+	KUNIT_EXPECT_EQ_MSG(test, (got).ext, (want).ext, "line %llu", line);	\
+	KUNIT_EXPECT_EQ_MSG(test, (got).off, (want).off, "line %llu", line);	\
+	KUNIT_EXPECT_EQ_MSG(test, (got).bytes, (want).bytes, "line %llu", line);	\
+	KUNIT_EXPECT_EQ_MSG(test, (got).tag, (want).tag, "line %llu", line);	\
+} while (0)
+
+/* Every line's entry against @want; returns how many differ. */
+static u64 check_all(struct kunit *test, struct flaz_l2p *t, const struct l2p_geo *g,
+		     const struct flaz_entry *want)
+{
+	struct flaz_entry e;
+	u64 line, bad = 0;
+
+	for (line = 0; line < g->lines; line++) {
+		get(t, line, &e);
+		if (e.kind != want[line].kind || e.ext != want[line].ext ||
+		    e.off != want[line].off || e.bytes != want[line].bytes ||
+		    e.tag != want[line].tag) {
+			if (!bad)
+				EXPECT_ENTRY(test, e, want[line], line);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* A different entry per line, tags spread over the whole range. */
+static void fill_pattern(struct flaz_l2p *t, const struct l2p_geo *g, struct flaz_entry *want)
+{
+	u64 max_tag = div64_u64(g->hdd_blocks - 1, g->lines), line, tag;
+	u32 units = g->extent_bytes / FLAZ_SLOT_ALIGN;
+	struct flaz_entry e;
+
+	for (line = 0; line < g->lines; line++) {
+		div64_u64_rem(line * 2654435761ULL, max_tag + 1, &tag);
+		if (g->zero_fits && line % 5 == 4)
+			e = zero;
+		else
+			e = slot(line % g->exts, (u32)(line * 37 % units) * FLAZ_SLOT_ALIGN,
+				 (u32)(line % 129 + 1) * FLAZ_SLOT_ALIGN);
+		if (line + tag * g->lines >= g->hdd_blocks)
+			tag = 0;
+		set(t, line + tag * g->lines, &e, NULL);
+		want[line] = stored(&e, tag, g->tag_bits);
+	}
+}
+
+/*
+ * The largest tag of a block in @line within the disk; for a slot (@cut), the
+ * largest whose stored bits are all ones where the tag is cut.
+ */
+static u64 big_tag(const struct l2p_geo *g, u64 line, bool cut)
+{
+	u64 mask = GENMASK_ULL(g->tag_bits - 1, 0);
+	u64 t = div64_u64(g->hdd_blocks - 1, g->lines);
+
+	if (line + t * g->lines >= g->hdd_blocks)
+		t--;
+	if (cut && ((t + 1) & ~mask))
+		t = ((t + 1) & ~mask) - 1;
+	return t;
+}
+
+/*
+ * Entries at the first line, at both sides of a 64-line group, at a line that
+ * straddles two words and at the last line, with every field at its maximum,
+ * then as zero entries with the largest tag, then emptied: each time every other
+ * line keeps its entry.
+ */
+static void l2p_packing(struct kunit *test)
+{
+	u32 i, k;
+
+	for (i = 0; i < ARRAY_SIZE(geos); i++) {
+		const struct l2p_geo *g = &geos[i];
+		struct flaz_l2p *t = create_geo(test, g);
+		u64 lines[] = { 0, 2, 63, 64, g->lines / 2 + 1, g->lines - 2, g->lines - 1 };
+		struct flaz_entry *want, e, old, big;
+
+		want = kunit_kcalloc(test, g->lines, sizeof(*want), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, want);
+		KUNIT_EXPECT_EQ_MSG(test, flaz_l2p_bytes(t), g->bytes, "geometry %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, flaz_l2p_zero_fits(t), g->zero_fits, "geometry %u", i);
+		KUNIT_EXPECT_EQ(test, check_all(test, t, g, want), 0ULL);
+		fill_pattern(t, g, want);
+		KUNIT_ASSERT_EQ_MSG(test, check_all(test, t, g, want), 0ULL, "geometry %u", i);
+
+		big = slot(g->exts - 1, g->extent_bytes - FLAZ_SLOT_ALIGN, FLAZ_MAX_SLOT_BYTES);
+		for (k = 0; k < ARRAY_SIZE(lines); k++) {
+			u64 line = lines[k], tag = big_tag(g, line, true);
+
+			if (line >= g->lines)
+				continue;
+			KUNIT_ASSERT_LT(test, line + tag * g->lines, g->hdd_blocks);
+			set(t, line + tag * g->lines, &big, &old);
+			EXPECT_ENTRY(test, old, want[line], line);
+			want[line] = stored(&big, tag, g->tag_bits);
+			get(t, line, &e);
+			EXPECT_ENTRY(test, e, want[line], line);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, check_all(test, t, g, want), 0ULL, "geometry %u", i);
+
+		for (k = 0; g->zero_fits && k < ARRAY_SIZE(lines); k++) {
+			u64 line = lines[k], tag = big_tag(g, line, false);
+
+			if (line >= g->lines)
+				continue;
+			set(t, line + tag * g->lines, &zero, NULL);
+			want[line] = stored(&zero, tag, g->tag_bits);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, check_all(test, t, g, want), 0ULL, "geometry %u", i);
+
+		for (k = 0; k < ARRAY_SIZE(lines); k++) {
+			if (lines[k] >= g->lines)
+				continue;
+			set(t, lines[k], &none, NULL);
+			want[lines[k]] = none;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, check_all(test, t, g, want), 0ULL, "geometry %u", i);
+	}
+}
+
+/* Tags not cut: a slot or zero entry answers for its block and no other. */
+static void l2p_lookup_exact(struct kunit *test)
+{
+	const u64 lines = 100;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, lines * 16);
+	struct flaz_entry e, old, s = slot(3, 4096, 160);
+
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_zero_fits(t));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_line(t, 5 + 2 * lines), 5ULL);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5, &e));
+	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_NONE);
+
+	set(t, 5 + 2 * lines, &s, &old);
+	KUNIT_EXPECT_EQ(test, old.kind, FLAZ_ENTRY_NONE);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 5 + 2 * lines, &e));
+	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_SLOT);
+	KUNIT_EXPECT_EQ(test, e.ext, 3U);
+	KUNIT_EXPECT_EQ(test, e.off, 4096U);
+	KUNIT_EXPECT_EQ(test, e.bytes, 160U);
+	KUNIT_EXPECT_EQ(test, e.tag, 2ULL);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5 + lines, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5 + 3 * lines, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5 + 15 * lines, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 4 + 2 * lines, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 6 + 2 * lines, &e));
+
+	/* Another block of the line replaces it; the old entry comes back. */
+	set(t, 5, &zero, &old);
+	KUNIT_EXPECT_EQ(test, old.kind, FLAZ_ENTRY_SLOT);
+	KUNIT_EXPECT_EQ(test, old.ext, 3U);
+	KUNIT_EXPECT_EQ(test, old.off, 4096U);
+	KUNIT_EXPECT_EQ(test, old.bytes, 160U);
+	KUNIT_EXPECT_EQ(test, old.tag, 2ULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 5, &e));
+	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_ZERO);
+	KUNIT_EXPECT_EQ(test, e.tag, 0ULL);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5 + 2 * lines, &e));
+
+	set(t, 7 + lines, &zero, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 7 + lines, &e));
+	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_ZERO);
+	KUNIT_EXPECT_EQ(test, e.tag, 1ULL);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 7, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 7 + 2 * lines, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 8 + lines, &e));
+
+	/* The last block of the disk: the largest tag. */
+	set(t, lines * 16 - 1, &s, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, lines * 16 - 1, &e));
+	KUNIT_EXPECT_EQ(test, e.tag, 15ULL);
+	KUNIT_EXPECT_FALSE(test, lookup(t, lines - 1, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, lines * 15 - 1, &e));
+}
+
+/*
+ * A huge disk: tags cut to 12 bits, so a slot entry answers for every block
+ * 4096 * nr_lines apart (the slot header tells them apart), while a zero entry,
+ * where it fits, keeps the whole tag.
+ */
+static void l2p_tag_cut(struct kunit *test)
+{
+	const u64 lines = 1000, b = 123 + 5000 * lines, last = (1ULL << 40) - 1;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 1ULL << 40);
+	struct flaz_entry e, s = slot(15, (32 << 10) - 32, FLAZ_MAX_SLOT_BYTES);
+
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_zero_fits(t));
+	set(t, b, &s, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, b, &e));
+	KUNIT_EXPECT_EQ(test, e.tag, 5000ULL & 4095);
+	KUNIT_EXPECT_EQ(test, e.ext, 15U);
+	KUNIT_EXPECT_EQ(test, e.off, (32U << 10) - 32);
+	KUNIT_EXPECT_EQ(test, e.bytes, FLAZ_MAX_SLOT_BYTES);
+	KUNIT_EXPECT_TRUE(test, lookup(t, b + lines * 4096, &e));
+	KUNIT_EXPECT_TRUE(test, lookup(t, b - lines * 4096, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, b + lines, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, b + lines * 2048, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, b + 1, &e));
+
+	set(t, last, &s, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, last, &e));
+	KUNIT_EXPECT_EQ(test, e.tag, div64_u64(last, lines) & 4095);
+	KUNIT_EXPECT_TRUE(test, lookup(t, last - lines * 4096, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, last - lines, &e));
+
+	/* One line, 1 + 7 + 12 bits after the length: a 20-bit tag is the most that fits. */
+	t = create(test, 1, 2, 4 << 10, 1ULL << 20);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_zero_fits(t));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 28ULL * 8);
+	set(t, (1ULL << 20) - 1, &zero, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 20) - 1, &e));
+	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_ZERO);
+	KUNIT_EXPECT_EQ(test, e.tag, (1ULL << 20) - 1);
+	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 20) - 1 - 4096, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 20) - 2, &e));
+	s = slot(1, 4096 - 32, 64);
+	set(t, (1ULL << 20) - 1, &s, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 20) - 1, &e));
+	KUNIT_EXPECT_EQ(test, e.tag, 4095ULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 20) - 1 - 4096, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 20) - 2, &e));
+
+	t = create(test, 1, 2, 4 << 10, (1ULL << 20) + 1);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_zero_fits(t));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 28ULL * 8);
+}
+
+static void expect_usage(struct kunit *test, struct flaz_l2p *t, u64 blocks, u64 logical,
+			 u64 physical)
+{
+	u64 b, l, p;
+
+	flaz_l2p_usage(t, &b, &l, &p);
+	KUNIT_EXPECT_EQ(test, b, blocks);
+	KUNIT_EXPECT_EQ(test, l, logical);
+	KUNIT_EXPECT_EQ(test, p, physical);
+}
+
+/* Blocks, logical (4 KiB per slot) and physical (slot bytes) follow every change. */
+static void l2p_usage(struct kunit *test)
+{
+	struct flaz_l2p *t = create(test, 200, 16, 32 << 10, 1600);
+	struct flaz_entry s64 = slot(0, 32, 64), s4128 = slot(1, 64, FLAZ_MAX_SLOT_BYTES);
+	struct flaz_entry s96 = slot(2, 4192, 96), s320 = slot(15, 32, 320);
+
+	expect_usage(test, t, 0, 0, 0);
+	set(t, 1, &s64, NULL);
+	set(t, 2, &s4128, NULL);
+	set(t, 3, &s96, NULL);
+	set(t, 4, &zero, NULL);
+	expect_usage(test, t, 4, 3 * 4096, 64 + 4128 + 96);
+	set(t, 2, &s64, NULL);				/* overwrite, smaller */
+	expect_usage(test, t, 4, 3 * 4096, 64 + 64 + 96);
+	set(t, 1 + 200, &s320, NULL);			/* another block of the line */
+	expect_usage(test, t, 4, 3 * 4096, 320 + 64 + 96);
+	set(t, 3, &zero, NULL);				/* slot to zero */
+	expect_usage(test, t, 4, 2 * 4096, 320 + 64);
+	set(t, 4, &none, NULL);				/* zero to none */
+	expect_usage(test, t, 3, 2 * 4096, 320 + 64);
+	set(t, 4, &none, NULL);				/* none to none */
+	expect_usage(test, t, 3, 2 * 4096, 320 + 64);
+	set(t, 4, &s96, NULL);
+	expect_usage(test, t, 4, 3 * 4096, 320 + 64 + 96);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 4ULL);
+	expect_usage(test, t, 0, 0, 0);
+}
+
+/* Dropping victim extents empties their slots' lines only, zero entries stay. */
+static void l2p_drop(struct kunit *test)
+{
+	const struct l2p_geo g = { 200, 16, 32 << 10, 1600, 25, 3, true, 800 };
+	struct flaz_l2p *t = create_geo(test, &g);
+	struct flaz_entry *want, e;
+	DECLARE_BITMAP(victims, 16);
+	u64 line, blocks, logical, physical, n = 0, dropped = 0;
+
+	want = kunit_kcalloc(test, g.lines, sizeof(*want), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	for (line = 0; line < g.lines; line++) {
+		if (line % 7 == 3)
+			continue;
+		if (line % 10 == 9)
+			e = zero;
+		else
+			e = slot(line % 16, (u32)(line % 50) * 32, 64);
+		set(t, line + (line % 8) * g.lines, &e, NULL);
+		want[line] = stored(&e, line % 8, g.tag_bits);
+		n++;
+	}
+	KUNIT_ASSERT_EQ(test, check_all(test, t, &g, want), 0ULL);
+
+	bitmap_zero(victims, 16);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 0ULL);
+	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
+
+	__set_bit(0, victims);
+	__set_bit(5, victims);
+	__set_bit(15, victims);
+	for (line = 0; line < g.lines; line++) {
+		if (want[line].kind == FLAZ_ENTRY_SLOT && test_bit(want[line].ext, victims)) {
+			want[line] = none;
+			dropped++;
+		}
+	}
+	KUNIT_ASSERT_GT(test, dropped, 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), dropped);
+	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
+	flaz_l2p_usage(t, &blocks, &logical, &physical);
+	KUNIT_EXPECT_EQ(test, blocks, n - dropped);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 0ULL);
+
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), n - dropped);
+	memset(want, 0, g.lines * sizeof(*want));
+	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
+	expect_usage(test, t, 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 0ULL);
+}
+
+static void l2p_create_bad(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(0, 16, 32 << 10, 100)), (long)-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 0, 32 << 10, 100)), (long)-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 16, 32 << 10, 0)), (long)-EINVAL);
+}
+
+static struct kunit_case flaz_l2p_cases[] = {
+	KUNIT_CASE(l2p_packing),
+	KUNIT_CASE(l2p_lookup_exact),
+	KUNIT_CASE(l2p_tag_cut),
+	KUNIT_CASE(l2p_usage),
+	KUNIT_CASE(l2p_drop),
+	KUNIT_CASE(l2p_create_bad),
+	{}
+};
+
+static struct kunit_suite flaz_l2p_suite = {
+	.name = "flaz_l2p",
+	.test_cases = flaz_l2p_cases,
+};
+kunit_test_suite(flaz_l2p_suite);
