@@ -40,6 +40,11 @@
 #define BOUNCE_BYTES		(FLAZ_BLOCK_SIZE + SLOT_READ_BYTES)
 #define BOUNCE_RESERVE		4
 #define MAX_HIT_RUN		64	/* blocks per hit piece: bounds its allocation */
+/*
+ * Blocks copied and waiting to be installed. Installs go at the SSD's pace, so
+ * when the HDD delivers faster, further fills are skipped rather than queued.
+ */
+#define MAX_PENDING_FILLS	16384	/* 64 MiB */
 
 struct flaz_record {
 	struct list_head list;
@@ -197,16 +202,10 @@ static bool sequential(struct flaz_cache *c, sector_t start, u32 sectors)
 	return cutoff && run > cutoff;
 }
 
-static int read_ssd(struct flaz_cache *c, const struct flaz_entry *e, u8 *buf, u8 **slot)
+static int read_sync(struct flaz_cache *c, struct block_device *bdev, sector_t sector,
+		     sector_t count, void *buf)
 {
-	const struct flaz_geometry *g = c->geo;
-	u32 head = e->off & (SECTOR_SIZE - 1);
-	struct dm_io_region where = {
-		.bdev = c->ssd,
-		.sector = g->data_start + (sector_t)e->ext * g->extent_sectors +
-			  (e->off >> SECTOR_SHIFT),
-		.count = DIV_ROUND_UP(head + e->bytes, SECTOR_SIZE),
-	};
+	struct dm_io_region where = { .bdev = bdev, .sector = sector, .count = count };
 	struct dm_io_request req = {
 		.bi_opf = REQ_OP_READ,
 		.mem.type = DM_IO_KMEM,
@@ -214,8 +213,19 @@ static int read_ssd(struct flaz_cache *c, const struct flaz_entry *e, u8 *buf, u
 		.client = c->io,
 	};
 
-	*slot = buf + head;
 	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+}
+
+/* Read only the sectors that hold the slot @e points at. */
+static int read_ssd(struct flaz_cache *c, const struct flaz_entry *e, u8 *buf, u8 **slot)
+{
+	const struct flaz_geometry *g = c->geo;
+	u32 head = e->off & (SECTOR_SIZE - 1);
+
+	*slot = buf + head;
+	return read_sync(c, c->ssd, g->data_start + (sector_t)e->ext * g->extent_sectors +
+			 (e->off >> SECTOR_SHIFT), DIV_ROUND_UP(head + e->bytes, SECTOR_SIZE),
+			 buf);
 }
 
 /*
@@ -279,19 +289,8 @@ static int read_cached(struct flaz_cache *c, u64 block, u8 *buf, u8 *out)
 
 static int read_hdd(struct flaz_cache *c, u64 block, u8 *out)
 {
-	struct dm_io_region where = {
-		.bdev = c->hdd,
-		.sector = block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
-		.count = FLAZ_BLOCK_SECTORS,
-	};
-	struct dm_io_request req = {
-		.bi_opf = REQ_OP_READ,
-		.mem.type = DM_IO_KMEM,
-		.mem.ptr.addr = out,
-		.client = c->io,
-	};
-
-	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+	return read_sync(c, c->hdd, block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
+			 FLAZ_BLOCK_SECTORS, out);
 }
 
 static void hit_work(struct work_struct *work)
@@ -565,6 +564,7 @@ static void install_work(struct work_struct *work)
 
 	install(c, fill, u);
 	free_page((unsigned long)u->data);
+	atomic_dec(&c->pending_fills);
 	if (atomic_dec_and_test(&fill->pending)) {
 		untrack(c, &fill->rec);
 		kfree(fill);
@@ -590,9 +590,11 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 	struct flaz_fill *fill;
 	u32 i;
 
+	if (atomic_add_return(pb->nr_blocks, &c->pending_fills) > MAX_PENDING_FILLS)
+		goto busy;
 	fill = kzalloc(struct_size(fill, units, pb->nr_blocks), GFP_NOWAIT | __GFP_NOWARN);
 	if (!fill)
-		return NULL;
+		goto busy;
 	fill->c = c;
 	fill->read = bio_data_dir(bio) == READ;
 	fill->rec.first = pb->block;
@@ -604,7 +606,7 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 		u->data = (void *)__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
 		if (!u->data) {
 			free_fill(fill, i);
-			return NULL;
+			goto busy;
 		}
 		copy_block(bio, pb->iter, pb->skip + i * FLAZ_BLOCK_SIZE, u->data, false);
 		INIT_WORK(&u->work, install_work);
@@ -613,6 +615,10 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 		u->idx = i;
 	}
 	return fill;
+
+busy:
+	atomic_sub(pb->nr_blocks, &c->pending_fills);
+	return NULL;
 }
 
 void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
@@ -640,8 +646,10 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 	pb->tracked = false;
 
 	if (!queued) {
-		if (fill)
+		if (fill) {
 			free_fill(fill, pb->nr_blocks);
+			atomic_sub(pb->nr_blocks, &c->pending_fills);
+		}
 		return;
 	}
 	for (i = 0; i < pb->nr_blocks; i++)
@@ -739,9 +747,11 @@ void flaz_cache_resume(struct flaz_cache *c)
 	flaz_xbuf_start(c->xbuf);
 }
 
-struct flaz_cache *flaz_cache_create(const struct flaz_cache_params *p, char **error)
+struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *hdd,
+				     struct block_device *ssd, const struct flaz_geometry *g,
+				     struct flaz_opts *opts, struct flaz_stats *stats,
+				     char **error)
 {
-	const struct flaz_geometry *g = p->geo;
 	struct flaz_cache *c;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
@@ -749,15 +759,15 @@ struct flaz_cache *flaz_cache_create(const struct flaz_cache_params *p, char **e
 		*error = "Cannot allocate the cache";
 		return ERR_PTR(-ENOMEM);
 	}
-	c->ti = p->ti;
-	c->hdd = p->hdd;
-	c->ssd = p->ssd;
+	c->ti = ti;
+	c->hdd = hdd;
+	c->ssd = ssd;
 	c->geo = g;
-	c->opts = p->opts;
-	c->stats = p->stats;
-	c->codec = p->opts->val[FLAZ_OPT_COMPRESSOR];
+	c->opts = opts;
+	c->stats = stats;
+	c->codec = opts->val[FLAZ_OPT_COMPRESSOR];
 	c->extent_bytes = g->extent_sectors << SECTOR_SHIFT;
-	c->hdd_blocks = max_t(u64, p->ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
+	c->hdd_blocks = max_t(u64, ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
 	spin_lock_init(&c->records_lock);
 	INIT_LIST_HEAD(&c->records);
 	INIT_WORK(&c->reclaim_work, reclaim_work);
@@ -785,7 +795,7 @@ struct flaz_cache *flaz_cache_create(const struct flaz_cache_params *p, char **e
 		*error = "Cannot create a dm-io client";
 		goto bad;
 	}
-	if (flaz_wq_init(&c->wq, dm_table_device_name(p->ti->table))) {
+	if (flaz_wq_init(&c->wq, dm_table_device_name(ti->table))) {
 		*error = "Cannot create work queues";
 		goto bad;
 	}

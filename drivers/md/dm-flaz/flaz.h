@@ -191,6 +191,7 @@ struct flaz_cache {
 	/* In-flight writes and fills, so a fill never installs older data. */
 	spinlock_t records_lock;
 	struct list_head records;
+	atomic_t pending_fills;		/* blocks copied, not yet installed */
 
 	/* The sequential stream seq_cutoff_kib looks for. */
 	sector_t seq_next;
@@ -225,17 +226,11 @@ void flaz_xbuf_stop(struct flaz_xbuf *xb);
 u32 flaz_xbuf_bucket(u32 free, u32 extent_bytes);
 
 /* cache.c: the data path */
-struct flaz_cache_params {
-	struct dm_target *ti;
-	struct block_device *hdd;
-	struct block_device *ssd;
-	const struct flaz_geometry *geo;
-	struct flaz_opts *opts;
-	struct flaz_stats *stats;
-};
-
 size_t flaz_cache_per_bio_size(void);
-struct flaz_cache *flaz_cache_create(const struct flaz_cache_params *p, char **error);
+struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *hdd,
+				     struct block_device *ssd, const struct flaz_geometry *g,
+				     struct flaz_opts *opts, struct flaz_stats *stats,
+				     char **error);
 void flaz_cache_destroy(struct flaz_cache *c);
 int flaz_cache_map(struct flaz_cache *c, struct bio *bio, bool use_ssd);
 void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error);

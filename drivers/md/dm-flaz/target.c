@@ -163,9 +163,8 @@ static int flaz_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -ENOMEM;
 		goto bad;
 	}
-	ft->cache = flaz_cache_create(&(struct flaz_cache_params) {
-		.ti = ti, .hdd = ft->hdd->bdev, .ssd = ft->ssd->bdev, .geo = &ft->geo,
-		.opts = &ft->opts, .stats = ft->stats }, &ti->error);
+	ft->cache = flaz_cache_create(ti, ft->hdd->bdev, ft->ssd->bdev, &ft->geo, &ft->opts,
+				      ft->stats, &ti->error);
 	if (IS_ERR(ft->cache)) {
 		r = PTR_ERR(ft->cache);
 		ft->cache = NULL;
