@@ -38,10 +38,10 @@ static __u64 lines_for(__u64 nr_extents, __u32 blocks_per_extent, __u32 overbook
 static __u64 head_sectors(__u64 nr_extents, __u32 extent_sectors,
 			  __u32 blocks_per_extent, __u32 overbook, __u64 *meta_sectors)
 {
-	__u64 meta_bytes = lines_for(nr_extents, blocks_per_extent, overbook) *
-			   FLAZ_META_ENTRY_BYTES;
+	__u64 blocks = div64_u64(lines_for(nr_extents, blocks_per_extent, overbook) +
+				 FLAZ_META_ENTRIES - 1, FLAZ_META_ENTRIES);
 
-	*meta_sectors = round_up_u64(meta_bytes, FLAZ_BLOCK_SIZE) >> FLAZ_SECTOR_SHIFT;
+	*meta_sectors = blocks * FLAZ_BLOCK_SECTORS;
 	return round_up_u64(FLAZ_SB_SECTORS + *meta_sectors, extent_sectors);
 }
 
@@ -90,6 +90,8 @@ int flaz_geometry_init(struct flaz_geometry *g, __u64 ssd_sectors,
 		n++;
 	if (n < FLAZ_MIN_EXTENTS)
 		return -ENOSPC;
+	if (n > FLAZ_MAX_EXTENTS)
+		n = FLAZ_MAX_EXTENTS;
 
 	g->ssd_sectors = ssd_sectors;
 	g->extent_sectors = es;
@@ -235,4 +237,197 @@ int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_i
 		return r;
 	*off += info->bytes;
 	return 1;
+}
+
+_Static_assert(sizeof(struct flaz_sb) == FLAZ_SB_HDR_BYTES, "superblock header size");
+_Static_assert(sizeof(struct flaz_meta_hdr) == 32, "table block header size");
+
+__u32 flaz_region_shift(__u64 hdd_blocks)
+{
+	__u32 shift = FLAZ_MIN_REGION_SHIFT;
+
+	while ((hdd_blocks + (1ULL << shift) - 1) >> shift > FLAZ_MAX_REGIONS)
+		shift++;
+	return shift;
+}
+
+static __u32 block_crc(const void *blk)
+{
+	return hdr_crc(blk, 8, 4, (const char *)blk + 8, FLAZ_BLOCK_SIZE - 8);
+}
+
+void flaz_sb_encode(void *blk, const struct flaz_sb_info *info, const void *bitmap)
+{
+	struct flaz_sb *sb = blk;
+	const struct flaz_geometry *g = &info->geo;
+
+	memset(sb, 0, FLAZ_SB_HDR_BYTES);
+	sb->magic = cpu_to_le32(FLAZ_SB_MAGIC);
+	sb->version = cpu_to_le32(FLAZ_SB_VERSION);
+	sb->flags = cpu_to_le32(info->flags);
+	sb->seq = cpu_to_le64(info->seq);
+	sb->gen = cpu_to_le64(info->gen);
+	memcpy(sb->uuid, info->uuid, sizeof(sb->uuid));
+	sb->ssd_sectors = cpu_to_le64(g->ssd_sectors);
+	sb->hdd_sectors = cpu_to_le64(info->hdd_sectors);
+	sb->extent_kib = cpu_to_le32(info->extent_kib);
+	sb->overbook = cpu_to_le32(info->overbook);
+	sb->nr_lines = cpu_to_le64(g->nr_lines);
+	sb->nr_extents = cpu_to_le64(g->nr_extents);
+	sb->meta_start = cpu_to_le64(g->meta_start);
+	sb->meta_sectors = cpu_to_le64(g->meta_sectors);
+	sb->data_start = cpu_to_le64(g->data_start);
+	sb->codec = cpu_to_le32(info->codec);
+	sb->region_shift = cpu_to_le32(info->region_shift);
+	sb->nr_regions = cpu_to_le32(info->nr_regions);
+	sb->hdd_fp = cpu_to_le32(info->hdd_fp);
+	sb->commit = cpu_to_le64(info->commit);
+	sb->next_seq = cpu_to_le64(info->next_seq);
+	memcpy((char *)blk + FLAZ_SB_HDR_BYTES, bitmap, FLAZ_SB_BITMAP_BYTES);
+	sb->crc = cpu_to_le32(block_crc(blk));
+}
+
+static int all_zero(const void *p, __u32 len)
+{
+	const unsigned char *b = p;
+
+	while (len--)
+		if (*b++)
+			return 0;
+	return 1;
+}
+
+int flaz_sb_decode(const void *blk, struct flaz_sb_info *info)
+{
+	const struct flaz_sb *sb = blk;
+	struct flaz_geometry *g = &info->geo;
+	__u64 hdd_blocks;
+
+	if (all_zero(blk, FLAZ_BLOCK_SIZE))
+		return -ENODATA;
+	if (le32_to_cpu(sb->magic) != FLAZ_SB_MAGIC ||
+	    le32_to_cpu(sb->version) != FLAZ_SB_VERSION ||
+	    le32_to_cpu(sb->crc) != block_crc(blk))
+		return -EILSEQ;
+	info->flags = le32_to_cpu(sb->flags);
+	info->seq = le64_to_cpu(sb->seq);
+	info->gen = le64_to_cpu(sb->gen);
+	memcpy(info->uuid, sb->uuid, sizeof(info->uuid));
+	info->hdd_sectors = le64_to_cpu(sb->hdd_sectors);
+	info->extent_kib = le32_to_cpu(sb->extent_kib);
+	info->overbook = le32_to_cpu(sb->overbook);
+	info->codec = le32_to_cpu(sb->codec);
+	info->region_shift = le32_to_cpu(sb->region_shift);
+	info->nr_regions = le32_to_cpu(sb->nr_regions);
+	info->hdd_fp = le32_to_cpu(sb->hdd_fp);
+	info->commit = le64_to_cpu(sb->commit);
+	info->next_seq = le64_to_cpu(sb->next_seq);
+	if (info->flags & ~FLAZ_SB_FLAGS)
+		return -EILSEQ;
+	/* Derived fields must be what this code derives: a check, not a source. */
+	if (flaz_geometry_init(g, le64_to_cpu(sb->ssd_sectors), info->extent_kib,
+			       info->overbook) ||
+	    g->nr_lines != le64_to_cpu(sb->nr_lines) ||
+	    g->nr_extents != le64_to_cpu(sb->nr_extents) ||
+	    g->meta_start != le64_to_cpu(sb->meta_start) ||
+	    g->meta_sectors != le64_to_cpu(sb->meta_sectors) ||
+	    g->data_start != le64_to_cpu(sb->data_start))
+		return -EILSEQ;
+	hdd_blocks = info->hdd_sectors >> (FLAZ_BLOCK_SHIFT - FLAZ_SECTOR_SHIFT);
+	if (!hdd_blocks || info->region_shift != flaz_region_shift(hdd_blocks) ||
+	    info->nr_regions != (hdd_blocks + (1ULL << info->region_shift) - 1) >>
+				info->region_shift)
+		return -EILSEQ;
+	return 0;
+}
+
+void flaz_meta_encode(void *blk, __u64 gen, __u64 commit, __u32 index,
+		      const __u64 *entries)
+{
+	struct flaz_meta_hdr *h = blk;
+	__le64 *out = (__le64 *)(h + 1);
+	__u32 i;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_le32(FLAZ_META_MAGIC);
+	h->gen = cpu_to_le64(gen);
+	h->commit = cpu_to_le64(commit);
+	h->index = cpu_to_le32(index);
+	for (i = 0; i < FLAZ_META_ENTRIES; i++)
+		out[i] = cpu_to_le64(entries[i]);
+	h->crc = cpu_to_le32(block_crc(blk));
+}
+
+int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
+		     __u64 *entries)
+{
+	const struct flaz_meta_hdr *h = blk;
+	const __le64 *in = (const __le64 *)(h + 1);
+	__u32 i;
+
+	if (le32_to_cpu(h->magic) != FLAZ_META_MAGIC ||
+	    le32_to_cpu(h->crc) != block_crc(blk) ||
+	    le64_to_cpu(h->gen) != gen || le32_to_cpu(h->index) != index)
+		return -EILSEQ;
+	*commit = le64_to_cpu(h->commit);
+	for (i = 0; i < FLAZ_META_ENTRIES; i++)
+		entries[i] = le64_to_cpu(in[i]);
+	return 0;
+}
+
+#define ENTRY_OFF_SHIFT		8
+#define ENTRY_OFF_BITS		13
+#define ENTRY_EXT_SHIFT		(ENTRY_OFF_SHIFT + ENTRY_OFF_BITS)
+#define ENTRY_EXT_BITS		31
+#define ENTRY_TAG_SHIFT		(ENTRY_EXT_SHIFT + ENTRY_EXT_BITS)
+#define ENTRY_MASK(bits)	((1ULL << (bits)) - 1)
+
+_Static_assert(ENTRY_TAG_SHIFT + FLAZ_TAG_BITS == 64, "entry bits");
+_Static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / FLAZ_SLOT_ALIGN <= 1U << ENTRY_OFF_BITS,
+	       "entry offset bits");
+
+__u64 flaz_entry_pack(const struct flaz_entry_info *e)
+{
+	__u64 v = e->units & 0xff;
+
+	if (!e->units)
+		return 0;
+	if (e->units == FLAZ_ENTRY_ZERO_UNITS)
+		return v | e->tag << ENTRY_OFF_SHIFT;
+	v |= (__u64)(e->off / FLAZ_SLOT_ALIGN & ENTRY_MASK(ENTRY_OFF_BITS)) << ENTRY_OFF_SHIFT;
+	v |= (__u64)(e->ext & ENTRY_MASK(ENTRY_EXT_BITS)) << ENTRY_EXT_SHIFT;
+	v |= (e->tag & ENTRY_MASK(FLAZ_TAG_BITS)) << ENTRY_TAG_SHIFT;
+	return v;
+}
+
+void flaz_entry_unpack(__u64 v, struct flaz_entry_info *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->units = v & 0xff;
+	if (e->units == FLAZ_ENTRY_ZERO_UNITS) {
+		e->tag = v >> ENTRY_OFF_SHIFT;
+	} else if (e->units) {
+		e->off = ((v >> ENTRY_OFF_SHIFT) & ENTRY_MASK(ENTRY_OFF_BITS)) * FLAZ_SLOT_ALIGN;
+		e->ext = (v >> ENTRY_EXT_SHIFT) & ENTRY_MASK(ENTRY_EXT_BITS);
+		e->tag = v >> ENTRY_TAG_SHIFT;
+	}
+}
+
+int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry *g,
+		     __u64 line, __u64 hdd_blocks)
+{
+	__u32 extent_bytes = g->extent_sectors << FLAZ_SECTOR_SHIFT;
+	__u32 bytes = e->units * FLAZ_SLOT_ALIGN;
+
+	if (line >= g->nr_lines)
+		return 0;
+	if (!e->units)
+		return 1;
+	if (e->units == FLAZ_ENTRY_ZERO_UNITS)
+		return e->tag <= div64_u64(hdd_blocks - 1 - line, g->nr_lines) &&
+		       line < hdd_blocks;
+	/* the smallest slot is a header and one byte; the largest a raw block */
+	return bytes >= flaz_slot_bytes(1) && bytes <= flaz_slot_bytes(FLAZ_BLOCK_SIZE) &&
+	       e->ext < g->nr_extents && e->off >= sizeof(struct flaz_extent_hdr) &&
+	       e->off + bytes <= extent_bytes && line < hdd_blocks;
 }

@@ -6,8 +6,11 @@
  * includes only <linux/types.h> and uses no kernel-only calls.
  *
  * Layout (all offsets in 512-byte sectors):
- *   0                 superblock (4 KiB)
- *   meta_start        metadata area: the persisted table, one entry per cache line
+ *   0, 8              two superblock copies (4 KiB each), written in turn: a torn
+ *                     write leaves the other one, and the valid one with the
+ *                     higher seq is current
+ *   meta_start        metadata area: the persisted table in 4 KiB table blocks of
+ *                     FLAZ_META_ENTRIES entries, one entry per cache line
  *   data_start        extents, each extent_sectors long, data_start aligned to the
  *                     extent size so every extent is aligned to its size
  */
@@ -21,8 +24,8 @@
 #define FLAZ_BLOCK_SIZE		(1U << FLAZ_BLOCK_SHIFT)
 #define FLAZ_BLOCK_SECTORS	(FLAZ_BLOCK_SIZE >> FLAZ_SECTOR_SHIFT)
 
-#define FLAZ_SB_SECTOR		0
-#define FLAZ_SB_SECTORS		FLAZ_BLOCK_SECTORS
+#define FLAZ_SB_COPIES		2U
+#define FLAZ_SB_SECTORS		(FLAZ_SB_COPIES * FLAZ_BLOCK_SECTORS)
 #define FLAZ_META_ENTRY_BYTES	8U	/* persisted table entry per cache line */
 
 #define FLAZ_MIN_EXTENT_KIB	4U
@@ -32,6 +35,7 @@
 #define FLAZ_MAX_OVERBOOK	1000U
 #define FLAZ_DEF_OVERBOOK	200U
 #define FLAZ_MIN_EXTENTS	16U	/* fewer leaves the cleaner no room to work */
+#define FLAZ_MAX_EXTENTS	(1U << 31)	/* a table entry has 31 bits for it */
 
 /*
  * An extent is a 32-byte extent header followed by slots packed log-style. A slot is
@@ -139,5 +143,139 @@ int flaz_extent_decode(const void *ext, __u32 extent_bytes, __u32 extent, __u32 
  * slot into @info and returns 1, 0 at the end, or -EILSEQ at a damaged slot.
  */
 int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_info *info);
+
+/*
+ * The superblock: one 4 KiB block, this header and then the write-intent bitmap
+ * to the end of the block. A bit covers 2^region_shift HDD blocks; it is made
+ * durable before the first write to its region and cleared only by a commit
+ * whose table reflects every write to the region (see meta.c).
+ */
+#define FLAZ_SB_MAGIC		0x42535a46U	/* "FZSB" */
+#define FLAZ_SB_VERSION		1U
+#define FLAZ_SB_CLEAN		0x01U	/* shut down cleanly: no region marked */
+#define FLAZ_SB_FLAGS		FLAZ_SB_CLEAN
+#define FLAZ_SB_HDR_BYTES	256U
+#define FLAZ_SB_BITMAP_BYTES	(FLAZ_BLOCK_SIZE - FLAZ_SB_HDR_BYTES)
+#define FLAZ_MAX_REGIONS	(FLAZ_SB_BITMAP_BYTES * 8)
+#define FLAZ_MIN_REGION_SHIFT	8U	/* 1 MiB: finer costs more superblock writes */
+
+struct flaz_sb {
+	__le32 magic;
+	__le32 crc;		/* crc32c of the whole 4 KiB block with crc = 0 */
+	__le32 version;
+	__le32 flags;		/* FLAZ_SB_* */
+	__le64 seq;		/* bumped by every superblock write */
+	__le64 gen;		/* random per format: table blocks of another are void */
+	__u8 uuid[16];
+	__le64 ssd_sectors;
+	__le64 hdd_sectors;	/* the volume's length */
+	__le32 extent_kib;
+	__le32 overbook;
+	__le64 nr_lines;
+	__le64 nr_extents;
+	__le64 meta_start;
+	__le64 meta_sectors;
+	__le64 data_start;
+	__le32 codec;		/* enum flaz_codec */
+	__le32 region_shift;	/* write-intent region: 2^region_shift HDD blocks */
+	__le32 nr_regions;
+	__le32 hdd_fp;		/* crc32c of the HDD's first 4 KiB at the last clean stop */
+	__le64 commit;		/* table commits made */
+	__le64 next_seq;	/* slot and extent sequence numbers go on from here */
+	__u8 reserved[FLAZ_SB_HDR_BYTES - 144];
+};
+
+/* A superblock as decoded. */
+struct flaz_sb_info {
+	__u64 seq;
+	__u64 gen;
+	__u8 uuid[16];
+	__u32 flags;
+	__u64 hdd_sectors;
+	__u32 extent_kib;
+	__u32 overbook;
+	__u32 codec;
+	__u32 region_shift;
+	__u32 nr_regions;
+	__u32 hdd_fp;
+	__u64 commit;
+	__u64 next_seq;
+	struct flaz_geometry geo;
+};
+
+/* Write-intent regions for a volume of @hdd_blocks: the shift that fits the bitmap. */
+__u32 flaz_region_shift(__u64 hdd_blocks);
+
+/*
+ * Encode @info (geometry included) and @bitmap (FLAZ_SB_BITMAP_BYTES) into the
+ * 4 KiB block @blk.
+ */
+void flaz_sb_encode(void *blk, const struct flaz_sb_info *info, const void *bitmap);
+
+/*
+ * Check and decode the 4 KiB block @blk: magic, version, checksum, flags, and a
+ * geometry that flaz_geometry_init() derives from the same parameters.
+ * Returns 0, -ENODATA for a block of zeros (a new SSD), -EILSEQ for anything else.
+ */
+int flaz_sb_decode(const void *blk, struct flaz_sb_info *info);
+
+/* The bitmap of a decoded superblock block. */
+static inline const void *flaz_sb_bitmap(const void *blk)
+{
+	return (const char *)blk + FLAZ_SB_HDR_BYTES;
+}
+
+/*
+ * A table block: this header, then FLAZ_META_ENTRIES little-endian entries for
+ * the lines index * FLAZ_META_ENTRIES onwards. One that fails its checks, or
+ * belongs to another format (gen), holds nothing.
+ */
+#define FLAZ_META_MAGIC		0x4154454dU	/* "META" */
+
+struct flaz_meta_hdr {
+	__le32 magic;
+	__le32 crc;		/* crc32c of the whole 4 KiB block with crc = 0 */
+	__le64 gen;
+	__le64 commit;		/* the commit that wrote it */
+	__le32 index;
+	__le32 reserved;
+};
+
+#define FLAZ_META_ENTRIES \
+	((FLAZ_BLOCK_SIZE - sizeof(struct flaz_meta_hdr)) / FLAZ_META_ENTRY_BYTES)
+
+void flaz_meta_encode(void *blk, __u64 gen, __u64 commit, __u32 index,
+		      const __u64 *entries);
+
+/* Check the table block @blk against @gen and @index; Returns 0 or -EILSEQ. */
+int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
+		     __u64 *entries);
+
+/*
+ * A table entry as stored: bits 0-7 the slot's size in FLAZ_SLOT_ALIGN units
+ * (0: empty, FLAZ_ENTRY_ZERO_UNITS: an all-zero block with no slot). A slot then
+ * has its offset in the same units in bits 8-20, its extent in 21-51 and the low
+ * FLAZ_TAG_BITS of its tag (block / nr_lines) in 52-63; a zero block has its
+ * whole tag in bits 8-63.
+ */
+#define FLAZ_ENTRY_ZERO_UNITS	255U
+#define FLAZ_TAG_BITS		12U
+
+struct flaz_entry_info {
+	__u32 units;		/* 0 empty, FLAZ_ENTRY_ZERO_UNITS zero, else slot size */
+	__u32 off;		/* bytes */
+	__u32 ext;
+	__u64 tag;
+};
+
+__u64 flaz_entry_pack(const struct flaz_entry_info *e);
+void flaz_entry_unpack(__u64 v, struct flaz_entry_info *e);
+
+/*
+ * Whether entry @e of @line is possible in geometry @g for a volume of
+ * @hdd_blocks: a slot inside an extent, a tag inside the volume.
+ */
+int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry *g,
+		     __u64 line, __u64 hdd_blocks);
 
 #endif
