@@ -580,7 +580,15 @@ t_persist_fuzz() {
 	note "fuzz seed $seed"
 	check_cmd=0
 	have_flazctl_check && check_cmd=1
-	[ $check_cmd = 1 ] || note "flazctl has no check command: images not checked"
+	if [ $check_cmd = 1 ]; then
+		# the undamaged image is clean: so a non-zero exit below is the damage's
+		flazctl check $PSSD >/tmp/check.out 2>&1
+		rc=$?
+		echo "flazctl check (undamaged) -> $rc: $(tail -n 3 /tmp/check.out)"
+		[ $rc = 0 ] || fail "flazctl check exited $rc on the undamaged image: $(tail -n 2 /tmp/check.out | tr '\n' ' ')"
+	else
+		note "flazctl has no check command: images not checked"
+	fi
 	round=0
 	for what in $P_FUZZ_ROUNDS; do
 		round=$((round + 1))
