@@ -285,23 +285,6 @@ p_ext4() {
 # Errors that count towards the mode, from one status line on stdin.
 errors_of() { tr ' ' '\n' | awk -F= '$1 == "ssd_errors" || $1 == "meta_errors" { n += $2 } END { print n + 0 }'; }
 
-# The mode of volume pv, sampled every 0.5 s into /tmp/modes while /tmp/sampling exists.
-sampler_start() {
-	: >/tmp/modes
-	touch /tmp/sampling
-	(while [ -e /tmp/sampling ]; do
-		st=$(dmsetup status pv)
-		echo "$(echo "$st" | tr ' ' '\n' | sed -n 's/^mode=//p') $(echo "$st" | errors_of)" >>/tmp/modes
-		sleep 0.5
-	done) &
-	sampler=$!
-}
-
-sampler_stop() {
-	rm -f /tmp/sampling
-	wait $sampler
-}
-
 # 0 normal, 1 degraded, 2 passthrough
 mode_rank() {
 	case $1 in
@@ -379,7 +362,6 @@ t_persist_fault() {
 	[ "$c0" -ge $((P_FIO_MIB * 256 * 9 / 10)) ] ||
 		fail "blocks_cached=$c0 after writing and reading $((P_FIO_MIB * 256)) blocks healthy"
 	kmsg_mark
-	sampler_start
 	# the fault arrives while fio verifies: once it has read a few blocks
 	p_fio during 1 --verify_only --loops=2 &
 	fio_pid=$!
@@ -403,15 +385,17 @@ t_persist_fault() {
 	# commits (and their failures) happen every second
 	sleep 1
 	wait_settled pv
-	sampler_stop
 	st=$(dmsetup status pv)
 	show_status pv
-	kmsg_new | grep -E 'EXT4-fs error|Buffer I/O error|I/O error, dev' && fail "I/O errors in the kernel log above"
+	kmsg_new >/tmp/kmsg.fault
+	grep -E 'EXT4-fs error|Buffer I/O error|I/O error, dev' /tmp/kmsg.fault && fail "I/O errors in the kernel log above"
+	# the kernel logs every mode change: "flaz: <dev>: mode <old> -> <new>"
+	grep -o 'mode [a-z]* -> [a-z]*' /tmp/kmsg.fault | cut -d' ' -f2,4 >/tmp/modes
 	errors=$(echo "$st" | errors_of)
 	mode=$(status_val pv mode)
 	cached=$(status_val pv blocks_cached)
 	hdd_errors=$(status_val pv hdd_errors)
-	echo "modes sampled (mode errors): $(uniq /tmp/modes | tr '\n' ',')"
+	echo "mode changes: $(tr ' \n' '>,' </tmp/modes)"
 	# recovery
 	must p_flakey healthy
 	must dmsetup message pv 0 passthrough 0
@@ -437,13 +421,14 @@ t_persist_fault() {
 	*-reads) [ "$mode" = passthrough ] || fail "mode=$mode after $fault on every cached block ($errors errors), want passthrough" ;;
 	esac
 	[ "$mode" != passthrough ] || [ "$cached" = 0 ] || fail "blocks_cached=$cached in passthrough, want 0 (emptied)"
-	# the sampled modes only ever go up
-	prev=0
-	while read -r m e; do
-		r=$(mode_rank "$m")
-		[ "$r" -ge $prev ] || fail "mode went back to $m (with $e errors) during $fault: $(uniq /tmp/modes | tr '\n' ',')"
-		prev=$r
+	# the mode only goes up, one step at a time: normal, degraded (at $DEGRADED_AT errors),
+	# passthrough (at $PASSTHROUGH_AT)
+	while read -r from to; do
+		[ "$(mode_rank "$to")" = $(($(mode_rank "$from") + 1)) ] ||
+			fail "mode $from -> $to after $fault (changes: $(tr ' \n' '>,' </tmp/modes)), want normal -> degraded -> passthrough"
 	done </tmp/modes
+	[ "$(tail -n 1 /tmp/modes | cut -d' ' -f2)" = "${mode#normal}" ] ||
+		fail "the kernel logged the mode changes $(tr ' \n' '>,' </tmp/modes) but the status says mode=$mode"
 	[ "$mode1" = normal ] || fail "mode=$mode1 after 'passthrough 0', want normal"
 	[ "$mode2" = normal ] || fail "mode=$mode2 after refilling with the SSD healthy, want normal"
 	[ "$c2" -gt "$c1" ] || fail "blocks_cached went $c1 -> $c2 reading $((P_FIO_MIB * 256)) blocks after 'passthrough 0', want it to grow"
