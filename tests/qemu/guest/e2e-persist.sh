@@ -545,6 +545,8 @@ fuzz_extent() {
 # Whether flazctl has its check command yet (another helper is writing it).
 have_flazctl_check() { ! flazctl check --help 2>&1 | grep -q 'unknown command'; }
 
+# What each round damages. The seed is random and logged on the console ("note ... fuzz
+# seed N"); to replay a round set FLAZ_FUZZ_SEED=N in the guest's environment.
 P_FUZZ_ROUNDS="sb table extent table extent sb extent table both-sb extent"
 
 # A volume filled with the data set and removed cleanly; its SSD image, with random bytes
