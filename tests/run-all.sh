@@ -68,6 +68,8 @@ else
 	suite uml tests/uml/run.sh
 	for series in "${SERIES[@]}"; do
 		suite "qemu-$series" tests/qemu/run.sh "$(tests/lib/kvers.sh "$series")"
+		suite "crash-$series" tests/qemu/crash.sh "$(tests/lib/kvers.sh "$series")"
+		suite "replay-$series" tests/qemu/run.sh "$(tests/lib/kvers.sh "$series")" replay
 	done
 fi
 

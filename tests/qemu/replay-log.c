@@ -14,7 +14,8 @@
  * the disk could have been in after a power cut at that point.
  *
  * usage:
- *   replay-log --log LOG --info                  entries, sector size, FLUSH/FUA/MARK counts
+ *   replay-log --log LOG --info                  entries, sector size, FLUSH/FUA, MARK and
+ *                                                DISCARD counts, bytes used
  *   replay-log --log LOG --list-flush            indexes of the FLUSH/FUA entries, one a line
  *   replay-log --log LOG --replay DEV [--start S] (--end E | --end-flush K | --all)
  *                                                write entries S..E (inclusive) onto DEV
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 {
 	const char *replay = NULL, *discard = "zero";
 	int info = 0, list = 0, all = 0, verbose = 0, have_end = 0, have_kflush = 0;
-	uint64_t start = 0, end = 0, kflush = 0, i, pos, points = 0, marks = 0, written = 0;
+	uint64_t start = 0, end = 0, kflush = 0, i, pos, points = 0, marks = 0, discards = 0, written = 0;
 	struct log_write_entry e;
 	char mark[512];
 	char *buf = NULL;
@@ -262,6 +263,8 @@ int main(int argc, char **argv)
 			points++;
 		if (e.flags & LOG_MARK_FLAG)
 			marks++;
+		if (e.flags & LOG_DISCARD_FLAG)
+			discards++;
 		if (list && is_point(&e))
 			printf("%" PRIu64 "\n", i);
 		if (!replay)
@@ -304,7 +307,8 @@ int main(int argc, char **argv)
 		die("fsync of %s failed", replay);
 	if (info)
 		printf("entries=%" PRIu64 " sectorsize=%u points=%" PRIu64 " marks=%" PRIu64
-		       " bytes=%" PRIu64 "\n", nr_entries, sectorsize, points, marks, pos);
+		       " discards=%" PRIu64 " bytes=%" PRIu64 "\n", nr_entries, sectorsize, points,
+		       marks, discards, pos);
 	if (replay && verbose)
 		fprintf(stderr, "replayed entries %" PRIu64 "..%" PRIu64 ": %" PRIu64 " writes\n",
 			start, i < nr_entries ? i : nr_entries - 1, written);
