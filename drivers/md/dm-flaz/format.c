@@ -365,9 +365,13 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 	const __le64 *in = (const __le64 *)(h + 1);
 	__u32 i;
 
-	if (le32_to_cpu(h->magic) != FLAZ_META_MAGIC ||
-	    le32_to_cpu(h->crc) != block_crc(blk) ||
-	    le64_to_cpu(h->gen) != gen || le32_to_cpu(h->index) != index)
+	if (le32_to_cpu(h->magic) != FLAZ_META_MAGIC)
+		return -ENODATA;
+	if (le32_to_cpu(h->crc) != block_crc(blk))
+		return -EILSEQ;
+	if (le64_to_cpu(h->gen) != gen)
+		return -ENODATA;
+	if (le32_to_cpu(h->index) != index)
 		return -EILSEQ;
 	*commit = le64_to_cpu(h->commit);
 	for (i = 0; i < FLAZ_META_ENTRIES; i++)
@@ -418,16 +422,22 @@ int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry
 {
 	__u32 extent_bytes = g->extent_sectors << FLAZ_SECTOR_SHIFT;
 	__u32 bytes = e->units * FLAZ_SLOT_ALIGN;
+	__u64 max_tag;
 
 	if (line >= g->nr_lines)
 		return 0;
 	if (!e->units)
 		return 1;
+	if (line >= hdd_blocks)
+		return 0;
+	max_tag = div64_u64(hdd_blocks - 1 - line, g->nr_lines);
 	if (e->units == FLAZ_ENTRY_ZERO_UNITS)
-		return e->tag <= div64_u64(hdd_blocks - 1 - line, g->nr_lines) &&
-		       line < hdd_blocks;
+		return e->tag <= max_tag;
+	/* a whole tag must be in range; a cut one is settled by the slot header */
+	if (max_tag < 1ULL << FLAZ_TAG_BITS && e->tag > max_tag)
+		return 0;
 	/* the smallest slot is a header and one byte; the largest a raw block */
 	return bytes >= flaz_slot_bytes(1) && bytes <= flaz_slot_bytes(FLAZ_BLOCK_SIZE) &&
 	       e->ext < g->nr_extents && e->off >= sizeof(struct flaz_extent_hdr) &&
-	       e->off + bytes <= extent_bytes && line < hdd_blocks;
+	       e->off + bytes <= extent_bytes;
 }

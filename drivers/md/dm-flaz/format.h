@@ -247,7 +247,11 @@ struct flaz_meta_hdr {
 void flaz_meta_encode(void *blk, __u64 gen, __u64 commit, __u32 index,
 		      const __u64 *entries);
 
-/* Check the table block @blk against @gen and @index; Returns 0 or -EILSEQ. */
+/*
+ * Check the table block @blk against @gen and @index. Returns 0; -ENODATA for a
+ * block that is not a table block of this format (never written since, so it
+ * holds nothing); -EILSEQ for a damaged one.
+ */
 int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 		     __u64 *entries);
 
