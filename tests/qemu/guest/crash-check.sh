@@ -23,7 +23,9 @@ t_warm() {
 
 t_no_stale() {
 	dmsetup status vol >/dev/null 2>&1 || fail "no volume (an earlier check failed; its cleanup removed it)"
+	h0=$(status_val vol read_hits)
 	same_blocks /dev/mapper/vol /dev/mapper/chdd "first read after the crash"
+	info "round $ROUND: the first read after the crash was served $(($(status_val vol read_hits) - h0)) blocks from loaded lines"
 }
 
 t_reread() {
