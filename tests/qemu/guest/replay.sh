@@ -49,11 +49,11 @@ t_record() {
 	must fio --filename=/dev/mapper/vol --size=${HDD_MIB}m --refill_buffers \
 		--buffer_compress_percentage=50 \
 		--name=w --ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-64k \
-		--fsync=4 --number_ios=800 --randseed=1 \
+		--fsync=4 --number_ios=500 --randseed=1 \
 		--name=rw --ioengine=psync --rw=randrw --rwmixread=50 --bsrange=4k-32k \
-		--fdatasync=8 --number_ios=800 --randseed=2 \
+		--fdatasync=8 --number_ios=500 --randseed=2 \
 		--name=r --ioengine=libaio --iodepth=4 --direct=1 --rw=randread --bsrange=4k-64k \
-		--number_ios=600 --randseed=3
+		--number_ios=400 --randseed=3
 	vol_status
 	# a second past the last write, so a timed commit lands in the log too
 	sleep 2
@@ -61,7 +61,7 @@ t_record() {
 	must mount -t ext4 -o discard /dev/mapper/vol /mnt
 	must cp -r /corpus/files/perl5 /mnt/a
 	sync
-	must cp -r /corpus/files/doc /mnt/b
+	must cp -r /corpus/files/perl5 /mnt/b
 	rm -rf /mnt/a
 	sync
 	must umount /mnt
@@ -94,6 +94,7 @@ t_points() {
 	bad=0
 	: >/tmp/bad
 	for p in $(cat /tmp/chosen); do
+		t_replay=$(now)
 		must replay-log --log $LOG --replay $TARGET --start $start --end "$p"
 		start=$((p + 1))
 		checked=$((checked + 1))
@@ -105,10 +106,15 @@ t_points() {
 	[ "$checked" -gt 0 ] || fail "no point was checked"
 }
 
+now() { cut -d' ' -f1 /proc/uptime; }
+# since T0 [T1]: seconds from uptime T0 to T1 (default now)
+since() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.1f", b - a }'; }
+
 # one_point ENTRY: the check at one replay point (the target holds entries 0..ENTRY); sets
 # warm; appends a reason to /tmp/bad and returns 1 on failure.
 one_point() {
 	op=$1
+	t_load=$(now)
 	dmsetup create snap --table "0 $((BOTH_MIB * 2048)) snapshot $TARGET /dev/mapper/cow N 8" ||
 		{ echo "entry $op: no snapshot; " >>/tmp/bad; return 1; }
 	dmsetup create rhdd --table "0 $((HDD_MIB * 2048)) linear /dev/mapper/snap 0"
@@ -117,6 +123,7 @@ one_point() {
 	kmsg_mark
 	if dmsetup create vol --table "0 $((HDD_MIB * 2048)) flaz /dev/mapper/rhdd /dev/mapper/rssd 0" \
 		>/tmp/create.out 2>&1; then
+		t_cmp=$(now)
 		op_cached=$(status_val vol blocks_cached)
 		# misses of the compare's 1 MiB reads bypass the cache (hits are still served),
 		# which saves filling the cache (and the snapshot) with the whole volume
@@ -125,8 +132,9 @@ one_point() {
 		[ "${op_cached:-0}" -gt 0 ] && warm=$((warm + 1))
 		blkcmp /dev/mapper/vol /dev/mapper/rhdd --show 3 >/tmp/blkcmp.out 2>&1
 		op_cmp=$?
-		# progress on the console, with the guest's uptime
-		echo "replay: entry $op: blocks_cached=$op_cached $(tail -n 1 /tmp/blkcmp.out) at $(cut -d' ' -f1 /proc/uptime) s" |
+		# progress on the console: seconds to replay, to load the volume, to compare
+		echo "replay: entry $op: blocks_cached=$op_cached $(tail -n 1 /tmp/blkcmp.out)" \
+			"(replay $(since $t_replay $t_load) s, load $(since $t_load $t_cmp) s, compare $(since $t_cmp) s)" |
 			tee /dev/console
 		if [ $op_cmp -ne 0 ]; then
 			cat /tmp/blkcmp.out
