@@ -142,7 +142,9 @@ static bool check_superblocks(struct checker *c)
 		c->hdd_blocks = sb_hdd_blocks(c->info);
 		return true;
 	}
-	if (blank == FLAZ_SB_COPIES)
+	if (sb->copy[0].state == SB_UNREADABLE && sb->copy[1].state == SB_UNREADABLE)
+		say(c, K_CORRUPT, "cannot read the superblock: %s", ssd_strerror(sb->copy[0].err));
+	else if (blank == FLAZ_SB_COPIES)
 		say(c, K_CORRUPT, "no flaz superblock: the superblock area is blank (a new SSD, or never used by flaz)");
 	else if (corrupt)
 		say(c, K_CORRUPT, "both superblock copies are bad (copy 0: %s, copy 1: %s)",
@@ -165,9 +167,9 @@ static void check_geometry(struct checker *c)
 	     g->ssd_sectors, in->extent_kib, in->overbook, g->nr_extents, g->data_start,
 	     g->nr_lines, table_blocks(g), g->meta_start);
 	note(c, "volume: %llu sectors, codec %s, gen %016llx, commit %llu"
-	     ", %u write-intent regions of %u KiB",
+	     ", %u write-intent regions of %llu KiB",
 	     in->hdd_sectors, codec_name(in->codec), in->gen, in->commit, in->nr_regions,
-	     4U << in->region_shift);
+	     4ULL << in->region_shift);
 	c->repair_table = c->repair;
 	if (c->ssd->bytes != g->ssd_sectors << FLAZ_SECTOR_SHIFT) {
 		say(c, K_CORRUPT, "the superblock is for an SSD of %llu sectors, %s has %llu"
@@ -196,7 +198,6 @@ static bool load_extent(struct checker *c, __u32 x)
 	c->ext_no = x;
 	c->extent_reads++;
 	/* the header first, then only what the kernel wrote: round_up(used, 4 KiB) */
-	memset(c->ext, 0, bytes);
 	c->ext_err = ssd_read(c->ssd, off, c->ext, FLAZ_BLOCK_SIZE);
 	if (c->ext_err)
 		return false;

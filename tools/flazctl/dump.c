@@ -70,7 +70,8 @@ static void print_copy_human(const struct sb_pair *sb, unsigned int i)
 	printf("  lines          %llu in %llu table blocks, %llu"
 	       " sectors from sector %llu\n",
 	       g->nr_lines, table_blocks(g), g->meta_sectors, g->meta_start);
-	printf("  region_shift   %u (%u KiB regions)\n", in->region_shift, 4U << in->region_shift);
+	printf("  region_shift   %u (%llu KiB regions)\n", in->region_shift,
+	       4ULL << in->region_shift);
 	printf("  nr_regions     %u\n", in->nr_regions);
 	printf("  marked         %u%s%s%s\n", marked, marked ? " (" : "", list, marked ? ")" : "");
 	printf("  commit         %llu\n", in->commit);
@@ -158,7 +159,7 @@ static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in
 		printf("block %llu in extent %u offset %u, %u bytes\n", block, e.ext, e.off,
 		       e.units * FLAZ_SLOT_ALIGN);
 	else
-		printf("tag %llu in extent %u offset %u, %u bytes\n", e.tag, e.ext, e.off,
+		printf("tag %llu (low bits) in extent %u offset %u, %u bytes\n", e.tag, e.ext, e.off,
 		       e.units * FLAZ_SLOT_ALIGN);
 }
 

@@ -36,10 +36,16 @@ int ssd_open(struct ssd *s, const char *path, bool write, int err_code)
 	s->is_blk = S_ISBLK(st.st_mode);
 	if (!s->is_blk && !S_ISREG(st.st_mode))
 		return fail(err_code, "%s is neither a block device nor an image file", path);
-	/* O_EXCL on a block device fails with EBUSY while a volume (or a mount) holds it. */
+	/*
+	 * O_EXCL on a block device fails with EBUSY while a volume (or a mount) holds
+	 * it. Writing keeps it exclusive; reading only asks, so that it never stops
+	 * a volume from being created meanwhile.
+	 */
 	s->fd = open(path, flags | (s->is_blk ? O_EXCL : 0));
-	if (s->fd < 0 && errno == EBUSY && !write) {
-		s->busy = true;
+	if (!write && s->is_blk && (s->fd >= 0 || errno == EBUSY)) {
+		s->busy = s->fd < 0;
+		if (s->fd >= 0)
+			close(s->fd);
 		s->fd = open(path, flags);
 	}
 	if (s->fd < 0 && errno == EBUSY)
