@@ -2,7 +2,8 @@
 /*
  * flazctl: create, remove and inspect dm-flaz volumes (compressed write-through
  * SSD cache in front of an HDD). The command dispatch, the shared helpers and
- * `remove` live here; create.c and status.c hold the two larger commands.
+ * `remove` live here; create.c and status.c hold the two larger commands, and
+ * check.c and dump.c the offline ones that read an SSD (through ssdmeta.c).
  */
 #include <getopt.h>
 #include <stdarg.h>
