@@ -222,6 +222,13 @@ sum=$(sha "$T/grown.img")
 expect size-mismatch 2 'superblock is for an SSD of 16384 sectors' check --repair "$T/grown.img"
 [ "$(sha "$T/grown.img")" = "$sum" ] && pass size-mismatch-no-repair ||
 	fail size-mismatch-no-repair "--repair wrote to an SSD whose superblock does not fit it"
+img shrunk --ssd-kib 1048576 --slots 20 --zeros 0
+truncate -s 2M "$T/shrunk.img"
+# 2 MiB hold the superblocks and 510 table blocks; the other 518 and the extents are gone
+expect ssd-shrunk 2 'superblock is for an SSD of 2097152 sectors, .* has 4096' check "$T/shrunk.img"
+expect ssd-shrunk-table 2 '\(510 valid, 0 unwritten, 0 void, 518 bad\)' check "$T/shrunk.img"
+jexpect ssd-shrunk-json "d['table']['bad'] == 518 and d['table']['valid'] == 510" \
+	dump --json "$T/shrunk.img"
 
 # --- the command line
 expect usage-check 2 'usage: flazctl check SSD' check

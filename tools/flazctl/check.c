@@ -345,6 +345,13 @@ static void check_table(struct checker *c)
 	struct tblock *t = &c->t;
 
 	for (i = 0; i < n; i++) {
+		if (table_offset(g, i) + FLAZ_BLOCK_SIZE > c->ssd->bytes) {
+			/* a superblock for a larger SSD: one line, not one per block */
+			c->tb[TB_UNREADABLE] += n - i;
+			say(c, K_CORRUPT, "table blocks %llu-%llu are beyond the end of %s", i, n - 1,
+			    c->ssd->path);
+			break;
+		}
 		tblock_read(c->ssd, c->info, i, t);
 		c->tb[t->state]++;
 		first = i * FLAZ_META_ENTRIES;

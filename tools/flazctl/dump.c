@@ -185,6 +185,12 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 	if (o->entries)
 		fputs(o->json ? ",\"entries\":[" : "entries:\n", stdout);
 	for (i = 0; i < n; i++) {
+		if (table_offset(g, i) + FLAZ_BLOCK_SIZE > s->bytes) {
+			/* a superblock for a larger SSD: the rest is unreadable */
+			sum->tb[TB_UNREADABLE] += n - i;
+			sum->empty += g->nr_lines - i * FLAZ_META_ENTRIES;
+			break;
+		}
 		tblock_read(s, in, i, t);
 		sum->tb[t->state]++;
 		if (!tb_sound(t->state) && sum->nr_bad < MAX_BAD_LISTED)
