@@ -178,6 +178,8 @@ expect table-unwritten 0 '^result: clean$' check "$T/unwritten.img"
 img foreign --foreign-block 0
 expect table-foreign 1 'warning: table block 0 .*neither blank nor a table block' \
 	check "$T/foreign.img"
+jexpect table-foreign-json "d['table']['foreign'] == 1 and d['table']['bad'] == 0" \
+	dump --json "$T/foreign.img"
 expect table-foreign-repair 1 'rewritten as an empty block' check --repair "$T/foreign.img"
 expect table-foreign-repaired 0 '^result: clean$' check "$T/foreign.img"
 
@@ -226,7 +228,7 @@ img shrunk --ssd-kib 1048576 --slots 20 --zeros 0
 truncate -s 2M "$T/shrunk.img"
 # 2 MiB hold the superblocks and 510 table blocks; the other 518 and the extents are gone
 expect ssd-shrunk 2 'superblock is for an SSD of 2097152 sectors, .* has 4096' check "$T/shrunk.img"
-expect ssd-shrunk-table 2 '\(510 valid, 0 unwritten, 0 void, 518 bad\)' check "$T/shrunk.img"
+expect ssd-shrunk-table 2 '\(510 valid, 0 unwritten, 0 void, 0 foreign, 518 bad\)' check "$T/shrunk.img"
 jexpect ssd-shrunk-json "d['table']['bad'] == 518 and d['table']['valid'] == 510" \
 	dump --json "$T/shrunk.img"
 

@@ -418,18 +418,16 @@ static enum verdict verdict(const struct checker *c)
 static void summary(const struct checker *c)
 {
 	const struct flaz_sb_info *in = c->info;
+	__u64 bad = c->tb[TB_BAD_MAGIC] + c->tb[TB_BAD_CRC] + c->tb[TB_BAD_INDEX] +
+		    c->tb[TB_UNREADABLE];
 
 	if (c->hidden)
 		printf("... and %llu more problem lines not shown\n", c->hidden);
 	if (in)
-		printf("summary: copy %d current (seq %llu); %llu table blocks (%llu"
-		       " valid, %llu unwritten, %llu void, %llu bad); %llu"
-		       " slots (%llu bytes), %llu zero blocks, %llu"
-		       " empty lines; %llu extent reads\n",
+		printf("summary: copy %d current (seq %llu); %llu table blocks (%llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad); %llu slots (%llu bytes), %llu zero blocks, %llu empty lines; %llu extent reads\n",
 		       c->sb.cur, in->seq, table_blocks(&in->geo), c->tb[TB_VALID],
-		       c->tb[TB_UNWRITTEN], c->tb[TB_VOID],
-		       table_blocks(&in->geo) - c->tb[TB_VALID] - c->tb[TB_UNWRITTEN] - c->tb[TB_VOID],
-		       c->slots, c->slot_bytes, c->zeros, c->empty, c->extent_reads);
+		       c->tb[TB_UNWRITTEN], c->tb[TB_VOID], c->tb[TB_FOREIGN], bad, c->slots,
+		       c->slot_bytes, c->zeros, c->empty, c->extent_reads);
 }
 
 /* One pass over the SSD; returns its verdict. */

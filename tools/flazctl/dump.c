@@ -193,7 +193,7 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 		}
 		tblock_read(s, in, i, t);
 		sum->tb[t->state]++;
-		if (!tb_sound(t->state) && sum->nr_bad < MAX_BAD_LISTED)
+		if (tb_damaged(t->state) && sum->nr_bad < MAX_BAD_LISTED)
 			sum->bad[sum->nr_bad++] = i;
 		if (t->state != TB_VALID) {
 			/* a block that holds nothing: all its lines are empty */
@@ -232,7 +232,7 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 
 static __u64 bad_blocks(const struct table_sum *sum)
 {
-	return sum->tb[TB_FOREIGN] + sum->tb[TB_BAD_MAGIC] + sum->tb[TB_BAD_CRC] +
+	return sum->tb[TB_BAD_MAGIC] + sum->tb[TB_BAD_CRC] +
 	       sum->tb[TB_BAD_INDEX] + sum->tb[TB_UNREADABLE];
 }
 
@@ -240,8 +240,8 @@ static void print_table_human(const struct flaz_sb_info *in, const struct table_
 {
 	printf("table (gen %016llx): %llu blocks from sector %llu\n",
 	       in->gen, table_blocks(&in->geo), in->geo.meta_start);
-	printf("  blocks         %llu valid, %llu unwritten, %llu void, %llu bad\n",
-	       sum->tb[TB_VALID], sum->tb[TB_UNWRITTEN], sum->tb[TB_VOID],
+	printf("  blocks         %llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad\n",
+	       sum->tb[TB_VALID], sum->tb[TB_UNWRITTEN], sum->tb[TB_VOID], sum->tb[TB_FOREIGN],
 	       bad_blocks(sum));
 	printf("  entries        %llu slot, %llu zero, %llu empty, %llu invalid\n", sum->slots, sum->zeros, sum->empty, sum->invalid);
 	printf("  extents        %llu referenced\n", sum->extents);
@@ -253,9 +253,10 @@ static void print_table_json(const struct flaz_sb_info *in, const struct table_s
 	unsigned int i;
 
 	printf(",\"table\":{\"gen\":\"%016llx\",\"blocks\":%llu,\"valid\":%llu"
-	       ",\"unwritten\":%llu,\"void\":%llu,\"bad\":%llu,\"bad_blocks\":[",
+	       ",\"unwritten\":%llu,\"void\":%llu,\"foreign\":%llu,\"bad\":%llu,"
+	       "\"bad_blocks\":[",
 	       in->gen, table_blocks(&in->geo), sum->tb[TB_VALID], sum->tb[TB_UNWRITTEN],
-	       sum->tb[TB_VOID], bad_blocks(sum));
+	       sum->tb[TB_VOID], sum->tb[TB_FOREIGN], bad_blocks(sum));
 	for (i = 0; i < sum->nr_bad; i++)
 		printf("%s%llu", i ? "," : "", sum->bad[i]);
 	printf("],\"entries\":{\"slot\":%llu,\"zero\":%llu,\"empty\":%llu"

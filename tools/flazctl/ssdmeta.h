@@ -130,10 +130,15 @@ void tblock_read(const struct ssd *s, const struct flaz_sb_info *info, __u32 i,
 		 struct tblock *t);
 const char *tb_state_name(enum tb_state st);
 
-/* Whether a table block in state @st is fine to have (it holds nothing, or its entries). */
-static inline bool tb_sound(enum tb_state st)
+/*
+ * Whether a table block in state @st is damaged: a table block of this format
+ * that fails its checks, or cannot be read. (A foreign one holds nothing, like
+ * an unwritten or void one, but may be damage too: check warns about it.)
+ */
+static inline bool tb_damaged(enum tb_state st)
 {
-	return st == TB_VALID || st == TB_UNWRITTEN || st == TB_VOID;
+	return st == TB_BAD_MAGIC || st == TB_BAD_CRC || st == TB_BAD_INDEX ||
+	       st == TB_UNREADABLE;
 }
 
 /*
