@@ -4,7 +4,12 @@
  * another in the order they were filled, so reclaim takes the least recently
  * filled ones first (the log order FlaZ writes in). Locked with interrupts off:
  * extent writes complete in interrupt context.
+ *
+ * An evicted extent is not free at once: the table on the SSD may still point
+ * into it until the next commit, and a crash would then read whatever was
+ * written there since. It waits in a third FIFO until a commit has gone out.
  */
+#include <linux/bitops.h>
 #include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -19,7 +24,7 @@ struct ring {
 struct flaz_alloc {
 	spinlock_t lock;
 	u32 nr;
-	struct ring free, used;
+	struct ring free, used, pending;
 };
 
 static void ring_push(struct ring *r, u32 nr, u32 id)
@@ -50,7 +55,8 @@ struct flaz_alloc *flaz_alloc_create(u32 nr_extents)
 		return NULL;
 	a->free.ids = kvcalloc(nr_extents, sizeof(u32), GFP_KERNEL);
 	a->used.ids = kvcalloc(nr_extents, sizeof(u32), GFP_KERNEL);
-	if (!a->free.ids || !a->used.ids) {
+	a->pending.ids = kvcalloc(nr_extents, sizeof(u32), GFP_KERNEL);
+	if (!a->free.ids || !a->used.ids || !a->pending.ids) {
 		flaz_alloc_destroy(a);
 		return NULL;
 	}
@@ -67,6 +73,7 @@ void flaz_alloc_destroy(struct flaz_alloc *a)
 		return;
 	kvfree(a->free.ids);
 	kvfree(a->used.ids);
+	kvfree(a->pending.ids);
 	kfree(a);
 }
 
@@ -85,7 +92,25 @@ int flaz_alloc_get(struct flaz_alloc *a, u32 *id)
 	return r;
 }
 
-/* Return an extent that holds nothing the table points to. */
+/*
+ * Start over from a loaded table: the extents set in @used hold slots it points
+ * to (their order is lost: by index), the others are free.
+ */
+void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
+{
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&a->lock, flags);
+	a->free.count = a->free.head = 0;
+	a->used.count = a->used.head = 0;
+	a->pending.count = a->pending.head = 0;
+	for (i = 0; i < a->nr; i++)
+		ring_push(test_bit(i, used) ? &a->used : &a->free, a->nr, i);
+	spin_unlock_irqrestore(&a->lock, flags);
+}
+
+/* Return an extent that was never written: nothing anywhere points into it. */
 void flaz_alloc_put(struct flaz_alloc *a, u32 id)
 {
 	unsigned long flags;
@@ -93,6 +118,40 @@ void flaz_alloc_put(struct flaz_alloc *a, u32 id)
 	spin_lock_irqsave(&a->lock, flags);
 	ring_push(&a->free, a->nr, id);
 	spin_unlock_irqrestore(&a->lock, flags);
+}
+
+/* An evicted extent: free once the next commit is on the SSD. */
+void flaz_alloc_retire(struct flaz_alloc *a, u32 id)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&a->lock, flags);
+	ring_push(&a->pending, a->nr, id);
+	spin_unlock_irqrestore(&a->lock, flags);
+}
+
+u32 flaz_alloc_nr_pending(struct flaz_alloc *a)
+{
+	return READ_ONCE(a->pending.count);
+}
+
+/*
+ * A commit that began when @n extents were pending is on the SSD: free those
+ * (the oldest @n), and return them in @ids so they can be discarded.
+ */
+u32 flaz_alloc_release(struct flaz_alloc *a, u32 n, u32 *ids)
+{
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&a->lock, flags);
+	n = min(n, a->pending.count);
+	for (i = 0; i < n; i++) {
+		ids[i] = ring_pop(&a->pending, a->nr);
+		ring_push(&a->free, a->nr, ids[i]);
+	}
+	spin_unlock_irqrestore(&a->lock, flags);
+	return n;
 }
 
 /* A written extent joins the reclaim order as the most recently filled. */

@@ -32,6 +32,8 @@
 #include "flaz.h"
 #include "format.h"
 
+#define DM_MSG_PREFIX "flaz"
+
 /*
  * A bounce buffer: the block, then room for a slot read from the SSD with the
  * whole sectors around it; both sector-aligned for the devices' DMA.
@@ -61,6 +63,7 @@ struct flaz_bio {
 	u32 skip;		/* bytes of the bio before it */
 	u32 nr_blocks;		/* whole blocks to install on completion */
 	bool tracked;		/* rec is on the records list */
+	bool intent;		/* counted in its write-intent regions */
 };
 
 struct flaz_unit {
@@ -247,7 +250,7 @@ static void slot_failed(struct flaz_cache *c, u64 block, const struct flaz_entry
 		flaz_l2p_set(c->l2p, block, &none, &old);
 	flaz_l2p_unlock(c->l2p, line);
 	if (same)
-		flaz_stats_add(c->stats, FLAZ_STAT_SSD_ERRORS, 1);
+		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
 }
 
 /*
@@ -346,8 +349,9 @@ static int serve_hits(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
 }
 
 static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
-		    bool use_ssd)
+		    enum flaz_mode mode)
 {
+	bool use_ssd = mode != FLAZ_MODE_PASSTHROUGH;
 	sector_t sector = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
 	u32 sectors = bio_sectors(bio);
 	struct flaz_entry e;
@@ -381,6 +385,8 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		return DM_MAPIO_SUBMITTED;
 
 	flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, nr);
+	if (mode != FLAZ_MODE_NORMAL)
+		return remap(c, bio);
 	if (sequential(c, sector, nr * FLAZ_BLOCK_SECTORS)) {
 		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, nr);
 		return remap(c, bio);
@@ -398,9 +404,13 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	return remap(c, bio);
 }
 
-/* Writes and discards: track the range, drop its lines, install whole blocks later. */
+/*
+ * Writes and discards: track the range, drop its lines, install whole blocks
+ * later. Unless the SSD is out of use, the write waits until its regions are
+ * marked on the SSD.
+ */
 static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
-		     bool use_ssd)
+		     bool install, enum flaz_mode mode)
 {
 	sector_t start = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
 	sector_t end = start + bio_sectors(bio);
@@ -417,7 +427,7 @@ static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	pb->block = whole_first;
 	pb->skip = (whole_first * FLAZ_BLOCK_SECTORS - start) << SECTOR_SHIFT;
 	pb->nr_blocks = 0;
-	if (write && use_ssd) {
+	if (write && install) {
 		u64 span = pb->rec.last - pb->rec.first + 1;
 
 		if (sequential(c, start, bio_sectors(bio))) {
@@ -430,11 +440,19 @@ static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	pb->tracked = true;
 	track(c, &pb->rec);
 	drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end,
-		    write && use_ssd);
-	return remap(c, bio);
+		    write && install);
+	remap(c, bio);
+	if (mode == FLAZ_MODE_PASSTHROUGH)
+		return DM_MAPIO_REMAPPED;
+	pb->intent = true;
+	if (flaz_intent_start(c->intent, pb->rec.first, pb->rec.last, bio))
+		return DM_MAPIO_REMAPPED;
+	flaz_meta_mark(c->meta);
+	return DM_MAPIO_SUBMITTED;
 }
 
-static int map_discard(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb)
+static int map_discard(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
+		       enum flaz_mode mode)
 {
 	sector_t start = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
 
@@ -451,7 +469,7 @@ static int map_discard(struct flaz_cache *c, struct bio *bio, struct flaz_bio *p
 		return DM_MAPIO_SUBMITTED;
 	}
 	flaz_stats_add(c->stats, FLAZ_STAT_DISCARDS, 1);
-	return map_write(c, bio, pb, false);
+	return map_write(c, bio, pb, false, mode);
 }
 
 size_t flaz_cache_per_bio_size(void)
@@ -459,24 +477,31 @@ size_t flaz_cache_per_bio_size(void)
 	return sizeof(struct flaz_bio);
 }
 
-int flaz_cache_map(struct flaz_cache *c, struct bio *bio, bool use_ssd)
+int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 {
 	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
+	enum flaz_mode mode = flaz_cache_mode(c);
 
 	pb->tracked = false;
+	pb->intent = false;
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
-		return map_read(c, bio, pb, use_ssd);
+		return map_read(c, bio, pb, mode);
 	case REQ_OP_WRITE:
-		/* Start writing what is buffered; the HDD gets the flush itself. */
-		if (bio->bi_opf & REQ_PREFLUSH)
+		/*
+		 * Start writing what is buffered and commit the table soon; the HDD
+		 * gets the flush itself, which need not wait for either.
+		 */
+		if (bio->bi_opf & REQ_PREFLUSH) {
 			flaz_xbuf_seal_all(c->xbuf);
+			flaz_meta_kick(c->meta);
+		}
 		if (!bio_sectors(bio))
 			return remap(c, bio);
 		flaz_stats_add(c->stats, FLAZ_STAT_WRITES, 1);
-		return map_write(c, bio, pb, use_ssd);
+		return map_write(c, bio, pb, mode == FLAZ_MODE_NORMAL, mode);
 	case REQ_OP_DISCARD:
-		return map_discard(c, bio, pb);
+		return map_discard(c, bio, pb, mode);
 	default:
 		return remap(c, bio);
 	}
@@ -505,6 +530,9 @@ static void install(struct flaz_cache *c, struct flaz_fill *fill, struct flaz_un
 	bool same, done;
 	u32 max;
 
+	/* the SSD is in trouble: keep what is cached, add nothing */
+	if (flaz_cache_mode(c) != FLAZ_MODE_NORMAL)
+		return;
 	if (!memchr_inv(u->data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
@@ -629,6 +657,8 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 	bool queued = false;
 	u32 i;
 
+	if (pb->intent)
+		flaz_intent_end(c->intent, pb->rec.first, pb->rec.last);
 	if (!pb->tracked)
 		return;
 	if (!error && pb->nr_blocks && !READ_ONCE(pb->rec.stale))
@@ -670,24 +700,21 @@ static void reclaim_work(struct work_struct *work)
 	for (i = 0; i < n; i++)
 		set_bit(c->victim_ids[i], c->victims);
 	for_each_set_bit(id, c->failed, total) {
-		if (test_and_clear_bit(id, c->failed)) {
-			set_bit(id, c->victims);
+		if (!test_and_set_bit(id, c->victims))
 			c->victim_ids[n++] = id;
-		}
 	}
 	if (!n)
 		return;
 
 	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, flaz_l2p_drop(c->l2p, c->victims));
+	/* free after the next commit, which no longer points into them (alloc.c) */
 	for (i = 0; i < n; i++) {
 		id = c->victim_ids[i];
-		if (bdev_max_discard_sectors(c->ssd))
-			blkdev_issue_discard(c->ssd, c->geo->data_start +
-					     (sector_t)id * c->geo->extent_sectors,
-					     c->geo->extent_sectors, GFP_NOIO);
+		clear_bit(id, c->failed);
 		clear_bit(id, c->victims);
-		flaz_alloc_put(c->alloc, id);
+		flaz_alloc_retire(c->alloc, id);
 	}
+	flaz_meta_kick(c->meta);
 }
 
 void flaz_cache_kick_reclaim(struct flaz_cache *c)
@@ -701,7 +728,7 @@ void flaz_cache_kick_reclaim(struct flaz_cache *c)
 /* An extent write failed (interrupt context): its slots must never be read. */
 void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext)
 {
-	flaz_stats_add(c->stats, FLAZ_STAT_SSD_ERRORS, 1);
+	flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
 	set_bit(ext, c->failed);
 	queue_work(c->wq.io, &c->reclaim_work);
 }
@@ -722,8 +749,89 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 	flaz_l2p_drop(c->l2p, NULL);
 	n = flaz_alloc_take_oldest(c->alloc, c->victim_ids, c->geo->nr_extents);
 	for (i = 0; i < n; i++)
-		flaz_alloc_put(c->alloc, c->victim_ids[i]);
+		flaz_alloc_retire(c->alloc, c->victim_ids[i]);
+	flaz_meta_kick(c->meta);
 	flaz_cache_kick_reclaim(c);
+}
+
+static const char * const mode_names[] = {
+	[FLAZ_MODE_NORMAL] = "normal",
+	[FLAZ_MODE_DEGRADED] = "degraded",
+	[FLAZ_MODE_PASSTHROUGH] = "passthrough",
+};
+
+enum flaz_mode flaz_cache_mode(struct flaz_cache *c)
+{
+	return READ_ONCE(c->mode);
+}
+
+const char *flaz_cache_mode_name(struct flaz_cache *c)
+{
+	return mode_names[flaz_cache_mode(c)];
+}
+
+/*
+ * Change the mode (process context). Passthrough empties the cache and gives
+ * the SSD a new, empty generation, so nothing cached before can be loaded
+ * again; leaving it starts a new one the same way. Returns 0, or an error when
+ * the SSD cannot take the new generation (the mode is then passthrough).
+ */
+int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode)
+{
+	const char *name = dm_table_device_name(c->ti->table);
+	enum flaz_mode old;
+	int r = 0;
+
+	mutex_lock(&c->mode_lock);
+	old = c->mode;
+	if (old == mode)
+		goto out;
+	WRITE_ONCE(c->mode, mode);
+	if (mode == FLAZ_MODE_PASSTHROUGH) {
+		flaz_cache_invalidate(c);
+		if (flaz_meta_reformat(c->meta))
+			DMERR("%s: cannot empty the table on the SSD: give 'cold' when creating the volume again",
+			      name);
+	} else if (old == FLAZ_MODE_PASSTHROUGH) {
+		r = flaz_meta_reformat(c->meta);
+		if (r) {
+			WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
+			DMERR("%s: the SSD still fails: staying in passthrough", name);
+			goto out;
+		}
+	}
+	if (mode == FLAZ_MODE_NORMAL)
+		atomic_set(&c->faults, 0);
+	DMWARN("%s: mode %s -> %s", name, mode_names[old], mode_names[mode]);
+	dm_table_event(c->ti->table);
+out:
+	mutex_unlock(&c->mode_lock);
+	return r;
+}
+
+static void mode_work(struct work_struct *work)
+{
+	struct flaz_cache *c = container_of(work, struct flaz_cache, mode_work);
+	int faults = atomic_read(&c->faults);
+
+	if (faults >= FLAZ_FAULTS_PASSTHROUGH)
+		flaz_cache_set_mode(c, FLAZ_MODE_PASSTHROUGH);
+	else if (faults >= FLAZ_FAULTS_DEGRADED && flaz_cache_mode(c) == FLAZ_MODE_NORMAL)
+		flaz_cache_set_mode(c, FLAZ_MODE_DEGRADED);
+}
+
+/*
+ * An SSD read or write failed, or what it returned failed its checks (any
+ * context): count it; enough of them change the mode.
+ */
+void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat)
+{
+	int n;
+
+	flaz_stats_add(c->stats, stat, 1);
+	n = atomic_inc_return(&c->faults);
+	if (n == FLAZ_FAULTS_DEGRADED || n == FLAZ_FAULTS_PASSTHROUGH)
+		queue_work(c->wq.io, &c->mode_work);
 }
 
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
@@ -732,14 +840,27 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->free_extents = flaz_alloc_nr_free(c->alloc);
 	g->total_extents = c->geo->nr_extents;
 	g->table_bytes = flaz_l2p_bytes(c->l2p);
+	g->marked_regions = flaz_intent_nr_marked(c->intent);
+	g->mode = flaz_cache_mode_name(c);
 }
 
-/* No bios are in flight: finish installs and write out the extent buffer. */
+/*
+ * No bios are in flight: finish installs, write out the extent buffer, and
+ * commit a clean superblock.
+ */
 void flaz_cache_suspend(struct flaz_cache *c)
 {
 	flush_workqueue(c->wq.write);
 	flaz_xbuf_stop(c->xbuf);
 	cancel_work_sync(&c->reclaim_work);
+	cancel_work_sync(&c->mode_work);
+	flaz_meta_suspend(c->meta);
+}
+
+/* Load the SSD's table the first time (the old instance of a reload has stopped). */
+int flaz_cache_preresume(struct flaz_cache *c)
+{
+	return flaz_meta_resume(c->meta, c->opts->val[FLAZ_OPT_COLD]);
 }
 
 void flaz_cache_resume(struct flaz_cache *c)
@@ -753,6 +874,7 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 				     char **error)
 {
 	struct flaz_cache *c;
+	int r = -ENOMEM;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c) {
@@ -771,6 +893,8 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	spin_lock_init(&c->records_lock);
 	INIT_LIST_HEAD(&c->records);
 	INIT_WORK(&c->reclaim_work, reclaim_work);
+	INIT_WORK(&c->mode_work, mode_work);
+	mutex_init(&c->mode_lock);
 
 	c->comp = flaz_compressor_create(c->codec);
 	if (IS_ERR(c->comp)) {
@@ -804,11 +928,22 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 		*error = "Cannot allocate the extent buffer";
 		goto bad;
 	}
+	c->intent = flaz_intent_create(c->hdd_blocks);
+	if (!c->intent) {
+		*error = "Cannot allocate the write-intent regions";
+		goto bad;
+	}
+	c->meta = flaz_meta_create(c, opts->val[FLAZ_OPT_COLD], error);
+	if (IS_ERR(c->meta)) {
+		r = PTR_ERR(c->meta);
+		c->meta = NULL;
+		goto bad;
+	}
 	return c;
 
 bad:
 	flaz_cache_destroy(c);
-	return ERR_PTR(-ENOMEM);
+	return ERR_PTR(r);
 }
 
 /* NULL-tolerant, and tolerant of a half-built cache. */
@@ -820,9 +955,13 @@ void flaz_cache_destroy(struct flaz_cache *c)
 		flush_workqueue(c->wq.write);
 		flaz_xbuf_stop(c->xbuf);
 	}
-	if (c->wq.write)
+	if (c->wq.write) {
 		cancel_work_sync(&c->reclaim_work);
+		cancel_work_sync(&c->mode_work);
+	}
+	flaz_meta_destroy(c->meta);
 	flaz_wq_exit(&c->wq);
+	flaz_intent_destroy(c->intent);
 	flaz_xbuf_destroy(c->xbuf);
 	if (!IS_ERR_OR_NULL(c->io))
 		dm_io_client_destroy(c->io);
@@ -832,6 +971,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_alloc_destroy(c->alloc);
 	flaz_l2p_destroy(c->l2p);
 	flaz_compressor_destroy(c->comp);
+	mutex_destroy(&c->mode_lock);
 	kfree(c);
 }
 

@@ -6,7 +6,9 @@
 #ifndef DM_FLAZ_H
 #define DM_FLAZ_H
 
+#include <linux/bio.h>
 #include <linux/device-mapper.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -88,6 +90,8 @@ enum flaz_stat {
 	FLAZ_STAT_DISCARDS,
 	FLAZ_STAT_HDD_ERRORS,
 	FLAZ_STAT_SSD_ERRORS,
+	FLAZ_STAT_COMMITS,
+	FLAZ_STAT_META_ERRORS,
 	FLAZ_NR_STATS,
 };
 
@@ -102,6 +106,7 @@ struct flaz_gauges {
 	u64 free_extents;
 	u64 total_extents;
 	u64 table_bytes;
+	u64 marked_regions;
 };
 
 /* stats.c: per-CPU event counters and the status line */
@@ -143,6 +148,10 @@ bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e);
 bool flaz_l2p_zero_fits(struct flaz_l2p *t);
 u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims);
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
+u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
+bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx);
+void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx, bool dirty);
+bool flaz_l2p_any_dirty(struct flaz_l2p *t);
 
 /* alloc.c: free and written extents, in reclaim order */
 struct flaz_alloc;
@@ -151,6 +160,10 @@ struct flaz_alloc *flaz_alloc_create(u32 nr_extents);
 void flaz_alloc_destroy(struct flaz_alloc *a);
 int flaz_alloc_get(struct flaz_alloc *a, u32 *id);
 void flaz_alloc_put(struct flaz_alloc *a, u32 id);
+void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used);
+void flaz_alloc_retire(struct flaz_alloc *a, u32 id);
+u32 flaz_alloc_nr_pending(struct flaz_alloc *a);
+u32 flaz_alloc_release(struct flaz_alloc *a, u32 n, u32 *ids);
 void flaz_alloc_written(struct flaz_alloc *a, u32 id);
 u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max);
 u32 flaz_alloc_nr_free(struct flaz_alloc *a);
@@ -169,6 +182,50 @@ void flaz_wq_exit(struct flaz_wq *w);
 void flaz_wq_read(struct flaz_wq *w, struct work_struct *work);
 void flaz_wq_write(struct flaz_wq *w, struct work_struct *work);
 
+/* intent.c: write-intent regions of the HDD */
+struct flaz_intent;
+
+struct flaz_intent *flaz_intent_create(u64 hdd_blocks);
+void flaz_intent_destroy(struct flaz_intent *in);
+u32 flaz_intent_shift(struct flaz_intent *in);
+u32 flaz_intent_nr(struct flaz_intent *in);
+void flaz_intent_load(struct flaz_intent *in, const void *bitmap);
+bool flaz_intent_marked(struct flaz_intent *in, u64 block);
+u32 flaz_intent_nr_marked(struct flaz_intent *in);
+bool flaz_intent_start(struct flaz_intent *in, u64 first, u64 last, struct bio *bio);
+void flaz_intent_end(struct flaz_intent *in, u64 first, u64 last);
+bool flaz_intent_waiting(struct flaz_intent *in);
+void flaz_intent_commit_begin(struct flaz_intent *in);
+void flaz_intent_snapshot(struct flaz_intent *in, bool commit, bool all, void *bitmap,
+			  struct bio_list *released);
+void flaz_intent_written(struct flaz_intent *in, const void *bitmap);
+
+/* meta.c: the superblock and the table on the SSD */
+struct flaz_meta;
+struct flaz_cache;
+
+struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error);
+void flaz_meta_destroy(struct flaz_meta *m);
+int flaz_meta_resume(struct flaz_meta *m, bool cold);
+void flaz_meta_suspend(struct flaz_meta *m);
+void flaz_meta_kick(struct flaz_meta *m);
+void flaz_meta_mark(struct flaz_meta *m);
+int flaz_meta_reformat(struct flaz_meta *m);
+
+/*
+ * What the SSD is used for: everything; hits only, after errors; nothing, after
+ * more errors or when asked.
+ */
+enum flaz_mode {
+	FLAZ_MODE_NORMAL,
+	FLAZ_MODE_DEGRADED,
+	FLAZ_MODE_PASSTHROUGH,
+};
+
+/* SSD and metadata errors since the last reset that change the mode. */
+#define FLAZ_FAULTS_DEGRADED	8
+#define FLAZ_FAULTS_PASSTHROUGH	32
+
 /* The data path's shared state (cache.c owns it; xbuf.c writes its extents). */
 struct flaz_cache {
 	struct dm_target *ti;
@@ -184,6 +241,8 @@ struct flaz_cache {
 	struct flaz_l2p *l2p;
 	struct flaz_alloc *alloc;
 	struct flaz_xbuf *xbuf;
+	struct flaz_intent *intent;
+	struct flaz_meta *meta;
 	struct dm_io_client *io;
 	struct flaz_wq wq;
 	atomic64_t seq;		/* slot and extent sequence numbers */
@@ -196,6 +255,13 @@ struct flaz_cache {
 	/* The sequential stream seq_cutoff_kib looks for. */
 	sector_t seq_next;
 	u64 seq_run;
+
+	/* Faults move the mode on; mode_work does what a change takes. */
+	enum flaz_mode mode;
+	enum flaz_mode mode_wanted;
+	atomic_t faults;
+	struct mutex mode_lock;
+	struct work_struct mode_work;
 
 	/* Reclaim: evict the least recently filled extents, and failed ones. */
 	struct work_struct reclaim_work;
@@ -220,6 +286,7 @@ void flaz_xbuf_destroy(struct flaz_xbuf *xb);
 int flaz_xbuf_reserve(struct flaz_xbuf *xb, u32 bytes, struct flaz_xslot *s);
 void flaz_xbuf_commit(struct flaz_xbuf *xb, struct flaz_xslot *s);
 bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst);
+bool flaz_xbuf_holds(struct flaz_xbuf *xb, u32 ext);
 void flaz_xbuf_seal_all(struct flaz_xbuf *xb);
 void flaz_xbuf_start(struct flaz_xbuf *xb);
 void flaz_xbuf_stop(struct flaz_xbuf *xb);
@@ -232,10 +299,15 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 				     struct flaz_opts *opts, struct flaz_stats *stats,
 				     char **error);
 void flaz_cache_destroy(struct flaz_cache *c);
-int flaz_cache_map(struct flaz_cache *c, struct bio *bio, bool use_ssd);
+int flaz_cache_map(struct flaz_cache *c, struct bio *bio);
 void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error);
 void flaz_cache_suspend(struct flaz_cache *c);
+int flaz_cache_preresume(struct flaz_cache *c);
 void flaz_cache_resume(struct flaz_cache *c);
+enum flaz_mode flaz_cache_mode(struct flaz_cache *c);
+const char *flaz_cache_mode_name(struct flaz_cache *c);
+int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode);
+void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat);
 void flaz_cache_invalidate(struct flaz_cache *c);
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
 int flaz_cache_module_init(void);

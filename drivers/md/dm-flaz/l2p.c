@@ -12,6 +12,9 @@
  *
  * Entries straddle u64 words, but 64 entries take exactly entry_bits words, so a
  * lock stripe covering whole groups of 64 lines never shares a word with another.
+ *
+ * Every change marks the table block (format.h) holding the line dirty, so a
+ * commit (meta.c) writes only what changed.
  */
 #include <linux/bitmap.h>
 #include <linux/log2.h>
@@ -25,12 +28,14 @@
 
 #define L2P_LEN_BITS		8
 #define L2P_ZERO		((1U << L2P_LEN_BITS) - 1)
-#define L2P_MAX_TAG_BITS	12
+#define L2P_MAX_TAG_BITS	FLAZ_TAG_BITS
 #define L2P_GROUP		64
 #define L2P_STRIPES		256
 
 struct flaz_l2p {
 	u64 *words;
+	unsigned long *dirty;	/* a bit per table block */
+	u64 nr_blocks;
 	u64 nr_lines;
 	u64 bytes;
 	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits;
@@ -65,9 +70,11 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->zero_fits = t->full_tag_bits <= t->bits - L2P_LEN_BITS;
 	words = DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * t->bits;
 	t->bytes = words * sizeof(u64);
+	t->nr_blocks = DIV_ROUND_UP_ULL(nr_lines, FLAZ_META_ENTRIES);
 	t->words = kvcalloc(words, sizeof(u64), GFP_KERNEL);
-	if (!t->words) {
-		kfree(t);
+	t->dirty = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
+	if (!t->words || !t->dirty) {
+		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
 	for (i = 0; i < L2P_STRIPES; i++)
@@ -80,6 +87,7 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	if (IS_ERR_OR_NULL(t))
 		return;
 	kvfree(t->words);
+	kvfree(t->dirty);
 	kfree(t);
 }
 
@@ -206,6 +214,7 @@ void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 	}
 	set_raw(t, line, v);
 	account(t, e, 1);
+	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 }
 
 /*
@@ -259,6 +268,30 @@ u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
 		cond_resched();
 	}
 	return dropped;
+}
+
+u64 flaz_l2p_nr_blocks(struct flaz_l2p *t)
+{
+	return t->nr_blocks;
+}
+
+/* Whether table block @idx changed since it was last taken for writing; takes it. */
+bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx)
+{
+	return test_and_clear_bit(idx, t->dirty);
+}
+
+void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx, bool dirty)
+{
+	if (dirty)
+		set_bit(idx, t->dirty);
+	else
+		clear_bit(idx, t->dirty);
+}
+
+bool flaz_l2p_any_dirty(struct flaz_l2p *t)
+{
+	return find_first_bit(t->dirty, t->nr_blocks) < t->nr_blocks;
 }
 
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical)

@@ -36,6 +36,8 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_DISCARDS] = "discards",
 	[FLAZ_STAT_HDD_ERRORS] = "hdd_errors",
 	[FLAZ_STAT_SSD_ERRORS] = "ssd_errors",
+	[FLAZ_STAT_COMMITS] = "commits",
+	[FLAZ_STAT_META_ERRORS] = "meta_errors",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -108,5 +110,7 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	DMEMIT(" free_extents=%llu total_extents=%llu", g->free_extents, g->total_extents);
 	emit_stats(s, FLAZ_STAT_EVICTIONS, FLAZ_STAT_SSD_ERRORS, result, maxlen, &sz);
 	DMEMIT(" table_bytes=%llu", g->table_bytes);
+	emit_stats(s, FLAZ_STAT_COMMITS, FLAZ_STAT_META_ERRORS, result, maxlen, &sz);
+	DMEMIT(" marked_regions=%llu", g->marked_regions);
 	*sz_p = sz;
 }

@@ -20,18 +20,6 @@
 
 #define DM_MSG_PREFIX "flaz"
 
-enum flaz_mode {
-	FLAZ_MODE_NORMAL,
-	FLAZ_MODE_DEGRADED,
-	FLAZ_MODE_PASSTHROUGH,
-};
-
-static const char * const mode_names[] = {
-	[FLAZ_MODE_NORMAL] = "normal",
-	[FLAZ_MODE_DEGRADED] = "degraded",
-	[FLAZ_MODE_PASSTHROUGH] = "passthrough",
-};
-
 struct flaz_target {
 	struct dm_target *ti;
 	struct dm_dev *hdd;
@@ -40,10 +28,9 @@ struct flaz_target {
 	struct flaz_stats *stats;
 	struct flaz_cache *cache;
 
-	/* For messages: serialises tunable and mode changes. */
+	/* For messages: serialises tunable changes. */
 	struct mutex lock;
 	struct flaz_opts opts;
-	enum flaz_mode mode;
 };
 
 static const char *flaz_name(struct flaz_target *ft)
@@ -121,7 +108,8 @@ static int init_geometry(struct flaz_target *ft, char **error)
  * Construct a flaz volume:
  *   flaz <hdd dev> <ssd dev> <#opt args> [key value | cold]...
  * Target sector N is HDD sector N. Nothing on either device is written here,
- * because a table reload runs this while the old instance is still live.
+ * because a table reload runs this while the old instance is still live: the
+ * SSD's superblock is checked against the table here, and loaded at preresume.
  */
 static int flaz_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -193,7 +181,7 @@ static int flaz_map(struct dm_target *ti, struct bio *bio)
 {
 	struct flaz_target *ft = ti->private;
 
-	return flaz_cache_map(ft->cache, bio, READ_ONCE(ft->mode) != FLAZ_MODE_PASSTHROUGH);
+	return flaz_cache_map(ft->cache, bio);
 }
 
 static int flaz_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
@@ -213,6 +201,13 @@ static void flaz_postsuspend(struct dm_target *ti)
 	flaz_cache_suspend(ft->cache);
 }
 
+static int flaz_preresume(struct dm_target *ti)
+{
+	struct flaz_target *ft = ti->private;
+
+	return flaz_cache_preresume(ft->cache);
+}
+
 static void flaz_resume(struct dm_target *ti)
 {
 	struct flaz_target *ft = ti->private;
@@ -228,9 +223,7 @@ static void flaz_status(struct dm_target *ti, status_type_t type, unsigned int s
 			char *result, unsigned int maxlen)
 {
 	struct flaz_target *ft = ti->private;
-	struct flaz_gauges g = {
-		.mode = mode_names[READ_ONCE(ft->mode)],
-	};
+	struct flaz_gauges g = {};
 	unsigned int sz = 0;
 
 	switch (type) {
@@ -252,16 +245,6 @@ static void flaz_status(struct dm_target *ti, status_type_t type, unsigned int s
 	}
 }
 
-static void set_mode(struct flaz_target *ft, enum flaz_mode mode)
-{
-	lockdep_assert_held(&ft->lock);
-	if (ft->mode == mode)
-		return;
-	DMINFO("%s: mode %s -> %s", flaz_name(ft), mode_names[ft->mode], mode_names[mode]);
-	WRITE_ONCE(ft->mode, mode);
-	dm_table_event(ft->ti->table);
-}
-
 static int message_passthrough(struct flaz_target *ft, const char *value)
 {
 	bool on;
@@ -270,14 +253,14 @@ static int message_passthrough(struct flaz_target *ft, const char *value)
 		DMERR("%s: passthrough takes 0 or 1", flaz_name(ft));
 		return -EINVAL;
 	}
-	set_mode(ft, on ? FLAZ_MODE_PASSTHROUGH : FLAZ_MODE_NORMAL);
-	return 0;
+	return flaz_cache_set_mode(ft->cache, on ? FLAZ_MODE_PASSTHROUGH : FLAZ_MODE_NORMAL);
 }
 
 /*
  * Messages:
  *   invalidate           drop everything cached
- *   passthrough <0|1>    stop or resume using the SSD
+ *   passthrough <0|1>    stop using the SSD (emptying the cache), or start again
+ *                        with an empty cache and the error count reset
  *   <tunable> <value>    seq_cutoff_kib, compress_min_saving, low_watermark,
  *                        high_watermark, hot_uncompressed
  */
@@ -338,13 +321,14 @@ static void flaz_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type flaz_target_type = {
 	.name = "flaz",
-	.version = {0, 2, 0},
+	.version = {0, 3, 0},
 	.module = THIS_MODULE,
 	.ctr = flaz_ctr,
 	.dtr = flaz_dtr,
 	.map = flaz_map,
 	.end_io = flaz_end_io,
 	.postsuspend = flaz_postsuspend,
+	.preresume = flaz_preresume,
 	.resume = flaz_resume,
 	.status = flaz_status,
 	.message = flaz_message,
@@ -391,4 +375,4 @@ module_exit(dm_flaz_exit);
 MODULE_DESCRIPTION(DM_NAME " compressed write-through SSD cache target");
 MODULE_AUTHOR("dm-flaz developers");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.2.0");
+MODULE_VERSION("0.3.0");

@@ -235,6 +235,21 @@ bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst
 	return found;
 }
 
+/* Whether extent @ext is open or on its way to the SSD. */
+bool flaz_xbuf_holds(struct flaz_xbuf *xb, u32 ext)
+{
+	struct xb_extent *x;
+	unsigned long flags;
+	bool held = false;
+
+	spin_lock_irqsave(&xb->lock, flags);
+	hash_for_each_possible(xb->hash, x, hash, ext)
+		if (x->id == ext)
+			held = true;
+	spin_unlock_irqrestore(&xb->lock, flags);
+	return held;
+}
+
 static void write_done(unsigned long error, void *context)
 {
 	struct xb_extent *x = context;
@@ -242,15 +257,15 @@ static void write_done(unsigned long error, void *context)
 	unsigned long flags;
 	u32 id = x->id;
 
+	/* marked failed while still held, so no commit ever takes its slots as written */
+	if (error)
+		flaz_cache_extent_failed(xb->c, id);
 	spin_lock_irqsave(&xb->lock, flags);
 	hash_del(&x->hash);
 	list_add(&x->list, &xb->idle);
 	xb->in_flight--;
 	spin_unlock_irqrestore(&xb->lock, flags);
-
-	if (error)
-		flaz_cache_extent_failed(xb->c, id);
-	else
+	if (!error)
 		flaz_alloc_written(xb->c->alloc, id);
 	wake_up_all(&xb->idle_wait);
 }

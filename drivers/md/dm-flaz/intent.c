@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz write-intent regions: what keeps a crash from leaving stale slots.
+ *
+ * The HDD is divided into regions; a region's bit in the superblock's bitmap is
+ * made durable before the HDD sees the first write to it, and cleared only by a
+ * commit whose table was taken after every write to the region had completed
+ * (and the HDD flushed). After a crash, lines in marked regions are dropped, so
+ * a slot survives only if no write to its block can have escaped the table.
+ * The same idea as md's write-intent bitmap (md-bitmap.c), with the commit in the
+ * role of the resync.
+ *
+ * A bit is cleared lazily: only when the region stayed untouched from the start
+ * of the previous commit to the end of this one, so a busy region costs one
+ * superblock write, not one per commit.
+ */
+#include <linux/bio.h>
+#include <linux/bitmap.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "flaz.h"
+#include "format.h"
+
+struct flaz_intent {
+	spinlock_t lock;	/* irq-safe: writes end in interrupt context */
+	u32 shift;
+	u32 nr;
+	unsigned long *bits;	/* marked in memory: what the next superblock carries */
+	unsigned long *durable;	/* marked on the SSD */
+	unsigned long *touched;	/* written since the last commit began */
+	unsigned long *clearable;
+	u32 *inflight;		/* writes started and not yet ended */
+	struct bio_list waiting;	/* writes until their bits are durable */
+};
+
+struct flaz_intent *flaz_intent_create(u64 hdd_blocks)
+{
+	struct flaz_intent *in;
+
+	in = kzalloc(sizeof(*in), GFP_KERNEL);
+	if (!in)
+		return NULL;
+	spin_lock_init(&in->lock);
+	bio_list_init(&in->waiting);
+	in->shift = flaz_region_shift(hdd_blocks);
+	in->nr = DIV_ROUND_UP_ULL(hdd_blocks, 1ULL << in->shift);
+	in->bits = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
+	in->durable = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
+	in->touched = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
+	in->clearable = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
+	in->inflight = kcalloc(in->nr, sizeof(u32), GFP_KERNEL);
+	if (!in->bits || !in->durable || !in->touched || !in->clearable || !in->inflight) {
+		flaz_intent_destroy(in);
+		return NULL;
+	}
+	return in;
+}
+
+void flaz_intent_destroy(struct flaz_intent *in)
+{
+	if (!in)
+		return;
+	WARN_ON_ONCE(!bio_list_empty(&in->waiting));
+	kfree(in->inflight);
+	bitmap_free(in->clearable);
+	bitmap_free(in->touched);
+	bitmap_free(in->durable);
+	bitmap_free(in->bits);
+	kfree(in);
+}
+
+u32 flaz_intent_shift(struct flaz_intent *in)
+{
+	return in->shift;
+}
+
+u32 flaz_intent_nr(struct flaz_intent *in)
+{
+	return in->nr;
+}
+
+/* The bitmap as found on the SSD at load (FLAZ_SB_BITMAP_BYTES, little-endian bits). */
+void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
+{
+	const u8 *b = bitmap;
+	unsigned long flags;
+	u32 r;
+
+	spin_lock_irqsave(&in->lock, flags);
+	bitmap_zero(in->bits, FLAZ_MAX_REGIONS);
+	for (r = 0; r < in->nr; r++)
+		if (b[r / 8] & (1U << (r % 8)))
+			__set_bit(r, in->bits);
+	bitmap_copy(in->durable, in->bits, FLAZ_MAX_REGIONS);
+	bitmap_zero(in->touched, FLAZ_MAX_REGIONS);
+	spin_unlock_irqrestore(&in->lock, flags);
+}
+
+/* Whether HDD block @block lies in a marked region (at load, before any I/O). */
+bool flaz_intent_marked(struct flaz_intent *in, u64 block)
+{
+	u64 r = block >> in->shift;
+
+	return r < in->nr && test_bit(r, in->bits);
+}
+
+u32 flaz_intent_nr_marked(struct flaz_intent *in)
+{
+	return bitmap_weight(in->bits, in->nr);
+}
+
+/*
+ * A write to blocks @first..@last starts. Returns true when it may go to the
+ * HDD now; false when @bio was queued until a superblock carrying its regions'
+ * bits is on the SSD (the caller kicks that write).
+ */
+bool flaz_intent_start(struct flaz_intent *in, u64 first, u64 last, struct bio *bio)
+{
+	u64 r, end = min_t(u64, last >> in->shift, in->nr - 1);
+	unsigned long flags;
+	bool ready = true;
+
+	spin_lock_irqsave(&in->lock, flags);
+	for (r = first >> in->shift; r <= end; r++) {
+		in->inflight[r]++;
+		__set_bit(r, in->touched);
+		__set_bit(r, in->bits);
+		if (!test_bit(r, in->durable))
+			ready = false;
+	}
+	if (!ready)
+		bio_list_add(&in->waiting, bio);
+	spin_unlock_irqrestore(&in->lock, flags);
+	return ready;
+}
+
+void flaz_intent_end(struct flaz_intent *in, u64 first, u64 last)
+{
+	u64 r, end = min_t(u64, last >> in->shift, in->nr - 1);
+	unsigned long flags;
+
+	spin_lock_irqsave(&in->lock, flags);
+	for (r = first >> in->shift; r <= end; r++)
+		if (!WARN_ON_ONCE(!in->inflight[r]))
+			in->inflight[r]--;
+	spin_unlock_irqrestore(&in->lock, flags);
+}
+
+bool flaz_intent_waiting(struct flaz_intent *in)
+{
+	unsigned long flags;
+	bool any;
+
+	spin_lock_irqsave(&in->lock, flags);
+	any = !bio_list_empty(&in->waiting);
+	spin_unlock_irqrestore(&in->lock, flags);
+	return any;
+}
+
+/*
+ * A commit begins: regions marked, idle now and untouched since the previous
+ * commit began may be cleared when this one is on the SSD.
+ */
+void flaz_intent_commit_begin(struct flaz_intent *in)
+{
+	unsigned long flags;
+	u32 r;
+
+	spin_lock_irqsave(&in->lock, flags);
+	bitmap_andnot(in->clearable, in->bits, in->touched, in->nr);
+	for_each_set_bit(r, in->clearable, in->nr)
+		if (in->inflight[r])
+			__clear_bit(r, in->clearable);
+	bitmap_zero(in->touched, FLAZ_MAX_REGIONS);
+	spin_unlock_irqrestore(&in->lock, flags);
+}
+
+/*
+ * Fill @bitmap (FLAZ_SB_BITMAP_BYTES) for the next superblock and take the
+ * writes it lets go (flaz_intent_written() once it is durable). With @commit,
+ * the table written since flaz_intent_commit_begin() covers every write to the
+ * clearable regions that stayed untouched, so those are cleared; with @all,
+ * every region is (a clean stop: nothing is in flight).
+ */
+void flaz_intent_snapshot(struct flaz_intent *in, bool commit, bool all, void *bitmap,
+			  struct bio_list *released)
+{
+	unsigned long flags;
+	u8 *b = bitmap;
+	u32 r;
+
+	memset(b, 0, FLAZ_SB_BITMAP_BYTES);
+	spin_lock_irqsave(&in->lock, flags);
+	if (all) {
+		bitmap_zero(in->bits, FLAZ_MAX_REGIONS);
+		bitmap_zero(in->durable, FLAZ_MAX_REGIONS);
+	} else if (commit) {
+		bitmap_andnot(in->clearable, in->clearable, in->touched, in->nr);
+		/* cleared on the SSD from now on: a new write must wait for a new mark */
+		bitmap_andnot(in->bits, in->bits, in->clearable, in->nr);
+		bitmap_andnot(in->durable, in->durable, in->clearable, in->nr);
+	}
+	for_each_set_bit(r, in->bits, in->nr)
+		b[r / 8] |= 1U << (r % 8);
+	bio_list_merge(released, &in->waiting);
+	bio_list_init(&in->waiting);
+	spin_unlock_irqrestore(&in->lock, flags);
+}
+
+/* The superblock filled from @bitmap is on the SSD. */
+void flaz_intent_written(struct flaz_intent *in, const void *bitmap)
+{
+	const u8 *b = bitmap;
+	unsigned long flags;
+	u32 r;
+
+	spin_lock_irqsave(&in->lock, flags);
+	for (r = 0; r < in->nr; r++)
+		if (b[r / 8] & (1U << (r % 8)))
+			__set_bit(r, in->durable);
+	spin_unlock_irqrestore(&in->lock, flags);
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz persistent metadata: the superblock and the table on the SSD, so a
+ * volume comes back warm after a restart, and never stale after a crash.
+ *
+ * A commit writes the table blocks that changed, then a superblock with
+ * PREFLUSH|FUA, alternating between its two copies so a torn write leaves the
+ * other one current. Table blocks are written in place: a crash part way
+ * through leaves a mix of this commit's blocks and older ones, which is safe
+ * because
+ *  - an entry points only at an extent whose write completed, and an evicted
+ *    extent is reused only after a commit without it is on the SSD (alloc.c),
+ *    so every entry, old or new, points at the slot it was made for;
+ *  - a block written since the last complete commit lies in a region marked in
+ *    the superblock (intent.c), and its line is dropped at load.
+ * The slot's own checksum and block number are checked on every read as well.
+ *
+ * Commits run on FLUSH (without holding it up: the write-intent bits alone keep
+ * the cache correct), every second while anything changed, and at suspend,
+ * which leaves a clean superblock.
+ */
+#include <linux/blkdev.h>
+#include <linux/dm-io.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/uuid.h>
+#include <linux/vmalloc.h>
+
+#include "flaz.h"
+#include "format.h"
+
+#define DM_MSG_PREFIX		"flaz"
+#define META_PERIOD		HZ
+#define META_READ_BLOCKS	64U	/* table blocks per read at load: 256 KiB */
+#define META_COMMIT		0	/* flags: a commit was asked for */
+
+struct flaz_meta {
+	struct flaz_cache *c;
+	struct flaz_sb_info sb;		/* the current superblock */
+	u8 *buf;			/* META_READ_BLOCKS table blocks, or a superblock */
+	u8 *bitmap;			/* the bitmap of the next superblock */
+	u64 *entries;
+	u32 *freed;
+	struct mutex lock;		/* one commit or superblock write at a time */
+	unsigned long flags;
+	bool loaded;
+	bool running;
+	struct work_struct work;
+	struct delayed_work tick;
+};
+
+enum sb_state { SB_OK, SB_BLANK, SB_FOREIGN, SB_CORRUPT };
+
+static int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t opf,
+		   sector_t sector, sector_t count, void *buf)
+{
+	struct dm_io_region where = { .bdev = bdev, .sector = sector, .count = count };
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.mem.type = DM_IO_VMA,
+		.mem.ptr.vma = buf,
+		.client = c->io,
+	};
+
+	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+}
+
+static void meta_error(struct flaz_cache *c)
+{
+	flaz_cache_fault(c, FLAZ_STAT_META_ERRORS);
+}
+
+/* crc32c of the HDD's first block: tells another HDD of the same size apart. */
+static int hdd_fingerprint(struct flaz_meta *m, u32 *fp)
+{
+	int r = meta_io(m->c, m->c->hdd, REQ_OP_READ, 0, FLAZ_BLOCK_SECTORS, m->buf);
+
+	if (!r)
+		*fp = flaz_crc32c(~0U, m->buf, FLAZ_BLOCK_SIZE);
+	return r;
+}
+
+/* Read both superblock copies into *sb (the current one) and m->bitmap. */
+static int read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *state,
+		   u64 *max_seq)
+{
+	struct flaz_sb_info info;
+	bool magic = false, blank = true, found = false;
+	u32 copy;
+	int r;
+
+	*max_seq = 0;
+	for (copy = 0; copy < FLAZ_SB_COPIES; copy++) {
+		r = meta_io(m->c, m->c->ssd, REQ_OP_READ, copy * FLAZ_BLOCK_SECTORS,
+			    FLAZ_BLOCK_SECTORS, m->buf);
+		if (r)
+			return r;
+		r = flaz_sb_decode(m->buf, &info);
+		if (r != -ENODATA)
+			blank = false;
+		if (le32_to_cpu(((struct flaz_sb *)m->buf)->magic) == FLAZ_SB_MAGIC)
+			magic = true;
+		if (r)
+			continue;
+		*max_seq = max(*max_seq, info.seq);
+		if (!found || info.seq > sb->seq) {
+			*sb = info;
+			memcpy(m->bitmap, flaz_sb_bitmap(m->buf), FLAZ_SB_BITMAP_BYTES);
+			found = true;
+		}
+	}
+	if (found)
+		*state = SB_OK;
+	else if (blank)
+		*state = SB_BLANK;
+	else
+		*state = magic ? SB_CORRUPT : SB_FOREIGN;
+	return 0;
+}
+
+/* Why the superblock @sb cannot serve this table line, or NULL. */
+static const char *mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
+{
+	struct flaz_cache *c = m->c;
+
+	if (sb->hdd_sectors != c->ti->len)
+		return "SSD superblock is for another volume: volume size differs (give 'cold' to start empty)";
+	if (sb->geo.ssd_sectors != c->geo->ssd_sectors)
+		return "SSD superblock is for another volume: SSD size differs (give 'cold' to start empty)";
+	if (sb->extent_kib != c->opts->val[FLAZ_OPT_EXTENT_KIB])
+		return "SSD superblock is for another volume: extent_kib differs (give 'cold' to start empty)";
+	if (sb->overbook != c->opts->val[FLAZ_OPT_OVERBOOK])
+		return "SSD superblock is for another volume: overbook differs (give 'cold' to start empty)";
+	if (sb->codec != c->codec)
+		return "SSD superblock is for another volume: compressor differs (give 'cold' to start empty)";
+	return NULL;
+}
+
+/*
+ * Whether the SSD can be used as it is (or is blank); *error says why not. Reads
+ * only: a table reload runs this while the old instance still writes.
+ */
+static int check_sb(struct flaz_meta *m, bool cold, char **error)
+{
+	struct flaz_sb_info sb;
+	enum sb_state state;
+	u64 max_seq;
+	u32 fp;
+	int r;
+
+	r = read_sb(m, &sb, &state, &max_seq);
+	if (r) {
+		*error = "Cannot read the SSD superblock";
+		return r;
+	}
+	if (cold || state == SB_BLANK)
+		return 0;
+	if (state == SB_CORRUPT) {
+		*error = "SSD superblock is corrupt (give 'cold' to start empty)";
+		return -EINVAL;
+	}
+	if (state == SB_FOREIGN) {
+		*error = "SSD holds no flaz superblock and is not blank (give 'cold' to overwrite it)";
+		return -EINVAL;
+	}
+	*error = (char *)mismatch(m, &sb);
+	if (*error)
+		return -EINVAL;
+	/* After a clean stop the HDD's first block is known; after a crash it is not. */
+	if (sb.flags & FLAZ_SB_CLEAN) {
+		r = hdd_fingerprint(m, &fp);
+		if (r) {
+			*error = "Cannot read the HDD";
+			return r;
+		}
+		if (fp != sb.hdd_fp) {
+			*error = "SSD caches another HDD: its first block differs (give 'cold' to start empty)";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Write the next superblock copy from m->sb and m->bitmap, durably. */
+static int write_sb(struct flaz_meta *m, u32 flags)
+{
+	struct flaz_cache *c = m->c;
+	int r;
+
+	m->sb.seq++;
+	m->sb.flags = flags;
+	m->sb.next_seq = atomic64_read(&c->seq) + 1;
+	flaz_sb_encode(m->buf, &m->sb, m->bitmap);
+	r = meta_io(c, c->ssd, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA,
+		    (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS, FLAZ_BLOCK_SECTORS,
+		    m->buf);
+	if (r)
+		meta_error(c);
+	return r;
+}
+
+/*
+ * Start an empty cache of a new generation: the table blocks on the SSD become
+ * void, whatever they hold. Both copies are written, so an older copy with a
+ * higher seq cannot come back.
+ */
+static int format(struct flaz_meta *m, u64 max_seq)
+{
+	struct flaz_cache *c = m->c;
+	struct flaz_sb_info *sb = &m->sb;
+	u32 copy;
+	int r;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->seq = max_seq;
+	sb->gen = get_random_u64();
+	generate_random_uuid(sb->uuid);
+	sb->hdd_sectors = c->ti->len;
+	sb->extent_kib = c->opts->val[FLAZ_OPT_EXTENT_KIB];
+	sb->overbook = c->opts->val[FLAZ_OPT_OVERBOOK];
+	sb->codec = c->codec;
+	sb->region_shift = flaz_intent_shift(c->intent);
+	sb->nr_regions = flaz_intent_nr(c->intent);
+	sb->geo = *c->geo;
+	r = hdd_fingerprint(m, &sb->hdd_fp);
+	if (r)
+		return r;
+	memset(m->bitmap, 0, FLAZ_SB_BITMAP_BYTES);
+	flaz_intent_load(c->intent, m->bitmap);
+	for (copy = 0; copy < FLAZ_SB_COPIES && !r; copy++)
+		r = write_sb(m, 0);
+	return r;
+}
+
+/* Whether a block that line @line's entry @e may hold lies in a marked region. */
+static bool entry_marked(struct flaz_meta *m, u64 line, const struct flaz_entry_info *e)
+{
+	struct flaz_cache *c = m->c;
+	u64 step = e->units == FLAZ_ENTRY_ZERO_UNITS ? 0 : 1ULL << FLAZ_TAG_BITS;
+	u64 tag;
+
+	for (tag = e->tag; tag * c->geo->nr_lines + line < c->hdd_blocks; tag += step) {
+		if (flaz_intent_marked(c->intent, tag * c->geo->nr_lines + line))
+			return true;
+		if (!step)
+			break;
+		cond_resched();
+	}
+	return false;
+}
+
+/*
+ * Take table block @idx's entries (@blk, or nothing if it failed) into the
+ * table. Returns whether the block must be written again.
+ */
+static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, unsigned long *used,
+		       bool unclean)
+{
+	struct flaz_cache *c = m->c;
+	struct flaz_entry_info ei;
+	struct flaz_entry e, old;
+	bool rewrite = false;
+	u64 commit, line;
+	u32 i;
+	int r;
+
+	r = flaz_meta_decode(blk, m->sb.gen, idx, &commit, m->entries);
+	if (r == -ENODATA)
+		return false;
+	if (r) {
+		meta_error(c);
+		return true;
+	}
+	for (i = 0; i < FLAZ_META_ENTRIES; i++) {
+		line = idx * FLAZ_META_ENTRIES + i;
+		flaz_entry_unpack(m->entries[i], &ei);
+		if (!ei.units)
+			continue;
+		if (!flaz_entry_valid(&ei, c->geo, line, c->hdd_blocks) ||
+		    (ei.units == FLAZ_ENTRY_ZERO_UNITS && !flaz_l2p_zero_fits(c->l2p))) {
+			meta_error(c);
+			rewrite = true;
+			continue;
+		}
+		if (unclean && entry_marked(m, line, &ei)) {
+			rewrite = true;
+			continue;
+		}
+		memset(&e, 0, sizeof(e));
+		if (ei.units == FLAZ_ENTRY_ZERO_UNITS) {
+			e.kind = FLAZ_ENTRY_ZERO;
+		} else {
+			e.kind = FLAZ_ENTRY_SLOT;
+			e.ext = ei.ext;
+			e.off = ei.off;
+			e.bytes = ei.units * FLAZ_SLOT_ALIGN;
+			set_bit(ei.ext, used);
+		}
+		/* a block with this line and tag: flaz_l2p_set() keeps the tag bits it stores */
+		flaz_l2p_set(c->l2p, ei.tag * c->geo->nr_lines + line, &e, &old);
+	}
+	return rewrite;
+}
+
+/* Read the table into memory; the lines of marked regions are left out. */
+static int load_table(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	u64 nr = flaz_l2p_nr_blocks(c->l2p), idx, i, n;
+	bool unclean = flaz_intent_nr_marked(c->intent);
+	unsigned long *used;
+	bool rewrite;
+	int r;
+
+	used = bitmap_zalloc(c->geo->nr_extents, GFP_KERNEL);
+	if (!used)
+		return -ENOMEM;
+	for (idx = 0; idx < nr; idx += n) {
+		n = min_t(u64, nr - idx, META_READ_BLOCKS);
+		r = meta_io(c, c->ssd, REQ_OP_READ,
+			    c->geo->meta_start + idx * FLAZ_BLOCK_SECTORS,
+			    n * FLAZ_BLOCK_SECTORS, m->buf);
+		if (r)
+			meta_error(c);
+		for (i = 0; i < n; i++) {
+			rewrite = r || load_block(m, idx + i, m->buf + i * FLAZ_BLOCK_SIZE,
+						  used, unclean);
+			flaz_l2p_set_dirty(c->l2p, idx + i, rewrite);
+		}
+		cond_resched();
+	}
+	flaz_alloc_reset(c->alloc, used);
+	bitmap_free(used);
+	return 0;
+}
+
+static int load(struct flaz_meta *m, bool cold)
+{
+	struct flaz_cache *c = m->c;
+	enum sb_state state;
+	const char *why;
+	u64 max_seq;
+	int r;
+
+	r = read_sb(m, &m->sb, &state, &max_seq);
+	if (r)
+		return r;
+	if (cold || state == SB_BLANK)
+		return format(m, max_seq);
+	why = state == SB_OK ? mismatch(m, &m->sb) : "SSD superblock is unusable";
+	if (why) {
+		/* It changed since the table was loaded. */
+		DMERR("%s: %s", dm_table_device_name(c->ti->table), why);
+		return -EINVAL;
+	}
+	flaz_intent_load(c->intent, m->bitmap);
+	r = load_table(m);
+	if (r)
+		return r;
+	atomic64_set(&c->seq, m->sb.next_seq);
+	/* From now on the superblock is not clean; it says so before any write. */
+	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &(struct bio_list){});
+	return write_sb(m, 0);
+}
+
+/* Let writes waiting for their regions' bits go to the HDD. */
+static void release(struct bio_list *bios)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(bios)))
+		dm_submit_bio_remap(bio, NULL);
+}
+
+/* Extents evicted before the commit began are free now; they can be discarded. */
+static void free_evicted(struct flaz_meta *m, u32 nr)
+{
+	struct flaz_cache *c = m->c;
+	u32 i, n = flaz_alloc_release(c->alloc, nr, m->freed);
+
+	if (!bdev_max_discard_sectors(c->ssd))
+		return;
+	for (i = 0; i < n; i++)
+		blkdev_issue_discard(c->ssd, c->geo->data_start +
+				     (sector_t)m->freed[i] * c->geo->extent_sectors,
+				     c->geo->extent_sectors, GFP_NOIO);
+}
+
+/* Whether a slot in extent @ext may be pointed at from the SSD. */
+static bool extent_durable(struct flaz_cache *c, u32 ext)
+{
+	return !flaz_xbuf_holds(c->xbuf, ext) && !test_bit(ext, c->failed);
+}
+
+static int write_table_block(struct flaz_meta *m, u64 idx)
+{
+	struct flaz_cache *c = m->c;
+	struct flaz_entry_info ei;
+	bool again = false;
+	struct flaz_entry e;
+	u64 line;
+	u32 i;
+	int r;
+
+	for (i = 0; i < FLAZ_META_ENTRIES; i++) {
+		line = idx * FLAZ_META_ENTRIES + i;
+		m->entries[i] = 0;
+		if (line >= c->geo->nr_lines)
+			continue;
+		flaz_l2p_lock(c->l2p, line);
+		flaz_l2p_get(c->l2p, line, &e);
+		flaz_l2p_unlock(c->l2p, line);
+		memset(&ei, 0, sizeof(ei));
+		ei.tag = e.tag;
+		if (e.kind == FLAZ_ENTRY_ZERO) {
+			ei.units = FLAZ_ENTRY_ZERO_UNITS;
+		} else if (e.kind == FLAZ_ENTRY_SLOT) {
+			/* not on the SSD yet: the next commit takes it */
+			if (!extent_durable(c, e.ext)) {
+				again = true;
+				continue;
+			}
+			ei.units = e.bytes / FLAZ_SLOT_ALIGN;
+			ei.off = e.off;
+			ei.ext = e.ext;
+		}
+		m->entries[i] = flaz_entry_pack(&ei);
+	}
+	flaz_meta_encode(m->buf, m->sb.gen, m->sb.commit + 1, idx, m->entries);
+	r = meta_io(c, c->ssd, REQ_OP_WRITE, c->geo->meta_start + idx * FLAZ_BLOCK_SECTORS,
+		    FLAZ_BLOCK_SECTORS, m->buf);
+	if (r)
+		meta_error(c);
+	if (r || again)
+		flaz_l2p_set_dirty(c->l2p, idx, true);
+	return r;
+}
+
+/*
+ * Write the table blocks that changed, then the superblock, clearing the bits
+ * of regions the table now covers (all of them with @clean: nothing is in flight).
+ */
+static void commit(struct flaz_meta *m, bool clean)
+{
+	struct flaz_cache *c = m->c;
+	struct bio_list released = BIO_EMPTY_LIST;
+	u32 evicted = flaz_alloc_nr_pending(c->alloc);
+	u64 idx, nr = flaz_l2p_nr_blocks(c->l2p);
+	bool ok = true;
+
+	flaz_intent_commit_begin(c->intent);
+	/* the HDD holds every write that completed before the commit began */
+	if (blkdev_issue_flush(c->hdd)) {
+		flaz_stats_add(c->stats, FLAZ_STAT_HDD_ERRORS, 1);
+		ok = false;
+	}
+	for (idx = 0; idx < nr; idx++) {
+		if (flaz_l2p_take_dirty(c->l2p, idx) && write_table_block(m, idx))
+			ok = false;
+		if (!(idx % 64))
+			cond_resched();
+	}
+	if (clean && ok && hdd_fingerprint(m, &m->sb.hdd_fp))
+		ok = false;
+	if (ok)
+		m->sb.commit++;
+	flaz_intent_snapshot(c->intent, ok, clean && ok, m->bitmap, &released);
+	if (!write_sb(m, clean && ok ? FLAZ_SB_CLEAN : 0)) {
+		flaz_intent_written(c->intent, m->bitmap);
+		if (ok) {
+			flaz_stats_add(c->stats, FLAZ_STAT_COMMITS, 1);
+			free_evicted(m, evicted);
+		}
+	}
+	release(&released);
+}
+
+/* Make the bits of waiting writes durable, then let them go. */
+static void mark(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	struct bio_list released = BIO_EMPTY_LIST;
+
+	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+	if (!write_sb(m, 0))
+		flaz_intent_written(c->intent, m->bitmap);
+	release(&released);
+}
+
+static void meta_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(work, struct flaz_meta, work);
+	struct flaz_cache *c = m->c;
+	struct bio_list released = BIO_EMPTY_LIST;
+
+	mutex_lock(&m->lock);
+	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
+		/* the SSD is out of use: nothing to mark */
+		flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+		release(&released);
+	} else if (test_and_clear_bit(META_COMMIT, &m->flags)) {
+		commit(m, false);
+	} else if (flaz_intent_waiting(c->intent)) {
+		mark(m);
+	}
+	mutex_unlock(&m->lock);
+	if (test_bit(META_COMMIT, &m->flags) || flaz_intent_waiting(c->intent))
+		queue_work(c->wq.io, &m->work);
+}
+
+static void tick_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(to_delayed_work(work), struct flaz_meta, tick);
+	struct flaz_cache *c = m->c;
+
+	if (flaz_l2p_any_dirty(c->l2p) || flaz_intent_nr_marked(c->intent) ||
+	    flaz_alloc_nr_pending(c->alloc))
+		flaz_meta_kick(m);
+	if (READ_ONCE(m->running))
+		queue_delayed_work(c->wq.io, &m->tick, META_PERIOD);
+}
+
+/* Ask for a commit soon (a FLUSH, evicted extents waiting). */
+void flaz_meta_kick(struct flaz_meta *m)
+{
+	if (flaz_cache_mode(m->c) == FLAZ_MODE_PASSTHROUGH)
+		return;
+	set_bit(META_COMMIT, &m->flags);
+	queue_work(m->c->wq.io, &m->work);
+}
+
+/* A write is waiting for its regions' bits. */
+void flaz_meta_mark(struct flaz_meta *m)
+{
+	queue_work(m->c->wq.io, &m->work);
+}
+
+/*
+ * Before (re)starting I/O: the first time, load the table or format the SSD;
+ * after a suspend, say again that the superblock is not clean.
+ */
+int flaz_meta_resume(struct flaz_meta *m, bool cold)
+{
+	struct flaz_cache *c = m->c;
+	int r = 0;
+
+	mutex_lock(&m->lock);
+	if (!m->loaded)
+		r = load(m, cold);
+	else if (flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH)
+		mark(m);
+	if (!r) {
+		m->loaded = true;
+		WRITE_ONCE(m->running, true);
+		queue_delayed_work(c->wq.io, &m->tick, META_PERIOD);
+	}
+	mutex_unlock(&m->lock);
+	return r;
+}
+
+/* No I/O is in flight and the extents are written: leave a clean superblock. */
+void flaz_meta_suspend(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+
+	WRITE_ONCE(m->running, false);
+	cancel_delayed_work_sync(&m->tick);
+	flush_work(&m->work);
+	mutex_lock(&m->lock);
+	clear_bit(META_COMMIT, &m->flags);
+	if (m->loaded && flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH)
+		commit(m, true);
+	mutex_unlock(&m->lock);
+}
+
+/*
+ * The cache was emptied (passthrough, or back from it): give the SSD a new,
+ * empty generation so nothing on it can be loaded again.
+ */
+int flaz_meta_reformat(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	int r;
+
+	mutex_lock(&m->lock);
+	r = format(m, m->sb.seq);
+	if (!r)
+		free_evicted(m, flaz_alloc_nr_pending(c->alloc));
+	mutex_unlock(&m->lock);
+	return r;
+}
+
+struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error)
+{
+	struct flaz_meta *m;
+	int r;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		*error = "Cannot allocate the metadata context";
+		return ERR_PTR(-ENOMEM);
+	}
+	m->c = c;
+	mutex_init(&m->lock);
+	INIT_WORK(&m->work, meta_work);
+	INIT_DELAYED_WORK(&m->tick, tick_work);
+	m->buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
+	m->bitmap = kzalloc(FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
+	m->entries = kcalloc(FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
+	m->freed = kvcalloc(c->geo->nr_extents, sizeof(u32), GFP_KERNEL);
+	if (!m->buf || !m->bitmap || !m->entries || !m->freed) {
+		*error = "Cannot allocate the metadata buffers";
+		r = -ENOMEM;
+		goto bad;
+	}
+	r = check_sb(m, cold, error);
+	if (r)
+		goto bad;
+	return m;
+
+bad:
+	flaz_meta_destroy(m);
+	return ERR_PTR(r);
+}
+
+/* After flaz_meta_suspend(), or before any use; before the work queues go. */
+void flaz_meta_destroy(struct flaz_meta *m)
+{
+	if (IS_ERR_OR_NULL(m))
+		return;
+	cancel_delayed_work_sync(&m->tick);
+	cancel_work_sync(&m->work);
+	kvfree(m->freed);
+	kfree(m->entries);
+	kfree(m->bitmap);
+	vfree(m->buf);
+	mutex_destroy(&m->lock);
+	kfree(m);
+}
