@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	hdd_blocks = o.hdd_mib * 256;
-	info.seq = 10;
+	info.seq = 10 + o.current;	/* the kernel writes seq S to copy S % 2 */
 	info.gen = rnd();
 	for (i = 0; i < sizeof(info.uuid); i++)
 		info.uuid[i] = rnd();

@@ -125,7 +125,7 @@ else
 fi
 
 img cur1 --current 1 --codec 2 --seed 7
-expect current-copy-1 0 'copy 1 \(sector 8\): valid, seq 10 \(current\)' check "$T/cur1.img"
+expect current-copy-1 0 'copy 1 \(sector 8\): valid, seq 11 \(current\)' check "$T/cur1.img"
 jexpect current-copy-1-json "d['current'] == 1 and d['superblocks'][1]['codec'] == 'zstd'" \
 	dump --json "$T/cur1.img"
 
@@ -147,8 +147,16 @@ expect sb-both-bad-repair 2 'none repairable' check --repair "$T/sb.img"
 expect sb-both-bad-dump 1 'holds no valid flaz superblock' dump "$T/sb.img"
 cp "$T/clean.img" "$T/sbr.img"
 flip "$T/sbr.img" 100
-expect sb-repair 1 'repaired: superblock copy 0 rewritten from copy 1' check --repair "$T/sbr.img"
+# copy 0 held seq 10, copy 1 seq 9: copy 0 comes back as seq 8, the one before copy 1's
+expect sb-repair 1 'repaired: superblock copy 0 rewritten from copy 1 \(seq 8\)' \
+	check --repair "$T/sbr.img"
 expect sb-repaired-clean 0 '^result: clean$' check "$T/sbr.img"
+jexpect sb-repaired-json "d['current'] == 1 and d['superblocks'][0]['seq'] == 8 and
+	d['superblocks'][0]['gen'] == d['superblocks'][1]['gen']" dump --json "$T/sbr.img"
+cp "$T/clean.img" "$T/sbr2.img"
+flip "$T/sbr2.img" 5000
+expect sb-repair-other 1 'repaired: superblock copy 1 rewritten from copy 0 \(seq 9\)' \
+	check --repair "$T/sbr2.img"
 
 # --- table blocks
 cp "$T/clean.img" "$T/tb.img"
@@ -175,13 +183,22 @@ jexpect table-stale-gen-json "d['table']['void'] == 1 and d['table']['valid'] ==
 	and d['table']['entries']['slot'] == $stale_slots" dump --json "$T/stale.img"
 img unwritten --unwritten-block 1
 expect table-unwritten 0 '^result: clean$' check "$T/unwritten.img"
+# the kernel does not clear the table area at a format: leftovers there hold nothing
 img foreign --foreign-block 0
-expect table-foreign 1 'warning: table block 0 .*neither blank nor a table block' \
+expect table-foreign 0 'note: 1 table block is neither blank nor of a flaz format' \
 	check "$T/foreign.img"
 jexpect table-foreign-json "d['table']['foreign'] == 1 and d['table']['bad'] == 0" \
 	dump --json "$T/foreign.img"
-expect table-foreign-repair 1 'rewritten as an empty block' check --repair "$T/foreign.img"
-expect table-foreign-repaired 0 '^result: clean$' check "$T/foreign.img"
+sum=$(sha "$T/foreign.img")
+expect table-foreign-no-repair 0 '^result: clean$' check --repair "$T/foreign.img"
+[ "$(sha "$T/foreign.img")" = "$sum" ] && pass table-foreign-left-alone ||
+	fail table-foreign-left-alone "--repair rewrote a block that holds nothing"
+# a table block of this format whose magic is gone is damage, not leftovers
+cp "$T/clean.img" "$T/tbm2.img"
+off=$(nth table 2 "$T/clean.map")
+flip "$T/tbm2.img" "$off"
+flip "$T/tbm2.img" $((off + 2000))
+expect table-magic-and-more 2 'table block 1 .*: bad magic' check "$T/tbm2.img"
 
 # --- slots and extents
 cp "$T/clean.img" "$T/slot.img"

@@ -37,6 +37,7 @@ struct checker {
 
 	__u64 tb[TB_UNREADABLE + 1];	/* table blocks by state */
 	__u64 slots, slot_bytes, zeros, empty, dropped;
+	__u32 marked;		/* write-intent regions marked */
 	__u64 extent_reads;
 
 	/* the last extent read: its number, first round_up(used, 4 KiB) bytes and state */
@@ -93,12 +94,37 @@ static void note(struct checker *c, const char *fmt, ...)
 	putchar('\n');
 }
 
+/*
+ * Rewrite superblock copy @i from the current one. The kernel writes seq S to
+ * copy S % 2, so the copy becomes the current one's predecessor, seq S - 1, with
+ * the same contents: the kernel's next write (S + 1) goes over it, never over
+ * the current one. A current copy out of that order is copied as it is.
+ */
+static void repair_sb(struct checker *c, unsigned int i)
+{
+	const struct sb_copy *cur = &c->sb.copy[c->sb.cur];
+	struct flaz_sb_info info = cur->info;
+	unsigned char blk[FLAZ_BLOCK_SIZE];
+	int r;
+
+	memcpy(blk, cur->blk, sizeof(blk));
+	if (info.seq && (info.seq - 1) % FLAZ_SB_COPIES == i) {
+		info.seq--;
+		flaz_sb_encode(blk, &info, flaz_sb_bitmap(cur->blk));
+	}
+	r = ssd_write(c->ssd, sb_offset(i), blk, FLAZ_BLOCK_SIZE);
+	if (r)
+		say(c, K_CORRUPT, "cannot rewrite superblock copy %u: %s", i, ssd_strerror(r));
+	else
+		say(c, K_REPAIRED, "superblock copy %u rewritten from copy %d (seq %llu)", i,
+		    c->sb.cur, info.seq);
+}
+
 /* Superblock copies: one bad copy is ignorable (the other is used), none good is fatal. */
 static bool check_superblocks(struct checker *c)
 {
 	struct sb_pair *sb = &c->sb;
 	unsigned int i, blank = 0, corrupt = 0;
-	int r;
 
 	sb_load(c->ssd, sb);
 	for (i = 0; i < FLAZ_SB_COPIES; i++) {
@@ -128,18 +154,14 @@ static bool check_superblocks(struct checker *c)
 		else
 			say(c, K_WARNING, "superblock copy %u (sector %u): %s; copy %d is used", i,
 			    i * FLAZ_BLOCK_SECTORS, sb_state_name(cp->state), sb->cur);
-		if (!c->repair)
-			continue;
-		r = ssd_write(c->ssd, sb_offset(i), sb->copy[sb->cur].blk, FLAZ_BLOCK_SIZE);
-		if (r)
-			say(c, K_CORRUPT, "cannot rewrite superblock copy %u: %s", i, ssd_strerror(r));
-		else
-			say(c, K_REPAIRED, "superblock copy %u rewritten from copy %d", i, sb->cur);
+		if (c->repair)
+			repair_sb(c, i);
 	}
 	if (sb->cur >= 0) {
 		c->info = &sb->copy[sb->cur].info;
 		c->sb_blk = sb->copy[sb->cur].blk;
 		c->hdd_blocks = sb_hdd_blocks(c->info);
+		c->marked = sb_marked_count(c->sb_blk, c->info->nr_regions);
 		return true;
 	}
 	if (sb->copy[0].state == SB_UNREADABLE && sb->copy[1].state == SB_UNREADABLE)
@@ -283,6 +305,31 @@ static void write_tblock(struct checker *c, __u32 i, __u64 commit, const __u64 *
 		say(c, K_REPAIRED, "table block %u: %s", i, what);
 }
 
+static bool region_marked(const struct checker *c, __u64 block)
+{
+	__u64 r = block >> c->info->region_shift;
+
+	return r < c->info->nr_regions && sb_marked(c->sb_blk, r);
+}
+
+/*
+ * Whether the kernel drops line @line's entry @e (of @block) at load, as its
+ * entry_marked() does: a zero block or a slot whose tag is whole by its block;
+ * for a cut tag, any block the entry alone may stand for.
+ */
+static bool entry_marked(const struct checker *c, __u64 line, const struct flaz_entry_info *e,
+			 __u64 block)
+{
+	__u64 nr_lines = c->info->geo.nr_lines, tag;
+
+	if (e->units == FLAZ_ENTRY_ZERO_UNITS || entry_block(e, c->info, line, &block))
+		return region_marked(c, block);
+	for (tag = e->tag; tag * nr_lines + line < c->hdd_blocks; tag += 1ULL << FLAZ_TAG_BITS)
+		if (region_marked(c, tag * nr_lines + line))
+			return true;
+	return false;
+}
+
 /* Every entry of the valid table block @i; bad ones are cleared when repairing. */
 static void check_entries(struct checker *c, __u32 i)
 {
@@ -326,8 +373,7 @@ static void check_entries(struct checker *c, __u32 i)
 			c->slots++;
 			c->slot_bytes += e.units * FLAZ_SLOT_ALIGN;
 		}
-		if (block >> in->region_shift < in->nr_regions &&
-		    sb_marked(c->sb_blk, block >> in->region_shift))
+		if (c->marked && entry_marked(c, line, &e, block))
 			c->dropped++;
 	}
 	if (cleared) {
@@ -348,6 +394,7 @@ static void check_table(struct checker *c)
 		if (table_offset(g, i) + FLAZ_BLOCK_SIZE > c->ssd->bytes) {
 			/* a superblock for a larger SSD: one line, not one per block */
 			c->tb[TB_UNREADABLE] += n - i;
+			c->empty += g->nr_lines - i * FLAZ_META_ENTRIES;
 			say(c, K_CORRUPT, "table blocks %llu-%llu are beyond the end of %s", i, n - 1,
 			    c->ssd->path);
 			break;
@@ -355,17 +402,17 @@ static void check_table(struct checker *c)
 		tblock_read(c->ssd, c->info, i, t);
 		c->tb[t->state]++;
 		first = i * FLAZ_META_ENTRIES;
+		/* a block that holds nothing: all its lines are empty */
+		if (t->state != TB_VALID)
+			c->empty += i < n - 1 ? FLAZ_META_ENTRIES : g->nr_lines - first;
 		switch (t->state) {
 		case TB_VALID:
 			check_entries(c, i);
 			continue;
 		case TB_UNWRITTEN:
 		case TB_VOID:
+		case TB_FOREIGN:	/* noted once below */
 			continue;
-		case TB_FOREIGN:
-			say(c, K_WARNING, "table block %llu (sector %llu): neither blank nor a table block (left from before the format, or damaged); it counts as empty",
-			    i, table_offset(g, i) >> FLAZ_SECTOR_SHIFT);
-			break;
 		case TB_BAD_INDEX:
 			say(c, K_CORRUPT, "table block %llu (sector %llu): holds the entries of table block %u; lines %llu-%llu are lost",
 			    i, table_offset(g, i) >> FLAZ_SECTOR_SHIFT, t->index, first,
@@ -384,6 +431,10 @@ static void check_table(struct checker *c)
 		if (c->repair_table)
 			write_tblock(c, i, c->info->commit, empty, "rewritten as an empty block");
 	}
+	if (c->tb[TB_FOREIGN])
+		note(c, "note: %llu table block%s neither blank nor of a flaz format (left from before this format, which the kernel does not clear): %s empty",
+		     c->tb[TB_FOREIGN], c->tb[TB_FOREIGN] == 1 ? " is" : "s are",
+		     c->tb[TB_FOREIGN] == 1 ? "it counts as" : "they count as");
 }
 
 /* The write-intent bitmap: marked regions are dropped by the kernel at load. */

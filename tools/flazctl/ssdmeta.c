@@ -202,8 +202,6 @@ void tblock_read(const struct ssd *s, const struct flaz_sb_info *info, __u32 i,
 		 struct tblock *t)
 {
 	const struct flaz_meta_hdr *h = (const void *)t->blk;
-	unsigned char fixed[FLAZ_BLOCK_SIZE];
-	struct flaz_meta_hdr *fh = (void *)fixed;
 	__u64 commit;
 	int r;
 
@@ -236,15 +234,12 @@ void tblock_read(const struct ssd *s, const struct flaz_sb_info *info, __u32 i,
 		return;
 	}
 	/*
-	 * The kernel takes a block without the magic as never written. One whose
-	 * checksum holds once the magic is put back is a table block of this format
-	 * with a damaged magic, though; anything else is leftovers or worse damage.
+	 * The kernel takes a block without the magic as never written: after a
+	 * format the table area keeps whatever it held until a commit writes each
+	 * block. One that carries this format's gen (random, 64 bits) is a table
+	 * block of this format with a damaged magic, though.
 	 */
-	memcpy(fixed, t->blk, sizeof(fixed));
-	fh->magic = htole32(FLAZ_META_MAGIC);
-	t->state = t->gen == info->gen &&
-		   !flaz_meta_decode(fixed, t->gen, t->index, &commit, t->entries) ?
-		   TB_BAD_MAGIC : TB_FOREIGN;
+	t->state = t->gen == info->gen ? TB_BAD_MAGIC : TB_FOREIGN;
 }
 
 const char *tb_state_name(enum tb_state st)

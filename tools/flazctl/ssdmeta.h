@@ -97,7 +97,7 @@ enum tb_state {
 	TB_VALID,
 	TB_UNWRITTEN,		/* all zero */
 	TB_VOID,		/* a sound table block of another format (gen) */
-	TB_FOREIGN,		/* neither zero nor a table block: leftovers or damage */
+	TB_FOREIGN,		/* neither zero nor a table block: left from before the format */
 	TB_BAD_MAGIC,		/* a table block of this format whose magic is damaged */
 	TB_BAD_CRC,
 	TB_BAD_INDEX,		/* sound, but written for another index */
@@ -132,8 +132,8 @@ const char *tb_state_name(enum tb_state st);
 
 /*
  * Whether a table block in state @st is damaged: a table block of this format
- * that fails its checks, or cannot be read. (A foreign one holds nothing, like
- * an unwritten or void one, but may be damage too: check warns about it.)
+ * that fails its checks, or cannot be read. (An unwritten, void or foreign one
+ * holds nothing, as the kernel sees it.)
  */
 static inline bool tb_damaged(enum tb_state st)
 {
