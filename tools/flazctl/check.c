@@ -234,9 +234,8 @@ static bool load_extent(struct checker *c, __u32 x)
 	return !c->ext_err;
 }
 
-/* The slot entry @e of @line points at: true if it is that line's block; sets *block. */
-static bool check_slot(struct checker *c, __u64 line, const struct flaz_entry_info *e,
-		       __u64 *block)
+/* Whether the slot entry @e of @line points at is that line's block, as the entry says. */
+static bool check_slot(struct checker *c, __u64 line, const struct flaz_entry_info *e)
 {
 	const struct flaz_sb_info *in = c->info;
 	__u64 nr_lines = in->geo.nr_lines;
@@ -288,7 +287,6 @@ static bool check_slot(struct checker *c, __u64 line, const struct flaz_entry_in
 		    line, e->ext, e->off, codec_name(s.codec), codec_name(in->codec));
 		return false;
 	}
-	*block = s.block;
 	return true;
 }
 
@@ -313,16 +311,15 @@ static bool region_marked(const struct checker *c, __u64 block)
 }
 
 /*
- * Whether the kernel drops line @line's entry @e (of @block) at load, as its
- * entry_marked() does: a zero block or a slot whose tag is whole by its block;
- * for a cut tag, any block the entry alone may stand for.
+ * Whether the kernel drops line @line's (valid) entry @e at load, by the rule of
+ * its entry_marked(): the entry's block is in a marked region, or for a cut tag,
+ * any block the entry alone may stand for.
  */
-static bool entry_marked(const struct checker *c, __u64 line, const struct flaz_entry_info *e,
-			 __u64 block)
+static bool entry_marked(const struct checker *c, __u64 line, const struct flaz_entry_info *e)
 {
-	__u64 nr_lines = c->info->geo.nr_lines, tag;
+	__u64 nr_lines = c->info->geo.nr_lines, tag, block;
 
-	if (e->units == FLAZ_ENTRY_ZERO_UNITS || entry_block(e, c->info, line, &block))
+	if (entry_block(e, c->info, line, &block))
 		return region_marked(c, block);
 	for (tag = e->tag; tag * nr_lines + line < c->hdd_blocks; tag += 1ULL << FLAZ_TAG_BITS)
 		if (region_marked(c, tag * nr_lines + line))
@@ -334,7 +331,7 @@ static bool entry_marked(const struct checker *c, __u64 line, const struct flaz_
 static void check_entries(struct checker *c, __u32 i)
 {
 	const struct flaz_sb_info *in = c->info;
-	__u64 first = (__u64)i * FLAZ_META_ENTRIES, line, block;
+	__u64 first = (__u64)i * FLAZ_META_ENTRIES, line;
 	struct flaz_entry_info e;
 	unsigned int k, cleared = 0;
 	char what[64];
@@ -356,10 +353,8 @@ static void check_entries(struct checker *c, __u32 i)
 			    line, c->t.entries[k],
 			    e.units == FLAZ_ENTRY_ZERO_UNITS ? "a zero block past the volume" :
 			    "slot size, extent, offset or tag");
-		else if (e.units == FLAZ_ENTRY_ZERO_UNITS)
-			ok = entry_block(&e, in, line, &block);
 		else
-			ok = check_slot(c, line, &e, &block);
+			ok = e.units == FLAZ_ENTRY_ZERO_UNITS || check_slot(c, line, &e);
 		if (!ok) {
 			if (c->repair_table) {
 				c->t.entries[k] = 0;
@@ -373,7 +368,7 @@ static void check_entries(struct checker *c, __u32 i)
 			c->slots++;
 			c->slot_bytes += e.units * FLAZ_SLOT_ALIGN;
 		}
-		if (c->marked && entry_marked(c, line, &e, block))
+		if (c->marked && entry_marked(c, line, &e))
 			c->dropped++;
 	}
 	if (cleared) {
