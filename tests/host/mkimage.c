@@ -31,6 +31,8 @@ struct opts {
 	unsigned long long ssd_kib, hdd_mib, seed;
 	unsigned int extent_kib, overbook, codec, slots, zeros, dead, current;
 	unsigned int unclean;		/* regions to mark (0: clean shutdown) */
+	unsigned int past_bit;		/* set a bitmap bit past the last region */
+	const char *wrong;		/* the first live slot is wrong in this field */
 	long stale_block, foreign_block, unwritten_block;
 };
 
@@ -80,6 +82,8 @@ static void usage(void)
 	      "        [--stale-block I: table block I of an older format (void)]\n"
 	      "        [--foreign-block I: table block I random bytes]\n"
 	      "        [--unwritten-block I: table block I never written]\n"
+	      "        [--past-bit 1: a bitmap bit set past the last region]\n"
+	      "        [--wrong codec|line|block|size: the first slot (sound checksum) is wrong]\n"
 	      "        [--seed S] [--map FILE]\n", stderr);
 	exit(2);
 }
@@ -102,6 +106,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "unwritten-block", required_argument, NULL, 'U' },
 		{ "seed", required_argument, NULL, 'r' },
 		{ "map", required_argument, NULL, 'm' },
+		{ "past-bit", required_argument, NULL, 'P' },
+		{ "wrong", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -115,6 +121,13 @@ static void parse(int argc, char **argv, struct opts *o)
 
 		if (c == 'm') {
 			o->map = optarg;
+			continue;
+		}
+		if (c == 'w') {
+			if (strcmp(optarg, "codec") && strcmp(optarg, "line") &&
+			    strcmp(optarg, "block") && strcmp(optarg, "size"))
+				usage();
+			o->wrong = optarg;
 			continue;
 		}
 		if (c == '?')
@@ -137,6 +150,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'F': o->foreign_block = v; break;
 		case 'U': o->unwritten_block = v; break;
 		case 'r': o->seed = v; break;
+		case 'P': o->past_bit = v; break;
 		}
 	}
 	if (optind + 1 != argc)
@@ -297,8 +311,13 @@ int main(int argc, char **argv)
 			/* now and then an older copy of the block first, superseded */
 			if (n < o.dead)
 				add_slot(&f, block, line, o.codec, false, &bytes);
-			off = add_slot(&f, block, line, o.codec, live, &bytes);
-			e.units = bytes / FLAZ_SLOT_ALIGN;
+			bool bad = n == 0 && o.wrong;
+
+			off = add_slot(&f, bad && !strcmp(o.wrong, "block") ? block + 1 : block,
+				       bad && !strcmp(o.wrong, "line") ? line + 1 : line,
+				       bad && !strcmp(o.wrong, "codec") ? (o.codec + 1) % 4 : o.codec,
+				       live, &bytes);
+			e.units = bytes / FLAZ_SLOT_ALIGN + (bad && !strcmp(o.wrong, "size"));
 			e.off = off;
 			e.ext = f.ext;
 			if (live) {
@@ -319,6 +338,8 @@ int main(int argc, char **argv)
 		}
 	}
 	seal(&f);
+	if (o.past_bit && info.nr_regions < FLAZ_MAX_REGIONS)
+		bitmap[info.nr_regions / 8] |= 1U << (info.nr_regions % 8);
 	for (i = 0; i < g->nr_extents; i++)
 		nextents += f.live[i];
 	for (line = 0; line < g->nr_lines; line++) {

@@ -213,6 +213,19 @@ expect slot-header-flip 2 'corrupt: line [0-9]+: no valid slot' check "$T/slothd
 cp "$T/clean.img" "$T/ext.img"
 flip "$T/ext.img" $(($(nth exthdr 2 "$T/clean.map") + 12))
 expect extent-header-flip 2 'corrupt: line [0-9]+: extent [0-9]+ has a bad header' check "$T/ext.img"
+# slots whose checksum holds but that are not what the entry says
+img wcodec --wrong codec
+expect slot-wrong-codec 2 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is zstd, the superblock says lz4' \
+	check "$T/wcodec.img"
+img wline --wrong line
+expect slot-wrong-line 2 'corrupt: line ([0-9]+): slot at extent 0 offset [0-9]+ was written for line [0-9]+' \
+	check "$T/wline.img"
+img wblock --wrong block
+expect slot-wrong-block 2 'holds block [0-9]+, not one of tag [0-9]+ on this line' check "$T/wblock.img"
+img wsize --wrong size
+expect slot-wrong-size 2 'slot at extent 0 offset [0-9]+ is [0-9]+ bytes, the entry says [0-9]+' \
+	check "$T/wsize.img"
+expect slot-wrong-repair 1 'cleared 1 bad entry' check --repair "$T/wsize.img"
 cp "$T/clean.img" "$T/dead.img"
 flip "$T/dead.img" $(($(nth dead 3 "$T/clean.map") + 100))
 expect dead-slot-flip 0 '^result: clean$' check "$T/dead.img"
@@ -226,6 +239,9 @@ expect tag-cut-entries 0 'tag [0-9]+ \(low bits\) in extent' dump --entries "$T/
 img unclean --unclean 3
 expect unclean 1 "unclean shutdown: 3 write-intent regions marked .*drops the $unclean_dropped cached line" \
 	check "$T/unclean.img"
+img pastbit --past-bit 1
+expect bitmap-past-end 1 'warning: the write-intent bitmap has 1 bit set past its 1024 regions' \
+	check "$T/pastbit.img"
 jexpect unclean-json "not d['superblocks'][0]['clean'] and
 	len(d['superblocks'][0]['marked_regions']) == 3" dump --json "$T/unclean.img"
 

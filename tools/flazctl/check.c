@@ -441,8 +441,8 @@ static void check_intent(struct checker *c)
 	char list[160];
 
 	if (past)
-		say(c, K_WARNING, "the write-intent bitmap has %u bits set past its %u regions",
-		    past, in->nr_regions);
+		say(c, K_WARNING, "the write-intent bitmap has %u bit%s set past its %u regions",
+		    past, plural(past), in->nr_regions);
 	format_regions(c->sb_blk, in->nr_regions, list, sizeof(list));
 	if (marked)
 		say(c, K_WARNING, "%s: %u write-intent region%s marked (%s); the kernel drops the %llu"
