@@ -11,7 +11,7 @@
 # Every 10th round also runs check --repair on a copy: afterwards check must exit 0 or 1
 # (2 only when both superblock copies were hit). The image must be unchanged at the end:
 # plain check and dump never write. The rounds stop early at a time budget
-# (FUZZ_SECONDS, 25) so that a busy machine does not stall the host suite.
+# (FUZZ_SECONDS, 20) so that a busy machine does not stall the host suite.
 # Usage: tests/host/fuzz_check.sh [ITERATIONS (300)] [SEED]
 # Prints PASS/FAIL host/check/fuzz* lines; exits non-zero iff one failed.
 set -uo pipefail
@@ -19,7 +19,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 FLAZ=$REPO/drivers/md/dm-flaz
 ITERATIONS=${1:-300}
 SEED=${2:-$RANDOM}
-BUDGET=${FUZZ_SECONDS:-25}
+BUDGET=${FUZZ_SECONDS:-20}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
 pass() { echo "PASS host/check/$1"; }
