@@ -164,6 +164,37 @@ crash_image() {
 	dmsetup remove crash && rm -f /run/ssd.img && cmp /run/new /run/back
 }
 
+# The SSD fails every I/O under a filled cache (dm-flakey, always down): the data
+# still reads back right, the errors are counted and the SSD goes out of use;
+# healthy again, passthrough 0 brings the cache back.
+ssd_fails() {
+	local s=$(blockdev --getsz $SSD) mode errs
+	dd if=/dev/urandom of=/run/fdata bs=4k count=512 status=none
+	dmsetup create fssd --table "0 $s flakey $SSD 0 100000 0" &&
+		dmsetup create flt --table "0 $H flaz $HDD /dev/mapper/fssd 1 cold" &&
+		dd if=/run/fdata of=/dev/mapper/flt bs=4k seek=300 oflag=direct status=none &&
+		sleep 2 && [ "$(status_val flt blocks_cached)" -ge 512 ] || return 1
+	dmsetup suspend fssd && dmsetup reload fssd --table "0 $s flakey $SSD 0 0 100000" &&
+		dmsetup resume fssd || return 1
+	dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
+		cmp /run/fdata /run/fback || return 1
+	dd if=/dev/urandom of=/run/fdata bs=4k count=512 status=none
+	dd if=/run/fdata of=/dev/mapper/flt bs=4k seek=300 oflag=direct status=none &&
+		dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
+		cmp /run/fdata /run/fback || return 1
+	mode=$(status_val flt mode)
+	errs=$(($(status_val flt ssd_errors) + $(status_val flt meta_errors)))
+	echo "SSD down: mode $mode, $errs errors: $(dmsetup status flt)"
+	[ "$mode" = passthrough ] && [ "$errs" -ge 32 ] || return 1
+	dmsetup suspend fssd && dmsetup reload fssd --table "0 $s flakey $SSD 0 100000 0" &&
+		dmsetup resume fssd && dmsetup message flt 0 passthrough 0 || return 1
+	dd if=/dev/mapper/flt of=/dev/null bs=4k skip=300 count=512 iflag=direct status=none &&
+		sleep 2 && mode=$(status_val flt mode) && echo "SSD back: $(dmsetup status flt)" &&
+		[ "$mode" = normal ] && [ "$(status_val flt blocks_cached)" -ge 512 ] &&
+		dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
+		cmp /run/fdata /run/fback && dmsetup remove flt && dmsetup remove fssd
+}
+
 kmemleak_scan() {
 	sleep 6
 	echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak &&
@@ -199,6 +230,7 @@ check remove dmsetup remove vol
 check table-round-trip table_round_trip
 check warm-restart warm_restart
 check crash-image crash_image
+check ssd-fails ssd_fails
 check bad-table/other-compressor refused "0 $H flaz $HDD $SSD 2 compressor deflate"
 check bad-table/same-device refused "0 $H flaz $HDD $HDD 0"
 check bad-table/unknown-option refused "0 $H flaz $HDD $SSD 2 bogus 1"
