@@ -4,9 +4,10 @@
 # /dev/vdb) are one dm-linear device, "both", under one dm-log-writes target, so the log has
 # the writes of both disks in the order they became durable. A flaz volume (cold) runs fio
 # and ext4 on slices of the logged device. Then replay-log replays the log, point by point,
-# onto "target" (a zeroed 80 MiB slice of /dev/vda); at each point a non-persistent
-# snapshot of the target takes the writes of loading the volume, flaz is created over the
-# snapshot's slices WITHOUT cold, and every block of the volume must equal the HDD slice's.
+# onto "target" (an 80 MiB slice of /dev/vda, zero like the fresh disks); at each point a
+# non-persistent snapshot of the target takes the writes of loading the volume, flaz is
+# created over the snapshot's slices WITHOUT cold, and every block of the volume must equal
+# the HDD slice's.
 # Layout: vda [0,64) MiB HDD area, [64,144) replay target, [144,512) log; vdb [0,16) SSD
 # area, [32,128) the snapshot's COW.
 . /flaz/lib.sh
