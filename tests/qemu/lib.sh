@@ -3,7 +3,7 @@
 QEMU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$QEMU_DIR/../.." && pwd)
 export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
-QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-600}
+QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-900}
 # the results disk holds the results from offset 0 and the guest's dmesg from 1 MiB
 # (guest/lib.sh: DMESG_OFFSET_MIB)
 DMESG_OFFSET=$((1024 * 1024))

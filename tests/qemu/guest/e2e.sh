@@ -5,6 +5,7 @@
 . /flaz/e2e-data.sh
 . /flaz/e2e-flazctl.sh
 . /flaz/e2e-cache.sh
+. /flaz/e2e-persist.sh
 
 check module-load t_module_load
 check bad-table-missing-args t_bad_missing_args
@@ -66,5 +67,14 @@ check cache-ext4-ratio t_cache_fs_ratio ext4
 check cache-xfs-corpus t_cache_fs_corpus xfs
 check cache-xfs-ratio t_cache_fs_ratio xfs
 check cache-remove-then-hdd t_cache_remove_then_hdd
+check persist-warm-dmsetup t_persist_warm dmsetup
+check persist-warm-flazctl t_persist_warm flazctl
+check persist-refusals t_persist_refusals
+check persist-corrupt-sb t_persist_corrupt_sb
+check persist-ssd-error-reads t_persist_fault error-reads
+check persist-ssd-corrupt-reads t_persist_fault corrupt-reads
+check persist-ssd-drop-writes t_persist_fault drop-writes
+check persist-ssd-error-writes t_persist_fault error-writes
+check persist-fuzz t_persist_fuzz
 check module-unload t_module_unload
 save_dmesg

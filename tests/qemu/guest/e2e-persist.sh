@@ -1,0 +1,622 @@
+# e2e checks of the persistent cache (on-SSD format: drivers/md/dm-flaz/format.h):
+#   warm restart: after a clean remove the volume comes back with its cache, and hits;
+#   refusals: saved state for another table, another HDD, a corrupt superblock or a
+#     non-flaz SSD is refused unless `cold`, which starts empty;
+#   SSD faults (dm-flakey under the SSD): errors and bad bytes cost misses, never data, and
+#     move the mode to degraded and passthrough at the spec's thresholds;
+#   fuzzed metadata on a real SSD image never gives wrong data.
+# All on dm-linear slices, so that they stay quick under TCG: a P_SSD_MIB MiB slice at the
+# SSD's start (check() blanks it) and a P_HDD_MIB MiB slice at the HDD's start.
+# Uses wait_settled and show_status (e2e-cache.sh) and no_device (e2e-flazctl.sh).
+
+P_SSD_MIB=16
+P_HDD_MIB=128
+PSSD=/dev/mapper/pssd
+PHDD=/dev/mapper/phdd
+PV=/dev/mapper/pv
+# The known data set: P_DATA_MIB MiB of 2:1 compressible bytes, written at the volume's start.
+P_DATA_MIB=4
+P_DATA=/tmp/pdata
+# The messages of the kernel's refusals (persist-spec, "Kernel behaviour").
+MSG_OTHER_VOLUME="SSD superblock is for another volume"
+MSG_OTHER_HDD="SSD caches another HDD: its first block differs"
+MSG_CORRUPT="SSD superblock is corrupt"
+MSG_NOT_FLAZ="SSD holds no flaz superblock and is not blank"
+# Mode thresholds: ssd_errors + meta_errors since the last reset.
+DEGRADED_AT=8
+PASSTHROUGH_AT=32
+
+# A line for the console even when the check passes (notes on what was skipped).
+note() {
+	echo "note: $*"
+	echo "    note ($name): $*" >/dev/console
+}
+
+p_data() {
+	if [ ! -s $P_DATA ]; then
+		must fio --name=gen --filename=$P_DATA --ioengine=psync --rw=write --bs=64k \
+			--size=${P_DATA_MIB}M --refill_buffers --buffer_compress_percentage=50
+	fi
+	P_SHA=$(sha256sum <$P_DATA)
+}
+
+p_slices() {
+	must dmsetup create pssd --table "0 $((P_SSD_MIB * 2048)) linear $SSD 0"
+	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
+}
+
+p_remove_slices() {
+	must dmsetup remove pssd
+	must dmsetup remove phdd
+}
+
+# p_table [OPTIONS...]: the table of volume pv over the slices.
+p_table() { echo "0 $(sectors $PHDD) flaz $PHDD $PSSD $# $*"; }
+p_create() { must dmsetup create pv --table "$(p_table "$@")"; }
+
+# Write the data set through pv, read it back, and wait until the cache has settled.
+p_fill() {
+	must dd if=$P_DATA of=$PV bs=1M oflag=direct
+	[ "$(sha_mib $PV 0 $P_DATA_MIB)" = "$P_SHA" ] || fail "the data set written through pv reads back wrong"
+	wait_settled pv
+}
+
+# The SSD slice to and from a file (/tmp is RAM).
+p_save() { must dd if=$PSSD of="$1" bs=1M iflag=direct; }
+p_restore() { must dd if="$1" of=$PSSD bs=1M oflag=direct; }
+# Only the first MiB: the superblocks and the table (what a create or a refusal touches
+# before any data is written), quicker under TCG.
+p_restore_head() { must dd if="$1" of=$PSSD bs=1M count=1 oflag=direct; }
+
+# Warm state of pv: blocks_cached (P_C), then the data set read back (P_GOT) and the
+# read_hits that read added (P_HITS).
+p_read_back() {
+	P_C=$(status_val pv blocks_cached)
+	p_h0=$(status_val pv read_hits)
+	P_GOT=$(sha_mib $PV 0 $P_DATA_MIB)
+	P_HITS=$(($(status_val pv read_hits) - p_h0))
+	show_status pv
+}
+
+# t_persist_warm dmsetup|flazctl: a cold volume with the data set written and read back,
+# removed cleanly, comes back (without cold) with >= 90% of its cached blocks, and reading
+# the data set again hits >= 90% of those and returns the same bytes.
+t_persist_warm() {
+	how=$1
+	p_data
+	p_slices
+	case $how in
+	dmsetup) p_create cold ;;
+	flazctl) must flazctl create pv --hdd $PHDD --ssd $PSSD --cold ;;
+	esac
+	p_fill
+	c0=$(status_val pv blocks_cached)
+	show_status pv
+	case $how in
+	dmsetup)
+		must dmsetup remove pv
+		p_create
+		;;
+	flazctl)
+		must flazctl remove pv
+		must flazctl create pv --hdd $PHDD --ssd $PSSD
+		;;
+	esac
+	p_read_back
+	must dmsetup remove pv
+	p_remove_slices
+	blocks=$((P_DATA_MIB * 256))
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after the restart"
+	[ "$c0" -ge $((blocks * 9 / 10)) ] ||
+		fail "blocks_cached=$c0 after writing and reading $blocks blocks, want >= $((blocks * 9 / 10))"
+	[ "$P_C" -ge $((c0 * 9 / 10)) ] ||
+		fail "blocks_cached=$P_C right after the restart, $c0 before: want >= 90%"
+	[ "$P_HITS" -ge $((P_C * 9 / 10)) ] ||
+		fail "re-reading the data set after the restart added $P_HITS read_hits, want >= $((P_C * 9 / 10)) (90% of blocks_cached=$P_C)"
+}
+
+# The devices the refusals use besides the slices: a 24 MiB SSD slice with the same start
+# (another SSD size), and a second HDD slice of the same size whose first block differs.
+P_OTHER_SSD=/dev/mapper/pssd24
+P_OTHER_HDD=/dev/mapper/phdd2
+
+# p_variant VARIANT: the table (P_VT, options to follow) of a volume that differs from the
+# saved one in VARIANT, and the reason the kernel must give (P_WHY).
+p_variant() {
+	vt_len=$(sectors $PHDD) vt_hdd=$PHDD vt_ssd=$PSSD vt_opts=
+	case $1 in
+	compressor) vt_opts="compressor zstd" P_WHY="$MSG_OTHER_VOLUME: compressor differs" ;;
+	extent_kib) vt_opts="extent_kib 64" P_WHY="$MSG_OTHER_VOLUME: extent_kib differs" ;;
+	overbook) vt_opts="overbook 300" P_WHY="$MSG_OTHER_VOLUME: overbook differs" ;;
+	length) vt_len=$((vt_len / 2)) P_WHY="$MSG_OTHER_VOLUME: volume size differs" ;;
+	ssd-size) vt_ssd=$P_OTHER_SSD P_WHY="$MSG_OTHER_VOLUME: SSD size differs" ;;
+	hdd) vt_hdd=$P_OTHER_HDD P_WHY=$MSG_OTHER_HDD ;;
+	esac
+}
+
+# p_variant_table [EXTRA...]: the table of the current variant with EXTRA options added.
+p_variant_table() {
+	# shellcheck disable=SC2086 # the options are words
+	set -- $vt_opts "$@"
+	echo "0 $vt_len flaz $vt_hdd $vt_ssd $# $*"
+}
+
+# After a clean remove, a table that differs from the saved one in compressor, extent_kib,
+# overbook, volume length, SSD size or HDD is refused with the spec's reason; with cold
+# each is accepted and starts empty. The unchanged table still comes back warm (so the
+# refusals are the differences'), and a non-flaz SSD (ext4) is refused unless cold.
+t_persist_refusals() {
+	p_data
+	p_slices
+	p_create cold
+	p_fill
+	must dmsetup remove pv
+	p_save /tmp/base.img
+	must dmsetup create pssd24 --table "0 $((24 * 2048)) linear $SSD 0"
+	must dmsetup create phdd2 --table "0 $((P_HDD_MIB * 2048)) linear $HDD $((P_HDD_MIB * 2048))"
+	must dd if=/dev/urandom of=$P_OTHER_HDD bs=4k count=1 oflag=direct
+	for v in compressor extent_kib overbook length ssd-size hdd; do
+		p_variant $v
+		p_restore_head /tmp/base.img
+		refused "$P_WHY" dmsetup create pv --table "$(p_variant_table)"
+		no_device pv "after the $v refusal"
+		must dmsetup create pv --table "$(p_variant_table cold)"
+		c=$(status_val pv blocks_cached)
+		must dmsetup remove pv
+		[ "$c" = 0 ] || fail "$v differs, created cold: blocks_cached=$c, want 0"
+	done
+	must dmsetup remove pssd24
+	must dmsetup remove phdd2
+	# the saved state itself is fine
+	p_restore /tmp/base.img
+	p_create
+	p_read_back
+	must dmsetup remove pv
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong from the unchanged table"
+	[ "$P_C" -gt 0 ] || fail "the unchanged table came back with blocks_cached=0, want warm"
+	# a file system on the SSD
+	must mkfs.ext4 -q -F $PSSD
+	refused "$MSG_NOT_FLAZ" dmsetup create pv --table "$(p_table)"
+	no_device pv "after the refusal of an ext4 SSD"
+	p_create cold
+	p_read_back
+	must dmsetup remove pv
+	p_remove_slices
+	[ "$P_C" = 0 ] || fail "an ext4 SSD created cold: blocks_cached=$P_C, want 0"
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong over the ext4 SSD formatted cold"
+}
+
+# Both superblock copies damaged past their magic: refused as corrupt. Both overwritten
+# with random bytes: refused (as corrupt, or as no flaz superblock: with no magic left the
+# kernel cannot tell them from another format's). Either copy alone overwritten: the other
+# one brings the volume back warm, with the right data.
+t_persist_corrupt_sb() {
+	p_data
+	p_slices
+	p_create cold
+	p_fill
+	# a commit or two after the I/O, so the older copy is as good as the newer
+	sleep 2
+	must dmsetup remove pv
+	p_save /tmp/base.img
+	# the magic (4 bytes), then random bytes to the end of the block, over each copy
+	head -c 4 /tmp/base.img >/tmp/sb.bad
+	head -c 4092 /dev/urandom >>/tmp/sb.bad
+	must dd if=/tmp/sb.bad of=$PSSD bs=4k seek=0 oflag=direct conv=notrunc
+	must dd if=/tmp/sb.bad of=$PSSD bs=4k seek=1 oflag=direct conv=notrunc
+	refused "$MSG_CORRUPT" dmsetup create pv --table "$(p_table)"
+	no_device pv "after the refusal of damaged copies"
+	must dd if=/dev/urandom of=$PSSD bs=512 count=16 oflag=direct conv=notrunc
+	refused "$MSG_CORRUPT|$MSG_NOT_FLAZ" dmsetup create pv --table "$(p_table)"
+	no_device pv "after the refusal of random copies"
+	for copy in 0 1; do
+		p_restore /tmp/base.img
+		must dd if=/dev/urandom of=$PSSD bs=4k seek=$copy count=1 oflag=direct conv=notrunc
+		p_create
+		p_read_back
+		must dmsetup remove pv
+		[ "$P_GOT" = "$P_SHA" ] || fail "superblock copy $copy overwritten: the data set read back wrong"
+		[ "$P_C" -gt 0 ] || fail "superblock copy $copy overwritten: blocks_cached=0, want warm from the other copy"
+	done
+	p_remove_slices
+}
+
+# ---- SSD faults: dm-flakey between the cache and the SSD slice.
+
+PFLK=/dev/mapper/pflk
+# The volume's first P_FS_MIB MiB hold an ext4 (device pfs), the P_FIO_MIB MiB after them
+# the fio data set.
+P_FS_MIB=32
+P_FIO_MIB=2
+
+# p_flakey healthy|error-reads|corrupt-reads|drop-writes|error-writes: reload pflk.
+# Healthy is up for ever; a fault is down for ever (up 0). Fails if the kernel refuses.
+p_flakey() {
+	fk_t="0 $((P_SSD_MIB * 2048)) flakey $SSD 0"
+	case $1 in
+	healthy) fk_t="$fk_t 1000000 0" ;;
+	error-reads) fk_t="$fk_t 0 1000000 $P_ERROR_READS" ;;
+	corrupt-reads) fk_t="$fk_t 0 1000000 5 corrupt_bio_byte 513 r 90 0" ;;
+	drop-writes) fk_t="$fk_t 0 1000000 1 drop_writes" ;;
+	error-writes) fk_t="$fk_t 0 1000000 1 error_writes" ;;
+	esac
+	echo "pflk: $fk_t"
+	dmsetup reload pflk --table "$fk_t" && dmsetup resume pflk
+}
+
+# p_fio WHAT SEED [ARGS...]: the fio data set of seed SEED (crc32c headers in 64 KiB blocks)
+# on pv; fails the check on a non-zero exit, a verify failure or any job error.
+p_fio() {
+	pf_what=$1
+	pf_seed=$2
+	shift 2
+	fio --name=set --filename=$PV --ioengine=libaio --direct=1 --iodepth=8 --rw=write \
+		--bs=64k --offset=${P_FS_MIB}M --size=${P_FIO_MIB}M --randseed="$pf_seed" \
+		--refill_buffers --buffer_compress_percentage=50 --buffer_compress_chunk=512 \
+		--verify=crc32c --verify_fatal=1 \
+		"$@" >/tmp/fio.out 2>&1
+	pf_rc=$?
+	echo "fio $pf_what (seed $pf_seed): exit $pf_rc at $(cut -d' ' -f1 /proc/uptime) s"
+	grep -E 'err=|verify|rror' /tmp/fio.out
+	[ $pf_rc -eq 0 ] ||
+		fail "fio $pf_what exited $pf_rc: $(grep -iE 'verify|error' /tmp/fio.out | head -n 2 | tr '\n' ' ')"
+	pf_errs=$(grep -o 'err= *[0-9]*' /tmp/fio.out | grep -v 'err= *0$')
+	[ -z "$pf_errs" ] || fail "fio $pf_what reported errors: $pf_errs"
+}
+
+# The ext4 workload on pfs: mkfs, a part of the corpus copied, synced, the caches dropped,
+# every file compared with the host's sha256.
+p_ext4() {
+	grep ' \./perl5/' /corpus/manifest >/tmp/perl5.manifest
+	[ -s /tmp/perl5.manifest ] || fail "no perl5 files in /corpus/manifest"
+	echo "ext4 workload from $(cut -d' ' -f1 /proc/uptime) s"
+	must mkfs.ext4 -q -F /dev/mapper/pfs
+	must mount -t ext4 -o noinit_itable /dev/mapper/pfs /mnt
+	must cp -a /corpus/files/perl5 /mnt/
+	must umount /mnt
+	drop_caches
+	must mount -t ext4 -o ro /dev/mapper/pfs /mnt
+	(cd /mnt && sha256sum -c /tmp/perl5.manifest) >/tmp/verify 2>&1 ||
+		fail "files on ext4 differ from the host's: $(grep -v ': OK$' /tmp/verify | head -n 3 | tr '\n' ' ')"
+	must umount /mnt
+	echo "ext4 workload done at $(cut -d' ' -f1 /proc/uptime) s"
+}
+
+# Errors that count towards the mode, from one status line on stdin.
+errors_of() { tr ' ' '\n' | awk -F= '$1 == "ssd_errors" || $1 == "meta_errors" { n += $2 } END { print n + 0 }'; }
+
+# The mode of volume pv, sampled every 0.5 s into /tmp/modes while /tmp/sampling exists.
+sampler_start() {
+	: >/tmp/modes
+	touch /tmp/sampling
+	(while [ -e /tmp/sampling ]; do
+		st=$(dmsetup status pv)
+		echo "$(echo "$st" | tr ' ' '\n' | sed -n 's/^mode=//p') $(echo "$st" | errors_of)" >>/tmp/modes
+		sleep 0.5
+	done) &
+	sampler=$!
+}
+
+sampler_stop() {
+	rm -f /tmp/sampling
+	wait $sampler
+}
+
+# 0 normal, 1 degraded, 2 passthrough
+mode_rank() {
+	case $1 in
+	normal) echo 0 ;;
+	degraded) echo 1 ;;
+	passthrough) echo 2 ;;
+	*) echo 9 ;;
+	esac
+}
+
+# mode_for ERRORS: the mode the spec's thresholds give.
+mode_for() {
+	if [ "$1" -ge $PASSTHROUGH_AT ]; then
+		echo passthrough
+	elif [ "$1" -ge $DEGRADED_AT ]; then
+		echo degraded
+	else
+		echo normal
+	fi
+}
+
+# Whether this kernel's dm-flakey corrupts reads: a block read through pflk in
+# corrupt-reads mode must differ from the same block read from the SSD.
+flakey_corrupts_reads() {
+	a=$(dd if=$PFLK bs=4k count=1 iflag=direct 2>/dev/null | sha256sum)
+	b=$(dd if=$SSD bs=4k count=1 iflag=direct 2>/dev/null | sha256sum)
+	[ "$a" != "$b" ]
+}
+
+# t_persist_fault FAULT: pv is cached on the SSD slice through dm-flakey (pflk). With the
+# cache filled, pflk turns to FAULT while fio verifies the data set; then, with the fault
+# on, fio writes (write faults) and verifies the data set and the ext4 workload runs.
+# Nothing the user sees fails or differs; the errors are counted, and the mode is the one
+# the thresholds give (passthrough for read faults, which hit every cached block). With
+# pflk healthy again, "passthrough 0" brings back mode normal and the cache fills again.
+t_persist_fault() {
+	fault=$1
+	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
+	must dmsetup create pflk --table "0 $((P_SSD_MIB * 2048)) flakey $SSD 0 1000000 0"
+	# which faults this kernel's dm-flakey has (probed on the blank SSD, before the cache)
+	P_ERROR_READS="1 error_reads"
+	if [ $fault = error-reads ] && ! p_flakey error-reads; then
+		note "dm-flakey has no error_reads here: every I/O fails instead (reads and writes)"
+		P_ERROR_READS=0
+	fi
+	if [ $fault = corrupt-reads ]; then
+		must p_flakey corrupt-reads
+		if ! flakey_corrupts_reads; then
+			must p_flakey healthy
+			note "dm-flakey does not corrupt reads on this kernel ($(uname -r)): skipped"
+			must dmsetup remove pflk
+			must dmsetup remove phdd
+			return 0
+		fi
+	fi
+	must p_flakey healthy
+	# A dropped write leaves what the SSD held before. Give it a history: an earlier life
+	# of the cache whose second fill (extents are used in turn) left valid slots of the
+	# same blocks, with other data, where this life's writes will go.
+	if [ $fault = drop-writes ]; then
+		must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 1 cold"
+		p_fio history-write 1 --do_verify=0
+		must dmsetup message pv 0 invalidate
+		p_fio history-fill 1 --verify_only
+		wait_settled pv
+		must dmsetup remove pv
+	fi
+	must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 1 cold"
+	must dmsetup create pfs --table "0 $((P_FS_MIB * 2048)) linear $PV 0"
+	# written and verified (read back from the cache)
+	p_fio write 1
+	wait_settled pv
+	c0=$(status_val pv blocks_cached)
+	show_status pv
+	[ "$c0" -ge $((P_FIO_MIB * 256 * 9 / 10)) ] ||
+		fail "blocks_cached=$c0 after writing and reading $((P_FIO_MIB * 256)) blocks healthy"
+	kmsg_mark
+	sampler_start
+	# the fault arrives while fio verifies: once it has read a few blocks
+	p_fio during 1 --verify_only --loops=2 &
+	fio_pid=$!
+	r0=$(status_val pv reads)
+	while kill -0 $fio_pid 2>/dev/null && [ "$(status_val pv reads)" -lt $((r0 + 8)) ]; do
+		sleep 0.05
+	done
+	kill -0 $fio_pid 2>/dev/null || note "fio ended before the $fault fault arrived"
+	must p_flakey $fault
+	wait $fio_pid || fail "$(cat /tmp/why)"
+	seed=1
+	case $fault in
+	*-writes)
+		seed=2
+		p_fio write-faulty 2
+		wait_settled pv
+		;;
+	esac
+	p_fio verify-faulty $seed --verify_only
+	p_ext4
+	# commits (and their failures) happen every second
+	sleep 1
+	wait_settled pv
+	sampler_stop
+	st=$(dmsetup status pv)
+	show_status pv
+	kmsg_new | grep -E 'EXT4-fs error|Buffer I/O error|I/O error, dev' && fail "I/O errors in the kernel log above"
+	errors=$(echo "$st" | errors_of)
+	mode=$(status_val pv mode)
+	cached=$(status_val pv blocks_cached)
+	hdd_errors=$(status_val pv hdd_errors)
+	echo "modes sampled (mode errors): $(uniq /tmp/modes | tr '\n' ',')"
+	# recovery
+	must p_flakey healthy
+	must dmsetup message pv 0 passthrough 0
+	mode1=$(status_val pv mode)
+	c1=$(status_val pv blocks_cached)
+	h0=$(status_val pv read_hits)
+	# the first pass fills the cache, the second hits it
+	p_fio refill $seed --verify_only --loops=2
+	wait_settled pv
+	c2=$(status_val pv blocks_cached)
+	h1=$(status_val pv read_hits)
+	mode2=$(status_val pv mode)
+	show_status pv
+	must dmsetup remove pfs
+	must dmsetup remove pv
+	must dmsetup remove pflk
+	must dmsetup remove phdd
+	[ "$hdd_errors" = 0 ] || fail "hdd_errors=$hdd_errors, want 0 (only the SSD failed)"
+	[ "$errors" -gt 0 ] || fail "ssd_errors + meta_errors = 0 after $fault, want > 0"
+	[ "$mode" = "$(mode_for "$errors")" ] ||
+		fail "mode=$mode with $errors errors after $fault, want $(mode_for "$errors") (degraded at $DEGRADED_AT, passthrough at $PASSTHROUGH_AT)"
+	case $fault in
+	*-reads) [ "$mode" = passthrough ] || fail "mode=$mode after $fault on every cached block ($errors errors), want passthrough" ;;
+	esac
+	[ "$mode" != passthrough ] || [ "$cached" = 0 ] || fail "blocks_cached=$cached in passthrough, want 0 (emptied)"
+	# the sampled modes only ever go up
+	prev=0
+	while read -r m e; do
+		r=$(mode_rank "$m")
+		[ "$r" -ge $prev ] || fail "mode went back to $m (with $e errors) during $fault: $(uniq /tmp/modes | tr '\n' ',')"
+		prev=$r
+	done </tmp/modes
+	[ "$mode1" = normal ] || fail "mode=$mode1 after 'passthrough 0', want normal"
+	[ "$mode2" = normal ] || fail "mode=$mode2 after refilling with the SSD healthy, want normal"
+	[ "$c2" -gt "$c1" ] || fail "blocks_cached went $c1 -> $c2 reading $((P_FIO_MIB * 256)) blocks after 'passthrough 0', want it to grow"
+	[ $((h1 - h0)) -gt 0 ] || fail "reading the data set twice after 'passthrough 0' added no read_hits"
+}
+
+# ---- fuzzed metadata
+
+# A seeded generator (an LCG; busybox has no seeded one): rnd N sets RND to 0..N-1.
+rnd() {
+	P_RNG=$(((P_RNG * 1103515245 + 12345) % 2147483648))
+	RND=$(((P_RNG >> 8) % $1))
+}
+
+# Little-endian integers of file $1 at byte $2.
+u8_at() { od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' '; }
+u16_at() { od -An -tu2 -j "$2" -N 2 "$1" | tr -d ' '; }
+u32_at() { od -An -tu4 -j "$2" -N 4 "$1" | tr -d ' '; }
+u64_at() { od -An -tu8 -j "$2" -N 8 "$1" | tr -d ' '; }
+
+# flip FILE OFFSET: xor the byte at OFFSET with a random non-zero value.
+flip() {
+	rnd 255
+	fl_old=$(u8_at "$1" "$2")
+	fl_new=$((fl_old ^ (RND + 1)))
+	# shellcheck disable=SC2059 # the format is the byte
+	printf "\\$(printf %03o $fl_new)" | dd of="$1" bs=1 seek="$2" count=1 conv=notrunc 2>/dev/null
+	echo "  byte $2: $fl_old -> $fl_new"
+}
+
+# flip_in FILE START LEN: 1 to 4 random bytes of FILE in [START, START + LEN).
+flip_in() {
+	rnd 4
+	fi_n=$((RND + 1))
+	while [ $fi_n -gt 0 ]; do
+		rnd "$3"
+		flip "$1" $(($2 + RND))
+		fi_n=$((fi_n - 1))
+	done
+}
+
+SB_MAGIC=1112758854	# 0x42535a46
+META_MAGIC=1096041805	# 0x4154454d
+EXTENT_MAGIC=1514228806	# 0x5a414c46
+SLOT_MAGIC=1397509972	# 0x534c4f54
+
+# The geometry from the image's superblock (struct flaz_sb): G_META_START, G_META_BLOCKS,
+# G_DATA_START (bytes), G_EXTENT_BYTES, G_EXTENTS; and the table blocks written
+# (G_TABLE: their numbers).
+image_geometry() {
+	sb=0
+	[ "$(u32_at "$1" 0)" = $SB_MAGIC ] || sb=4096
+	[ "$(u32_at "$1" $sb)" = $SB_MAGIC ] || fail "neither superblock copy of the image has the magic"
+	G_EXTENT_BYTES=$(($(u32_at "$1" $((sb + 64))) * 1024))
+	G_EXTENTS=$(u64_at "$1" $((sb + 80)))
+	G_META_START=$(($(u64_at "$1" $((sb + 88))) * 512))
+	G_META_BLOCKS=$(($(u64_at "$1" $((sb + 96))) / 8))
+	G_DATA_START=$(($(u64_at "$1" $((sb + 104))) * 512))
+	G_TABLE=
+	i=0
+	while [ $i -lt "$G_META_BLOCKS" ]; do
+		[ "$(u32_at "$1" $((G_META_START + i * 4096)))" = $META_MAGIC ] && G_TABLE="$G_TABLE $i"
+		i=$((i + 1))
+	done
+	echo "geometry: meta at $G_META_START ($G_META_BLOCKS blocks, written:$G_TABLE), data at $G_DATA_START, $G_EXTENTS extents of $G_EXTENT_BYTES bytes"
+	[ -n "$G_TABLE" ] || fail "the image has no table block written"
+}
+
+# fuzz_table FILE: bytes of a random written table block.
+fuzz_table() {
+	set -- "$1" $G_TABLE
+	ft_file=$1
+	shift
+	rnd $#
+	shift $RND
+	echo "table block $1"
+	flip_in "$ft_file" $((G_META_START + $1 * 4096)) 4096
+}
+
+# fuzz_extent FILE: bytes of a random written extent: its header, or one of its slots'
+# header and payload (what the slot's crc covers; padding is not checked).
+fuzz_extent() {
+	tries=0
+	while :; do
+		tries=$((tries + 1))
+		[ $tries -le 400 ] || fail "found no written extent in 400 tries"
+		rnd "$G_EXTENTS"
+		fe_x=$RND
+		fe_at=$((G_DATA_START + fe_x * G_EXTENT_BYTES))
+		[ "$(u32_at "$1" $fe_at)" = $EXTENT_MAGIC ] && break
+	done
+	fe_used=$(u32_at "$1" $((fe_at + 20)))
+	fe_slots=$(u32_at "$1" $((fe_at + 24)))
+	rnd 4
+	if [ $RND = 0 ] || [ "$fe_slots" = 0 ]; then
+		echo "extent $fe_x: header (used $fe_used, $fe_slots slots)"
+		flip_in "$1" $fe_at 32
+		return
+	fi
+	rnd "$fe_slots"
+	fe_k=$RND
+	fe_off=32
+	while [ $fe_k -gt 0 ]; do
+		[ "$(u32_at "$1" $((fe_at + fe_off)))" = $SLOT_MAGIC ] || fail "extent $fe_x: no slot at $fe_off"
+		fe_len=$(u16_at "$1" $((fe_at + fe_off + 28)))
+		fe_off=$((fe_off + (32 + fe_len + 31) / 32 * 32))
+		fe_k=$((fe_k - 1))
+	done
+	fe_len=$(u16_at "$1" $((fe_at + fe_off + 28)))
+	echo "extent $fe_x: slot at $fe_off of $fe_len bytes (used $fe_used, $fe_slots slots)"
+	flip_in "$1" $((fe_at + fe_off)) $((32 + fe_len))
+}
+
+# Whether flazctl has its check command yet (another helper is writing it).
+have_flazctl_check() { ! flazctl check --help 2>&1 | grep -q 'unknown command'; }
+
+P_FUZZ_ROUNDS="sb table extent table extent sb extent table both-sb extent"
+
+# A volume filled with the data set and removed cleanly; its SSD image, with random bytes
+# flipped (seeded) in a superblock copy, a written table block or an extent, comes back
+# without cold and returns the data set exactly (refused only when both superblock copies
+# were hit); flazctl check, if there is one, finds the damage.
+t_persist_fuzz() {
+	p_data
+	p_slices
+	p_create cold
+	p_fill
+	must dmsetup remove pv
+	p_save /tmp/fuzz.img
+	image_geometry /tmp/fuzz.img
+	seed=$(od -An -tu4 -N 4 /dev/urandom | tr -d ' ')
+	[ -n "${FLAZ_FUZZ_SEED:-}" ] && seed=$FLAZ_FUZZ_SEED
+	P_RNG=$((seed % 2147483648))
+	note "fuzz seed $seed"
+	check_cmd=0
+	have_flazctl_check && check_cmd=1
+	if [ $check_cmd = 1 ]; then
+		# the undamaged image is clean: so a non-zero exit below is the damage's
+		flazctl check $PSSD >/tmp/check.out 2>&1
+		rc=$?
+		echo "flazctl check (undamaged) -> $rc: $(tail -n 3 /tmp/check.out)"
+		[ $rc = 0 ] || fail "flazctl check exited $rc on the undamaged image: $(tail -n 2 /tmp/check.out | tr '\n' ' ')"
+	else
+		note "flazctl has no check command: images not checked"
+	fi
+	round=0
+	for what in $P_FUZZ_ROUNDS; do
+		round=$((round + 1))
+		cp /tmp/fuzz.img /tmp/work.img
+		echo "round $round: $what"
+		case $what in
+		sb) rnd 2 && flip_in /tmp/work.img $((RND * 4096)) 4096 ;;
+		both-sb) flip_in /tmp/work.img 0 4096 && flip_in /tmp/work.img 4096 4096 ;;
+		table) fuzz_table /tmp/work.img ;;
+		extent) fuzz_extent /tmp/work.img ;;
+		esac
+		cmp -s /tmp/fuzz.img /tmp/work.img && fail "round $round ($what, seed $seed): the image did not change"
+		p_restore /tmp/work.img
+		if [ $check_cmd = 1 ]; then
+			flazctl check $PSSD >/tmp/check.out 2>&1
+			rc=$?
+			echo "flazctl check -> $rc: $(tail -n 3 /tmp/check.out)"
+			[ $rc != 0 ] || fail "round $round ($what, seed $seed): flazctl check exited 0 on the damaged image"
+		fi
+		if [ $what = both-sb ]; then
+			refused "$MSG_CORRUPT|$MSG_NOT_FLAZ" dmsetup create pv --table "$(p_table)"
+			continue
+		fi
+		dmsetup create pv --table "$(p_table)" >/tmp/create.out 2>&1 ||
+			fail "round $round ($what, seed $seed): refused: $(cat /tmp/create.out; dmesg | grep 'flaz:' | tail -n 1)"
+		p_read_back
+		must dmsetup remove pv
+		[ "$P_GOT" = "$P_SHA" ] || fail "round $round ($what, seed $seed): the data set read back wrong"
+	done
+	p_remove_slices
+}
