@@ -63,11 +63,14 @@ else
 	suite build build_modules
 	suite build-flazctl build_flazctl
 	suite host tests/host/test_flazctl.sh tools/flazctl/flazctl
+	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
 	suite dkms tests/dkms.sh "${SERIES[@]}"
 	suite checkpatch tests/checkpatch.sh
 	suite uml tests/uml/run.sh
 	for series in "${SERIES[@]}"; do
 		suite "qemu-$series" tests/qemu/run.sh "$(tests/lib/kvers.sh "$series")"
+		suite "crash-$series" tests/qemu/crash.sh "$(tests/lib/kvers.sh "$series")"
+		suite "replay-$series" tests/qemu/run.sh "$(tests/lib/kvers.sh "$series")" replay
 	done
 fi
 

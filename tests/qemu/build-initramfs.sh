@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build the uncompressed initramfs the QEMU suites boot (uncompressed boots ~2 s faster):
-# busybox, dmsetup, e2fsprogs, xfsprogs, fio, flazctl with their shared libraries, Debian's
+# busybox, dmsetup, e2fsprogs, xfsprogs, fio, flazctl with their shared libraries, the static
+# test helpers replay-log and blkcmp (replay-log.c, blkcmp.c), Debian's
 # modules for KVER (decompressed, so busybox modprobe can load them), the project's module
 # under extra/, the guest scripts (tests/qemu/guest/) and the text corpus (corpus.py) in
 # /corpus, built once into $FLAZ_CACHE/corpus and again whenever corpus.py changes.
@@ -100,6 +101,10 @@ add_programs() {
 	ln -s e2fsck "$ROOT/usr/sbin/fsck.ext4"
 	cp /etc/mke2fs.conf "$ROOT/etc/"
 	copy_bin "$FLAZCTL" /usr/sbin/flazctl
+	# the crash tests' helpers, static: replay a dm-log-writes log, compare two devices
+	for b in replay-log blkcmp; do
+		gcc -static -O2 -Wall -o "$ROOT/usr/sbin/$b" "$HERE/$b.c" || die "cannot build $b.c"
+	done
 }
 
 add_scripts() {

@@ -24,7 +24,7 @@ console_tail() {
 	grep -av '^\s*$' "$RUN/console.log" | tail -n 4 | tr -d '\r' | tr '\n' '|' | cut -c 1-400
 }
 
-# Turn the guest's RUN/PASS/FAIL records into output lines; a check that started but never
+# Turn the guest's RUN/PASS/FAIL records into output lines (INFO records go to stderr); a check that started but never
 # ended is where the guest died.
 report_checks() {
 	local word rest running=
@@ -33,6 +33,7 @@ report_checks() {
 		RUN) running=$rest ;;
 		PASS) pass "$PREFIX/$rest" && running= ;;
 		FAIL) failed "$PREFIX/${rest%%: *}" "${rest#*: }" && running= ;;
+		INFO) echo "info: $rest" >&2 ;;
 		esac
 	done <"$RUN/results.txt"
 	[ -z "$running" ] || failed "$PREFIX/$running" "the guest stopped during this check (see $RUN/console.log)"

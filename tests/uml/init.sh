@@ -72,7 +72,7 @@ ext4_cycle() {
 
 table_round_trip() {
 	local t
-	dmsetup create opts --table "0 $H flaz $HDD $SSD 4 compressor lzo overbook 300" || return 1
+	dmsetup create opts --table "0 $H flaz $HDD $SSD 5 compressor lzo overbook 300 cold" || return 1
 	t=$(dmsetup table opts)
 	dmsetup remove opts || return 1
 	grep -q 'compressor lzo' <<<"$t" && grep -q 'overbook 300' <<<"$t" && return 0
@@ -107,8 +107,8 @@ messages() {
 # Reload with another table while the old instance is live, then read the data back.
 reload() {
 	dmsetup suspend vol &&
-		dmsetup reload vol --table "0 $H flaz $HDD $SSD 2 compressor zstd" &&
-		dmsetup resume vol && dmsetup table vol | grep -q ' 2 compressor zstd$' && read_back
+		dmsetup reload vol --table "0 $H flaz $HDD $SSD 3 compressor zstd cold" &&
+		dmsetup resume vol && dmsetup table vol | grep -q ' 3 compressor zstd cold$' && read_back
 }
 
 # Two writers, each verifying its own 8 MiB region (verify needs regions nobody else writes).
@@ -120,6 +120,81 @@ fio_verify() {
 
 # kmemleak reports an object once it is older than 5 s and two scans in a row found it
 # unreferenced (the first scan only records its checksum).
+status_val() { dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# Remove and re-create: the table comes back, and re-reading the data hits.
+warm_restart() {
+	local before after hits
+	dd if=/dev/urandom of=/run/wdata bs=4k count=64 status=none
+	dmsetup create warm --table "0 $H flaz $HDD $SSD 1 cold" &&
+		dd if=/run/wdata of=/dev/mapper/warm bs=4k seek=100 conv=fsync status=none &&
+		dd if=/dev/mapper/warm of=/run/warm1 bs=4k skip=100 count=64 iflag=direct status=none &&
+		before=$(status_val warm blocks_cached) && dmsetup remove warm &&
+		dmsetup create warm --table "0 $H flaz $HDD $SSD 0" || return 1
+	after=$(status_val warm blocks_cached)
+	dd if=/dev/mapper/warm of=/run/warm2 bs=4k skip=100 count=64 iflag=direct status=none
+	hits=$(status_val warm read_hits)
+	dmsetup remove warm || return 1
+	echo "cached $before, after restart $after, hits $hits"
+	[ "$before" -ge 64 ] && [ "$after" -ge "$before" ] && [ "$hits" -ge 64 ] &&
+		cmp /run/wdata /run/warm1 && cmp /run/warm1 /run/warm2
+}
+
+# A crash right after a write: the SSD as it was then (copied while live), with
+# the HDD holding the write. The write's region was marked before the HDD saw
+# it, so its lines are dropped at load and the volume returns the new data.
+crash_image() {
+	local ssd_sectors=$(blockdev --getsz $SSD)
+	dmsetup create crash --table "0 $H flaz $HDD $SSD 1 cold" || return 1
+	dd if=/dev/urandom of=/run/old bs=4k count=256 status=none
+	dd if=/dev/urandom of=/run/new bs=4k count=256 status=none
+	dd if=/run/old of=/dev/mapper/crash bs=4k seek=2048 conv=fsync status=none &&
+		dd if=/dev/mapper/crash of=/dev/null bs=4k skip=2048 count=256 iflag=direct status=none &&
+		sleep 4 && [ "$(status_val crash marked_regions)" = 0 ] || {
+		echo "old data not settled: $(dmsetup status crash)"
+		return 1
+	}
+	dd if=/run/new of=/dev/mapper/crash bs=4k seek=2048 oflag=direct status=none &&
+		dd if=$SSD of=/run/ssd.img bs=1M iflag=direct status=none || return 1
+	dmsetup remove crash &&
+		dd if=/run/ssd.img of=$SSD bs=1M oflag=direct status=none || return 1
+	dmsetup create crash --table "0 $H flaz $HDD $SSD 0" || return 1
+	echo "after the crash: $(dmsetup status crash)"
+	dd if=/dev/mapper/crash of=/run/back bs=4k skip=2048 count=256 iflag=direct status=none
+	dmsetup remove crash && rm -f /run/ssd.img && cmp /run/new /run/back
+}
+
+# The SSD fails every I/O under a filled cache (dm-flakey, always down): the data
+# still reads back right, the errors are counted and the SSD goes out of use;
+# healthy again, passthrough 0 brings the cache back.
+ssd_fails() {
+	local s=$(blockdev --getsz $SSD) mode errs
+	dd if=/dev/urandom of=/run/fdata bs=4k count=512 status=none
+	dmsetup create fssd --table "0 $s flakey $SSD 0 100000 0" &&
+		dmsetup create flt --table "0 $H flaz $HDD /dev/mapper/fssd 1 cold" &&
+		dd if=/run/fdata of=/dev/mapper/flt bs=4k seek=300 oflag=direct status=none &&
+		sleep 2 && [ "$(status_val flt blocks_cached)" -ge 512 ] || return 1
+	dmsetup suspend fssd && dmsetup reload fssd --table "0 $s flakey $SSD 0 0 100000" &&
+		dmsetup resume fssd || return 1
+	dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
+		cmp /run/fdata /run/fback || return 1
+	dd if=/dev/urandom of=/run/fdata bs=4k count=512 status=none
+	dd if=/run/fdata of=/dev/mapper/flt bs=4k seek=300 oflag=direct status=none &&
+		dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
+		cmp /run/fdata /run/fback || return 1
+	mode=$(status_val flt mode)
+	errs=$(($(status_val flt ssd_errors) + $(status_val flt meta_errors)))
+	echo "SSD down: mode $mode, $errs errors: $(dmsetup status flt)"
+	[ "$mode" = passthrough ] && [ "$errs" -ge 32 ] || return 1
+	dmsetup suspend fssd && dmsetup reload fssd --table "0 $s flakey $SSD 0 100000 0" &&
+		dmsetup resume fssd && dmsetup message flt 0 passthrough 0 || return 1
+	dd if=/dev/mapper/flt of=/dev/null bs=4k skip=300 count=512 iflag=direct status=none &&
+		sleep 2 && mode=$(status_val flt mode) && echo "SSD back: $(dmsetup status flt)" &&
+		[ "$mode" = normal ] && [ "$(status_val flt blocks_cached)" -ge 512 ] &&
+		dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
+		cmp /run/fdata /run/fback && dmsetup remove flt && dmsetup remove fssd
+}
+
 kmemleak_scan() {
 	sleep 6
 	echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak &&
@@ -153,6 +228,10 @@ check fio-verify fio_verify
 check ext4 ext4_cycle
 check remove dmsetup remove vol
 check table-round-trip table_round_trip
+check warm-restart warm_restart
+check crash-image crash_image
+check ssd-fails ssd_fails
+check bad-table/other-compressor refused "0 $H flaz $HDD $SSD 2 compressor deflate"
 check bad-table/same-device refused "0 $H flaz $HDD $HDD 0"
 check bad-table/unknown-option refused "0 $H flaz $HDD $SSD 2 bogus 1"
 check bad-table/extent-kib-3 refused "0 $H flaz $HDD $SSD 2 extent_kib 3"

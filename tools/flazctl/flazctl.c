@@ -2,7 +2,8 @@
 /*
  * flazctl: create, remove and inspect dm-flaz volumes (compressed write-through
  * SSD cache in front of an HDD). The command dispatch, the shared helpers and
- * `remove` live here; create.c and status.c hold the two larger commands.
+ * `remove` live here; create.c and status.c hold the two larger commands, and
+ * check.c and dump.c the offline ones that read an SSD (through ssdmeta.c).
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -34,6 +35,8 @@ void usage(FILE *out)
 	      "  flazctl create NAME --hdd DEV --ssd DEV [options] [-v|--verbose]\n"
 	      "  flazctl remove NAME\n"
 	      "  flazctl status NAME [--json]\n"
+	      "  flazctl check SSD [--repair]\n"
+	      "  flazctl dump SSD [--json] [--entries]\n"
 	      "  flazctl --help | --version\n"
 	      "\n"
 	      "create options (defaults are the kernel's):\n"
@@ -48,7 +51,11 @@ void usage(FILE *out)
 	      "  --cold                    ignore the SSD's saved state, start empty\n"
 	      "  -v, --verbose             print the table line and libdevmapper's messages\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 failure, 2 usage error. See flazctl(8).\n", out);
+	      "check and dump read an SSD (device or image) offline; check --repair rewrites\n"
+	      "what is damaged so it holds less but nothing wrong.\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 failure, 2 usage error; check: 0 clean, 1 ignorable\n"
+	      "problems or repaired, 2 corrupt. See flazctl(8).\n", out);
 }
 
 int bad_option(char **argv)
@@ -75,6 +82,27 @@ int check_name(const char *name)
 		return fail(EXIT_USAGE, "invalid volume name '%s': use letters, digits and . _ + - : @, not starting with -",
 			    name);
 	return EXIT_OK;
+}
+
+/* @s as a JSON string, quotes and escapes included. */
+void json_string(const char *s)
+{
+	const unsigned char *c;
+
+	putchar('"');
+	for (c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if (*c == '\n')
+			fputs("\\n", stdout);
+		else if (*c == '\t')
+			fputs("\\t", stdout);
+		else if (*c < 0x20 || *c == 0x7f)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	}
+	putchar('"');
 }
 
 /* remove NAME: only a flaz volume, so a typo cannot take down another device. */
@@ -110,6 +138,8 @@ static const struct command commands[] = {
 	{ "create", cmd_create },
 	{ "remove", cmd_remove },
 	{ "status", cmd_status },
+	{ "check", cmd_check },
+	{ "dump", cmd_dump },
 };
 
 int main(int argc, char **argv)

@@ -29,8 +29,13 @@ int bad_option(char **argv);
 /* Refuse a volume name device-mapper or /dev/mapper cannot hold; EXIT_OK or EXIT_USAGE. */
 int check_name(const char *name);
 
+/* Print @s as a JSON string on stdout, quotes and escapes included. */
+void json_string(const char *s);
+
 int cmd_create(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 #endif

@@ -138,27 +138,6 @@ static void print_human(const char *name, const struct vol_devices *d, const str
 		printf("  %-*s  %s\n", width, DERIVED_HIT_RATIO, ratio);
 }
 
-/* @s as a JSON string, quotes and escapes included. */
-static void json_string(const char *s)
-{
-	const unsigned char *c;
-
-	putchar('"');
-	for (c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			printf("\\%c", *c);
-		else if (*c == '\n')
-			fputs("\\n", stdout);
-		else if (*c == '\t')
-			fputs("\\t", stdout);
-		else if (*c < 0x20 || *c == 0x7f)
-			printf("\\u%04x", *c);
-		else
-			putchar(*c);
-	}
-	putchar('"');
-}
-
 /* Whether @s is a valid JSON number of the kinds the kernel prints: 12, 0, 2.03. */
 static bool json_number(const char *s)
 {

@@ -166,7 +166,64 @@ static void reclaim_count_small(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(7, 16, 50, 50), 1U);
 }
 
+/* Evicted extents stay out of use until released, oldest first, and only as many as asked. */
+static void alloc_retire_release(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 4);
+	u32 ids[4], id, i;
+
+	for (i = 0; i < 4; i++) {
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+		flaz_alloc_written(a, id);
+	}
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 3), 3U);
+	for (i = 0; i < 3; i++)
+		flaz_alloc_retire(a, ids[i]);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 3U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
+	/* a commit that began with two pending frees those two */
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 2, ids), 2U);
+	KUNIT_EXPECT_EQ(test, ids[0], 0U);
+	KUNIT_EXPECT_EQ(test, ids[1], 1U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 2U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 5, ids), 1U);
+	KUNIT_EXPECT_EQ(test, ids[0], 2U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 5, ids), 0U);
+}
+
+/* After a load, extents the table uses are written (in index order), the rest free. */
+static void alloc_reset(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 70);
+	unsigned long *used = kunit_kzalloc(test, BITS_TO_LONGS(70) * sizeof(long), GFP_KERNEL);
+	u32 ids[70], id;
+
+	KUNIT_ASSERT_NOT_NULL(test, used);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	flaz_alloc_retire(a, id);
+	set_bit(3, used);
+	set_bit(65, used);
+	flaz_alloc_reset(a, used);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 68U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 70), 2U);
+	KUNIT_EXPECT_EQ(test, ids[0], 3U);
+	KUNIT_EXPECT_EQ(test, ids[1], 65U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 0U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 1U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 4U);
+}
+
 static struct kunit_case flaz_alloc_cases[] = {
+	KUNIT_CASE(alloc_retire_release),
+	KUNIT_CASE(alloc_reset),
 	KUNIT_CASE(alloc_fifo),
 	KUNIT_CASE(alloc_take_oldest),
 	KUNIT_CASE(alloc_wrap),

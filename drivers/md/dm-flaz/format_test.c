@@ -433,7 +433,172 @@ static void extent_damaged_slot(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, off, t->off[t->nr - 1]);
 }
 
+static void sb_sample(struct flaz_sb_info *sb, struct kunit *test)
+{
+	memset(sb, 0, sizeof(*sb));
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&sb->geo, 1 << 20, 32, 200), 0);
+	sb->seq = 7;
+	sb->gen = 0x1122334455667788ULL;
+	sb->uuid[0] = 0xab;
+	sb->flags = FLAZ_SB_CLEAN;
+	sb->hdd_sectors = 8 << 20;
+	sb->extent_kib = 32;
+	sb->overbook = 200;
+	sb->codec = 2;
+	sb->region_shift = flaz_region_shift(1 << 20);
+	sb->nr_regions = (1 << 20) >> sb->region_shift;
+	sb->hdd_fp = 0xdeadbeef;
+	sb->commit = 42;
+	sb->next_seq = 1000;
+}
+
+/* A superblock decodes to what was encoded; every damaged byte and bad field is refused. */
+static void sb_round_trip(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, FLAZ_BLOCK_SIZE, GFP_KERNEL);
+	u8 *bitmap = kunit_kzalloc(test, FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
+	struct flaz_sb_info sb, out;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	KUNIT_ASSERT_NOT_NULL(test, bitmap);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -ENODATA);
+	sb_sample(&sb, test);
+	bitmap[3] = 0x10;
+	flaz_sb_encode(blk, &sb, bitmap);
+	KUNIT_ASSERT_EQ(test, flaz_sb_decode(blk, &out), 0);
+	KUNIT_EXPECT_EQ(test, out.seq, sb.seq);
+	KUNIT_EXPECT_EQ(test, out.gen, sb.gen);
+	KUNIT_EXPECT_EQ(test, out.uuid[0], 0xab);
+	KUNIT_EXPECT_EQ(test, out.flags, FLAZ_SB_CLEAN);
+	KUNIT_EXPECT_EQ(test, out.hdd_sectors, sb.hdd_sectors);
+	KUNIT_EXPECT_EQ(test, out.codec, 2U);
+	KUNIT_EXPECT_EQ(test, out.hdd_fp, 0xdeadbeefU);
+	KUNIT_EXPECT_EQ(test, out.commit, 42ULL);
+	KUNIT_EXPECT_EQ(test, out.next_seq, 1000ULL);
+	KUNIT_EXPECT_EQ(test, out.geo.nr_lines, sb.geo.nr_lines);
+	KUNIT_EXPECT_EQ(test, ((const u8 *)flaz_sb_bitmap(blk))[3], 0x10);
+	/* the checksum covers the whole block, bitmap and padding included */
+	for (i = 0; i < FLAZ_BLOCK_SIZE; i += 97) {
+		blk[i] ^= 0x20;
+		KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+		blk[i] ^= 0x20;
+	}
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), 0);
+	/* fields that pass the checksum but disagree with the geometry or each other */
+	sb.geo.nr_lines++;
+	flaz_sb_encode(blk, &sb, bitmap);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+	sb_sample(&sb, test);
+	sb.region_shift++;
+	flaz_sb_encode(blk, &sb, bitmap);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+	sb_sample(&sb, test);
+	sb.flags = 0x80;
+	flaz_sb_encode(blk, &sb, bitmap);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+	sb_sample(&sb, test);
+	sb.extent_kib = 48;
+	flaz_sb_encode(blk, &sb, bitmap);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+}
+
+/* Regions: at least 1 MiB, and never more than the bitmap holds. */
+static void sb_region_shift(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, flaz_region_shift(1), FLAZ_MIN_REGION_SHIFT);
+	KUNIT_EXPECT_EQ(test, flaz_region_shift((u64)FLAZ_MAX_REGIONS << FLAZ_MIN_REGION_SHIFT),
+			FLAZ_MIN_REGION_SHIFT);
+	KUNIT_EXPECT_EQ(test,
+			flaz_region_shift(((u64)FLAZ_MAX_REGIONS << FLAZ_MIN_REGION_SHIFT) + 1),
+			FLAZ_MIN_REGION_SHIFT + 1);
+	/* 1 PiB of 4 KiB blocks */
+	KUNIT_EXPECT_LE(test, (1ULL << 38) >> flaz_region_shift(1ULL << 38),
+			(u64)FLAZ_MAX_REGIONS);
+}
+
+/* Table blocks: round trip; another format's block is void; damage is an error. */
+static void meta_round_trip(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, FLAZ_BLOCK_SIZE, GFP_KERNEL);
+	u64 *in = kunit_kcalloc(test, FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
+	u64 *out = kunit_kcalloc(test, FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
+	u64 commit = 0;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	KUNIT_EXPECT_EQ(test, (u32)FLAZ_META_ENTRIES, 508U);
+	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 0, &commit, out), -ENODATA);
+	for (i = 0; i < FLAZ_META_ENTRIES; i++)
+		in[i] = 0x0123456789abcdefULL * (i + 1);
+	flaz_meta_encode(blk, 5, 9, 3, in);
+	KUNIT_ASSERT_EQ(test, flaz_meta_decode(blk, 5, 3, &commit, out), 0);
+	KUNIT_EXPECT_EQ(test, commit, 9ULL);
+	KUNIT_EXPECT_EQ(test, memcmp(in, out, FLAZ_META_ENTRIES * sizeof(u64)), 0);
+	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 6, 3, &commit, out), -ENODATA);
+	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 4, &commit, out), -EILSEQ);
+	blk[FLAZ_BLOCK_SIZE - 1] ^= 1;
+	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 3, &commit, out), -EILSEQ);
+}
+
+/* Entries: every kind packs and unpacks; the range checks hold at their edges. */
+static void entry_pack_valid(struct kunit *test)
+{
+	struct flaz_geometry g;
+	struct flaz_entry_info e = {}, o;
+	u64 blocks;
+
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1 << 20, 256, 200), 0);
+	blocks = g.nr_lines * 3 + 5;
+	e.units = 129;
+	e.off = 256 * 1024 - 129 * FLAZ_SLOT_ALIGN;
+	e.ext = g.nr_extents - 1;
+	e.tag = 2;
+	flaz_entry_unpack(flaz_entry_pack(&e), &o);
+	KUNIT_EXPECT_EQ(test, o.units, e.units);
+	KUNIT_EXPECT_EQ(test, o.off, e.off);
+	KUNIT_EXPECT_EQ(test, o.ext, e.ext);
+	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 4, blocks));
+	/* line 5 has no block with tag 3 */
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 5, blocks));
+	o.tag = 3;
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 4, blocks));
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 5, blocks));
+	o.tag = 2;
+	o.ext = g.nr_extents;
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 4, blocks));
+	o.ext = 0;
+	o.off += FLAZ_SLOT_ALIGN;
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 4, blocks));
+	o.off = 0;
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 4, blocks));
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&e, &g, g.nr_lines, blocks));
+
+	e.units = FLAZ_ENTRY_ZERO_UNITS;
+	e.tag = (1ULL << 40) + 3;
+	flaz_entry_unpack(flaz_entry_pack(&e), &o);
+	KUNIT_EXPECT_EQ(test, o.units, FLAZ_ENTRY_ZERO_UNITS);
+	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 1, blocks));
+	o.tag = 3;
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 4, blocks));
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 5, blocks));
+
+	e.units = 0;
+	KUNIT_EXPECT_EQ(test, flaz_entry_pack(&e), 0ULL);
+	flaz_entry_unpack(0, &o);
+	KUNIT_EXPECT_EQ(test, o.units, 0U);
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 0, blocks));
+}
+
 static struct kunit_case flaz_format_cases[] = {
+	KUNIT_CASE(sb_round_trip),
+	KUNIT_CASE(sb_region_shift),
+	KUNIT_CASE(meta_round_trip),
+	KUNIT_CASE(entry_pack_valid),
 	KUNIT_CASE(geometry_min_boundary),
 	KUNIT_CASE(geometry_bad_params),
 	KUNIT_CASE(geometry_layout_invariants),

@@ -6,6 +6,7 @@
 . /flaz/e2e-flazctl.sh
 . /flaz/e2e-cache.sh
 . /flaz/e2e-persist.sh
+. /flaz/e2e-check.sh
 
 check module-load t_module_load
 check bad-table-missing-args t_bad_missing_args
@@ -76,5 +77,6 @@ check persist-ssd-corrupt-reads t_persist_fault corrupt-reads
 check persist-ssd-drop-writes t_persist_fault drop-writes
 check persist-ssd-error-writes t_persist_fault error-writes
 check persist-fuzz t_persist_fuzz
+check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 check module-unload t_module_unload
 save_dmesg

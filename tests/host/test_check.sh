@@ -1,0 +1,288 @@
+#!/bin/bash
+# flazctl check and dump on the host, without the flaz module: SSD image files written
+# by tests/host/mkimage.c (the module's own format.c encoders, as the kernel writes them),
+# then damaged on purpose. Ends with the fuzzer (tests/host/fuzz_check.sh).
+# Usage: tests/host/test_check.sh [path/to/flazctl]
+# Prints one PASS/FAIL line per check; exits non-zero iff any check failed.
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${1:-$REPO/tools/flazctl/flazctl}
+[[ $BIN == /* ]] || BIN=$PWD/$BIN
+FLAZ=$REPO/drivers/md/dm-flaz
+fails=0
+
+pass() { echo "PASS host/check/$1"; }
+fail() { echo "FAIL host/check/$1: $2"; fails=$((fails + 1)); }
+skip() { echo "SKIP host/check/$1: $2"; }
+
+if [ ! -x "$BIN" ]; then
+	fail build "no executable flazctl at $BIN"
+	exit 1
+fi
+
+T=$(mktemp -d)
+LOOP=
+cleanup() {
+	[ -z "$LOOP" ] || losetup -d "$LOOP" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+MK=$T/mkimage
+if ! gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$FLAZ" -o "$MK" \
+	"$REPO/tests/host/mkimage.c" "$FLAZ/format.c" 2>"$T/gcc.err"; then
+	fail build-mkimage "$(head -n3 "$T/gcc.err")"
+	exit 1
+fi
+
+# img NAME [mkimage options]: $T/NAME.img, its map $T/NAME.map; its summary
+# (slots=N zeros=N ...) becomes shell variables NAME_slots, NAME_zeros, ...
+img() {
+	local name=$1
+	shift
+	"$MK" "$T/$name.img" --map "$T/$name.map" "$@" >"$T/$name.sum" || return 1
+	# shellcheck disable=SC1090
+	. <(tr ' ' '\n' <"$T/$name.sum" | sed "s/^/${name}_/")
+}
+
+# flip FILE OFFSET: change the byte at OFFSET (xor 0x5a)
+flip() {
+	python3 - "$@" <<'EOF'
+import sys
+with open(sys.argv[1], 'r+b') as f:
+    off = int(sys.argv[2])
+    f.seek(off)
+    b = f.read(1)[0]
+    f.seek(off)
+    f.write(bytes([b ^ 0x5a]))
+EOF
+}
+
+# nth KIND N MAP: the offset of the Nth (from 1) range of KIND in a map
+nth() { awk -v k="$1" -v n="$2" '$1 == k && ++i == n { print $2 }' "$3"; }
+
+# run ARGS...: flazctl ARGS, output in $T/out and $T/err, exit code in $rc
+run() {
+	"$BIN" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+}
+
+# expect NAME RC REGEX ARGS...: flazctl ARGS exits RC and prints REGEX (stdout or stderr)
+expect() {
+	local name=$1 want=$2 re=$3
+	shift 3
+	run "$@"
+	if [ "$rc" -ne "$want" ]; then
+		fail "$name" "exit $rc, want $want ($(grep -m1 -E '^(corrupt|warning)|flazctl:' "$T/out" "$T/err" -h))"
+	elif ! cat "$T/out" "$T/err" | grep -qE -- "$re"; then
+		fail "$name" "output lacks /$re/: '$(tail -n1 "$T/out")'"
+	else
+		pass "$name"
+	fi
+}
+
+# jexpect NAME PYEXPR ARGS...: flazctl ARGS prints one JSON object d with PYEXPR true
+jexpect() {
+	local name=$1 expr=$2 out
+	shift 2
+	run "$@"
+	if ! out=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = eval("(" + sys.argv[2] + ")")
+print("ok" if ok else "false: " + json.dumps(d)[:300])' "$T/out" "$expr" 2>&1); then
+		fail "$name" "not one JSON object (exit $rc): $(tail -n1 <<<"$out")"
+	elif [ "$out" != ok ]; then
+		fail "$name" "($expr) is $out"
+	else
+		pass "$name"
+	fi
+}
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# --- a clean image: what mkimage wrote is what check and dump find
+img clean
+expect clean 0 '^result: clean$' check "$T/clean.img"
+jexpect dump-json "d['current'] == 0 and d['superblocks'][0]['valid'] and
+	d['superblocks'][1]['seq'] == 9 and d['superblocks'][0]['clean'] and
+	d['superblocks'][0]['codec'] == 'lz4' and d['superblocks'][0]['marked_regions'] == [] and
+	d['table']['blocks'] == $clean_table_blocks and d['table']['valid'] == $clean_table_blocks and
+	d['table']['bad'] == 0 and d['table']['entries']['slot'] == $clean_slots and
+	d['table']['entries']['zero'] == $clean_zeros and
+	d['table']['entries']['empty'] == $clean_lines - $clean_slots - $clean_zeros and
+	d['table']['extents_referenced'] == $clean_extents and d['table']['slot_bytes'] == $clean_slot_bytes" \
+	dump "$T/clean.img" --json
+jexpect dump-json-entries "len(d['entries']) == $clean_slots + $clean_zeros and
+	sum(e['kind'] == 'slot' for e in d['entries']) == $clean_slots and
+	all('block' in e for e in d['entries'])" dump --json --entries "$T/clean.img"
+expect dump-human 0 'superblock copy 0 \(sector 0\): valid, current' dump "$T/clean.img"
+expect dump-human-entries 0 "entries +$clean_slots slot, $clean_zeros zero" dump --entries "$T/clean.img"
+if [ "$(grep -c '^  line ' "$T/out")" -ne $((clean_slots + clean_zeros)) ]; then
+	fail dump-human-entries-lines "$(grep -c '^  line ' "$T/out") entry lines, want $((clean_slots + clean_zeros))"
+else
+	pass dump-human-entries-lines
+fi
+
+img cur1 --current 1 --codec 2 --seed 7
+expect current-copy-1 0 'copy 1 \(sector 8\): valid, seq 11 \(current\)' check "$T/cur1.img"
+jexpect current-copy-1-json "d['current'] == 1 and d['superblocks'][1]['codec'] == 'zstd'" \
+	dump --json "$T/cur1.img"
+
+# --- superblock copies: one bad is ignorable (the other serves), both bad is corrupt
+cp "$T/clean.img" "$T/sb.img"
+flip "$T/sb.img" 300
+expect sb-current-bad 1 'warning: superblock copy 0 \(sector 0\): corrupt; copy 1 is used' \
+	check "$T/sb.img"
+cp "$T/clean.img" "$T/sbold.img"
+flip "$T/sbold.img" $((4096 + 17))
+expect sb-other-bad 1 'warning: superblock copy 1 .*: corrupt; copy 0 is used' check "$T/sbold.img"
+flip "$T/sb.img" 5000
+flip "$T/sb.img" $((4096 + 8))
+expect sb-both-bad 2 'corrupt: both superblock copies are bad' check "$T/sb.img"
+sum=$(sha "$T/sb.img")
+expect sb-both-bad-repair 2 'none repairable' check --repair "$T/sb.img"
+[ "$(sha "$T/sb.img")" = "$sum" ] && pass sb-both-bad-repair-writes-nothing ||
+	fail sb-both-bad-repair-writes-nothing "the image changed"
+expect sb-both-bad-dump 1 'holds no valid flaz superblock' dump "$T/sb.img"
+cp "$T/clean.img" "$T/sbr.img"
+flip "$T/sbr.img" 100
+# copy 0 held seq 10, copy 1 seq 9: copy 0 comes back as seq 8, the one before copy 1's
+expect sb-repair 1 'repaired: superblock copy 0 rewritten from copy 1 \(seq 8\)' \
+	check --repair "$T/sbr.img"
+expect sb-repaired-clean 0 '^result: clean$' check "$T/sbr.img"
+jexpect sb-repaired-json "d['current'] == 1 and d['superblocks'][0]['seq'] == 8 and
+	d['superblocks'][0]['gen'] == d['superblocks'][1]['gen']" dump --json "$T/sbr.img"
+cp "$T/clean.img" "$T/sbr2.img"
+flip "$T/sbr2.img" 5000
+expect sb-repair-other 1 'repaired: superblock copy 1 rewritten from copy 0 \(seq 9\)' \
+	check --repair "$T/sbr2.img"
+
+# --- table blocks
+cp "$T/clean.img" "$T/tb.img"
+flip "$T/tb.img" $(($(nth table 3 "$T/clean.map") + 1000))
+sum=$(sha "$T/tb.img")
+expect table-crc 2 'corrupt: table block 2 \(sector [0-9]+\): bad checksum' check "$T/tb.img"
+run dump --json --entries "$T/tb.img"
+[ "$(sha "$T/tb.img")" = "$sum" ] && pass check-dump-write-nothing ||
+	fail check-dump-write-nothing "check or dump changed the image"
+expect table-repair 1 'repaired: table block 2: rewritten as an empty block' \
+	check --repair "$T/tb.img"
+run check "$T/tb.img"
+[ "$rc" -le 1 ] && pass table-repaired || fail table-repaired "check exits $rc after --repair"
+jexpect table-repaired-json "d['table']['valid'] == $clean_table_blocks and
+	d['table']['entries']['slot'] + d['table']['entries']['zero'] < $clean_slots + $clean_zeros" \
+	dump --json "$T/tb.img"
+cp "$T/clean.img" "$T/tbm.img"
+flip "$T/tbm.img" "$(nth table 1 "$T/clean.map")"
+expect table-magic 2 'table block 0 .*: bad magic' check "$T/tbm.img"
+
+img stale --stale-block 2
+expect table-stale-gen 0 '^result: clean$' check "$T/stale.img"
+jexpect table-stale-gen-json "d['table']['void'] == 1 and d['table']['valid'] == $clean_table_blocks - 1
+	and d['table']['entries']['slot'] == $stale_slots" dump --json "$T/stale.img"
+img unwritten --unwritten-block 1
+expect table-unwritten 0 '^result: clean$' check "$T/unwritten.img"
+# the kernel does not clear the table area at a format: leftovers there hold nothing
+img foreign --foreign-block 0
+expect table-foreign 0 'note: 1 table block is neither blank nor of a flaz format' \
+	check "$T/foreign.img"
+jexpect table-foreign-json "d['table']['foreign'] == 1 and d['table']['bad'] == 0" \
+	dump --json "$T/foreign.img"
+sum=$(sha "$T/foreign.img")
+expect table-foreign-no-repair 0 '^result: clean$' check --repair "$T/foreign.img"
+[ "$(sha "$T/foreign.img")" = "$sum" ] && pass table-foreign-left-alone ||
+	fail table-foreign-left-alone "--repair rewrote a block that holds nothing"
+# a table block of this format whose magic is gone is damage, not leftovers
+cp "$T/clean.img" "$T/tbm2.img"
+off=$(nth table 2 "$T/clean.map")
+flip "$T/tbm2.img" "$off"
+flip "$T/tbm2.img" $((off + 2000))
+expect table-magic-and-more 2 'table block 1 .*: bad magic' check "$T/tbm2.img"
+
+# --- slots and extents
+cp "$T/clean.img" "$T/slot.img"
+flip "$T/slot.img" $(($(nth slot 5 "$T/clean.map") + 40))
+expect slot-flip 2 'corrupt: line [0-9]+: no valid slot at extent' check "$T/slot.img"
+expect slot-repair 1 'cleared 1 bad entry' check --repair "$T/slot.img"
+expect slot-repaired 0 '^result: clean$' check "$T/slot.img"
+jexpect slot-repaired-json "d['table']['entries']['slot'] == $clean_slots - 1" dump --json "$T/slot.img"
+cp "$T/clean.img" "$T/slothdr.img"
+flip "$T/slothdr.img" $(($(nth slot 9 "$T/clean.map") + 8))
+expect slot-header-flip 2 'corrupt: line [0-9]+: no valid slot' check "$T/slothdr.img"
+cp "$T/clean.img" "$T/ext.img"
+flip "$T/ext.img" $(($(nth exthdr 2 "$T/clean.map") + 12))
+expect extent-header-flip 2 'corrupt: line [0-9]+: extent [0-9]+ has a bad header' check "$T/ext.img"
+# slots whose checksum holds but that are not what the entry says
+img wcodec --wrong codec
+expect slot-wrong-codec 2 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is zstd, the superblock says lz4' \
+	check "$T/wcodec.img"
+img wline --wrong line
+expect slot-wrong-line 2 'corrupt: line ([0-9]+): slot at extent 0 offset [0-9]+ was written for line [0-9]+' \
+	check "$T/wline.img"
+img wblock --wrong block
+expect slot-wrong-block 2 'holds block [0-9]+, not one of tag [0-9]+ on this line' check "$T/wblock.img"
+img wsize --wrong size
+expect slot-wrong-size 2 'slot at extent 0 offset [0-9]+ is [0-9]+ bytes, the entry says [0-9]+' \
+	check "$T/wsize.img"
+expect slot-wrong-repair 1 'cleared 1 bad entry' check --repair "$T/wsize.img"
+cp "$T/clean.img" "$T/dead.img"
+flip "$T/dead.img" $(($(nth dead 3 "$T/clean.map") + 100))
+expect dead-slot-flip 0 '^result: clean$' check "$T/dead.img"
+img small --ssd-kib 4096 --extent-kib 8 --overbook 1000 --slots 200 --codec 3
+expect small-extents 0 '^result: clean$' check "$T/small.img"
+img tagcut --hdd-mib 131072
+expect tag-cut 0 '^result: clean$' check "$T/tagcut.img"
+expect tag-cut-entries 0 'tag [0-9]+ \(low bits\) in extent' dump --entries "$T/tagcut.img"
+
+# --- write-intent bitmap: an unclean shutdown is ignorable, its regions' lines are dropped
+img unclean --unclean 3
+expect unclean 1 "unclean shutdown: 3 write-intent regions marked .*drops the $unclean_dropped cached line" \
+	check "$T/unclean.img"
+img pastbit --past-bit 1
+expect bitmap-past-end 1 'warning: the write-intent bitmap has 1 bit set past its 1024 regions' \
+	check "$T/pastbit.img"
+jexpect unclean-json "not d['superblocks'][0]['clean'] and
+	len(d['superblocks'][0]['marked_regions']) == 3" dump --json "$T/unclean.img"
+
+# --- not a flaz SSD, or not this one
+truncate -s 8M "$T/blank.img"
+expect blank 2 'no flaz superblock: the superblock area is blank' check "$T/blank.img"
+expect blank-dump 1 'holds no valid flaz superblock' dump "$T/blank.img"
+head -c 1M /dev/urandom >"$T/random.img"
+expect not-flaz 2 'no flaz superblock, and the SSD is not blank' check "$T/random.img"
+cp "$T/clean.img" "$T/grown.img"
+truncate -s +1M "$T/grown.img"
+sum=$(sha "$T/grown.img")
+expect size-mismatch 2 'superblock is for an SSD of 16384 sectors' check --repair "$T/grown.img"
+[ "$(sha "$T/grown.img")" = "$sum" ] && pass size-mismatch-no-repair ||
+	fail size-mismatch-no-repair "--repair wrote to an SSD whose superblock does not fit it"
+img shrunk --ssd-kib 1048576 --slots 20 --zeros 0
+truncate -s 2M "$T/shrunk.img"
+# 2 MiB hold the superblocks and 510 table blocks; the other 518 and the extents are gone
+expect ssd-shrunk 2 'superblock is for an SSD of 2097152 sectors, .* has 4096' check "$T/shrunk.img"
+expect ssd-shrunk-table 2 '\(510 valid, 0 unwritten, 0 void, 0 foreign, 518 bad\)' check "$T/shrunk.img"
+jexpect ssd-shrunk-json "d['table']['bad'] == 518 and d['table']['valid'] == 510" \
+	dump --json "$T/shrunk.img"
+
+# --- the command line
+expect usage-check 2 'usage: flazctl check SSD' check
+expect usage-check-extra 2 'usage: flazctl check SSD' check a b
+expect usage-dump-option 2 'unknown option --yaml' dump "$T/clean.img" --yaml
+expect check-missing 2 "/nonexistent/ssd: No such file or directory" check /nonexistent/ssd
+expect dump-missing 1 "/nonexistent/ssd: No such file or directory" dump /nonexistent/ssd
+expect check-directory 2 'neither a block device nor an image file' check "$T"
+expect help-check 0 'flazctl check SSD \[--repair\]' --help
+
+# --- a loop device reads the same as the file, where losetup works
+if LOOP=$(losetup -f --show -r "$T/clean.img" 2>/dev/null); then
+	expect loop-device 0 '^result: clean$' check "$LOOP"
+else
+	LOOP=
+	skip loop-device "losetup does not work on this host"
+fi
+
+# --- random damage under the sanitizers
+bash "$REPO/tests/host/fuzz_check.sh" "${FUZZ_ITERATIONS:-300}" || fails=$((fails + 1))
+
+[ $fails -eq 0 ]

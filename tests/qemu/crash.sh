@@ -1,0 +1,126 @@
+#!/bin/bash
+# Crash safety by resetting the VM: boot Debian's kernel KVER in QEMU (TCG) ROUNDS times
+# (default 3) on the same disks. Each round boots guest/crash-write.sh (creates the flaz
+# volume, cold in round 1 only; runs mixed fio writes and reads; resets the machine with
+# sysrq-b after a delay drawn from the round's seed), then guest/crash-check.sh (re-creates
+# the volume without cold: it must come back; every block must equal the HDD's; clean remove).
+# stdout: only "PASS crash-<series>/roundN/<check>" and "FAIL ...: why" lines; diagnostics
+# (blocks_cached after each crash, the seed) on stderr; exit 0 iff nothing failed.
+# Run dir (disks; per boot console, results and dmesg): $FLAZ_CACHE/qemu/KVER/crash.
+# FLAZ_CRASH_SEED=N repeats a run's delays and fio streams (the seed is printed on stderr).
+# usage: crash.sh KVER [ROUNDS]
+set -uo pipefail
+KVER=${1:?usage: crash.sh KVER [ROUNDS]}
+ROUNDS=${2:-3}
+. "$(dirname "$0")/lib.sh"
+SERIES=$(series_of "$KVER")
+RUN=$FLAZ_CACHE/qemu/$KVER/crash
+# a boot takes well under a minute; a hung one should not cost the whole budget
+QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-240}
+SEED=${FLAZ_CRASH_SEED:-$(((RANDOM << 15) | RANDOM))}
+FAILED=0
+
+pass() { echo "PASS $1"; }
+failed() {
+	echo "FAIL $1: $2"
+	FAILED=1
+}
+
+# The last lines of console $1, on one line, for a FAIL message.
+console_tail() {
+	grep -av '^\s*$' "$1" | tail -n 4 | tr -d '\r' | tr '\n' '|' | cut -c 1-400
+}
+
+# boot TAG SUITE ARGS...: boot guest suite SUITE with ARGS on the run dir's disks with a
+# fresh results disk; leaves TAG.console, TAG.results and TAG.dmesg in the run dir and
+# sets BOOT_RC to qemu's status.
+boot() {
+	local tag=$1 t0=$SECONDS
+	shift
+	rm -f "$RUN/results.img" "$RUN/$tag".*
+	truncate -s 8M "$RUN/results.img"
+	boot_vm "$KVER" "$INITRD" "$RUN" "$*" "file:$RUN/$tag.console"
+	BOOT_RC=$?
+	read_results "$RUN"
+	mv "$RUN/results.txt" "$RUN/$tag.results"
+	mv "$RUN/dmesg.txt" "$RUN/$tag.dmesg"
+	echo "$tag: qemu exited $BOOT_RC after $((SECONDS - t0)) s" >&2
+}
+
+# report_checks PREFIX TAG: the guest's RUN/PASS/FAIL records as output lines, its INFO
+# lines on stderr; prints the check that started and never ended (empty if none).
+report_checks() {
+	local prefix=$1 word rest running=
+	while read -r word rest; do
+		case $word in
+		RUN) running=$rest ;;
+		PASS) pass "$prefix/$rest" && running= ;;
+		FAIL) failed "$prefix/${rest%%: *}" "${rest#*: }" && running= ;;
+		INFO) echo "info: $rest" >&2 ;;
+		esac
+	done <"$RUN/$2.results"
+	UNFINISHED=$running
+}
+
+# dmesg_clean NAME TAG: the boot's kernel log (as saved by the guest, and the console, which
+# also has whatever came after it) has no oops or warning.
+dmesg_clean() {
+	local bad
+	bad=$(cat "$RUN/$2.dmesg" "$RUN/$2.console" 2>/dev/null |
+		grep -a -m 1 -E 'BUG:|WARNING:|Oops|Call Trace|general protection|Kernel panic')
+	if [ -n "$bad" ]; then
+		failed "$1" "$(tr -d '\r' <<<"$bad" | cut -c 1-300) (see $RUN/$2.console)"
+	else
+		pass "$1"
+	fi
+}
+
+# Round $1, first boot: the suite must reach its reset ("CRASH" record, then qemu exits 0
+# because of -no-reboot).
+write_boot() {
+	local r=$1 p=crash-$SERIES/round$1 tag=round$1-write
+	boot "$tag" crash-write "$r" $((SEED + r))
+	report_checks "$p/write" "$tag"
+	if grep -q '^CRASH ' "$RUN/$tag.results" && [ "$BOOT_RC" -eq 0 ] &&
+		[ "$UNFINISHED" = crash ]; then
+		pass "$p/write-then-reset"
+	elif [ "$BOOT_RC" -eq 124 ]; then
+		failed "$p/write-then-reset" "timed out after ${QEMU_TIMEOUT}s; console: $(console_tail "$RUN/$tag.console")"
+	else
+		failed "$p/write-then-reset" "the guest did not reach the reset (qemu exited $BOOT_RC, last check '${UNFINISHED:-none}'); console: $(console_tail "$RUN/$tag.console")"
+	fi
+	dmesg_clean "$p/write-dmesg-clean" "$tag"
+}
+
+# Round $1, second boot: the checks after the crash; the suite must run to its end.
+check_boot() {
+	local r=$1 p=crash-$SERIES/round$1 tag=round$1-check
+	boot "$tag" crash-check "$r"
+	report_checks "$p" "$tag"
+	[ -z "$UNFINISHED" ] ||
+		failed "$p/$UNFINISHED" "the guest stopped during this check (see $RUN/$tag.console)"
+	if [ "$BOOT_RC" -ne 33 ]; then
+		failed "$p/check-boot" "qemu exited $BOOT_RC (33 = the suite ended); console: $(console_tail "$RUN/$tag.console")"
+		tail -n 40 "$RUN/$tag.console" >&2
+	fi
+	dmesg_clean "$p/check-dmesg-clean" "$tag"
+}
+
+main() {
+	local r t0=$SECONDS
+	mkdir -p "$RUN"
+	if ! INITRD=$(initramfs_for "$KVER"); then
+		failed "crash-$SERIES/boot" "could not build the module, flazctl or the initramfs (see stderr)"
+		return
+	fi
+	echo "crash: $ROUNDS rounds, seed $SEED (FLAZ_CRASH_SEED=$SEED repeats this run); logs in $RUN" >&2
+	make_disks "$RUN"
+	for r in $(seq 1 "$ROUNDS"); do
+		write_boot "$r"
+		check_boot "$r"
+	done
+	echo "crash: $ROUNDS rounds in $((SECONDS - t0)) s" >&2
+}
+
+main
+exit $FAILED

@@ -1,0 +1,44 @@
+# Helpers for the crash suites (crash-write.sh, crash-check.sh, replay.sh; busybox sh, sourced
+# after lib.sh). Volumes are small so a TCG guest gets through them in seconds.
+HDD_MIB=64
+SSD_MIB=16
+
+# info TEXT: a line the host copies to its stderr (not a check).
+info() {
+	echo "info: $*"
+	record "INFO $*"
+}
+
+# linear NAME DEV START_MIB SIZE_MIB: a dm-linear slice of DEV.
+linear() {
+	must dmsetup create "$1" --table "0 $(($4 * 2048)) linear $2 $(($3 * 2048))"
+}
+
+# create_vol HDD SSD [OPTIONS...]: the flaz volume "vol" over HDD cached on SSD. Fails the
+# check, with the kernel's "flaz: ..." lines, if the kernel refuses the table.
+create_vol() {
+	cv_hdd=$1
+	cv_ssd=$2
+	shift 2
+	kmsg_mark
+	if ! dmsetup create vol --table "0 $(sectors "$cv_hdd") flaz $cv_hdd $cv_ssd $# $*" \
+		>/tmp/create.out 2>&1; then
+		cat /tmp/create.out
+		kmsg_new | grep 'flaz' >/tmp/create.kmsg
+		fail "creating the volume ($*) was refused: $(tail -n 3 /tmp/create.kmsg | tr '\n' '|' | cut -c 1-300)"
+	fi
+}
+
+# The status line's counters after the target name, for the log and INFO lines.
+vol_status() { dmsetup status vol | cut -d' ' -f4-; }
+
+# same_blocks A B WHAT: every 4 KiB block of A equals B's (both read with O_DIRECT).
+same_blocks() {
+	blkcmp "$1" "$2" --show 5 >/tmp/blkcmp.out 2>&1
+	sb_rc=$?
+	cat /tmp/blkcmp.out
+	[ $sb_rc -le 1 ] || fail "blkcmp $1 $2 failed: $(tail -n 1 /tmp/blkcmp.out)"
+	sb_sum=$(tail -n 1 /tmp/blkcmp.out)
+	[ $sb_rc -eq 0 ] || fail "$3: $sb_sum (blkcmp $1 $2: differ = differing 4 KiB blocks, first = the first of them)"
+	echo "$3: $sb_sum"
+}

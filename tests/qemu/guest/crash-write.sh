@@ -1,0 +1,105 @@
+#!/bin/sh
+# Crash suite, first boot of a round (tests/qemu/crash.sh): create the flaz volume on slices
+# of the disks (HDD 64 MiB of /dev/vda, SSD 16 MiB of /dev/vdb; cold in round 1 only, later
+# rounds load what the previous round left), run a mixed fio workload on it and, after a
+# delay drawn from SEED, reset the machine with sysrq-b while the I/O runs. The host then
+# boots crash-check.sh on the same disks.
+# Records: checks as lib.sh's check does, "INFO ..." lines, and "CRASH ..." right before the
+# reset (the host requires it: a suite that ends or dies otherwise failed).
+# usage: crash-write.sh ROUND SEED
+. /flaz/lib.sh
+. /flaz/crash-lib.sh
+ROUND=${1:?usage: crash-write.sh ROUND SEED}
+SEED=${2:?usage: crash-write.sh ROUND SEED}
+
+t_create() {
+	must modprobe dm-flaz
+	linear chdd $HDD 0 $HDD_MIB
+	linear cssd $SSD 0 $SSD_MIB
+	if [ "$ROUND" = 1 ]; then
+		create_vol /dev/mapper/chdd /dev/mapper/cssd cold
+	else
+		create_vol /dev/mapper/chdd /dev/mapper/cssd
+	fi
+	vol_status
+}
+
+# The workload: random writes of 4-64 KiB (direct with an fsync every 8, buffered with an
+# fdatasync every 4, buffered without syncs, direct mixed with reads and an fdatasync every
+# 16) over overlapping ranges, plus direct random reads that fill the cache. Data: fio's
+# verify headers (offset, seed, a crc) on the direct writer, fresh 30-60% compressible
+# buffers elsewhere, so every write differs from what it overwrites.
+write_jobs() {
+	cat <<EOF
+[global]
+filename=/dev/mapper/vol
+time_based=1
+runtime=3600
+randseed=$SEED
+bsrange=4k-64k
+size=${HDD_MIB}m
+refill_buffers=1
+
+[direct-fsync]
+ioengine=libaio
+iodepth=4
+direct=1
+rw=randwrite
+fsync=8
+verify=crc32c
+do_verify=0
+offset=0
+size=32m
+
+[buffered-fdatasync]
+ioengine=psync
+rw=randwrite
+fdatasync=4
+buffer_compress_percentage=50
+offset=16m
+size=32m
+
+[buffered]
+ioengine=psync
+rw=randwrite
+buffer_compress_percentage=70
+offset=32m
+size=32m
+
+[direct-read]
+ioengine=libaio
+iodepth=4
+direct=1
+rw=randread
+
+[mixed]
+ioengine=psync
+direct=1
+rw=randrw
+rwmixread=60
+fdatasync=16
+buffer_compress_percentage=30
+EOF
+}
+
+# Start the workload, wait, and reset. Never returns if the reset works.
+t_crash() {
+	delay=$(awk -v s="$SEED" 'BEGIN { srand(s); print 3 + int(rand() * 10) }')
+	write_jobs >/tmp/crash.fio
+	fio /tmp/crash.fio >/tmp/fio.out 2>&1 &
+	fio_pid=$!
+	echo "round $ROUND seed $SEED: resetting in $delay s"
+	sleep "$delay"
+	kill -0 $fio_pid 2>/dev/null || fail "fio ended before the reset: $(tail -n 3 /tmp/fio.out | tr '\n' ' ')"
+	info "round $ROUND seed $SEED: reset after ${delay}s of I/O; status: $(vol_status)"
+	save_dmesg
+	record "CRASH round $ROUND after ${delay}s"
+	echo 1 >/proc/sys/kernel/sysrq
+	echo b >/proc/sysrq-trigger
+	sleep 10
+	fail "the machine did not reset"
+}
+
+check create t_create || exit 1
+check crash t_crash
+save_dmesg

@@ -1,0 +1,172 @@
+#!/bin/sh
+# The replay suite (tests/qemu/run.sh KVER replay): crash safety at every FLUSH/FUA point of
+# a recorded workload. The HDD area (64 MiB of /dev/vda) and the SSD area (16 MiB of
+# /dev/vdb) are one dm-linear device, "both", under one dm-log-writes target, so the log has
+# the writes of both disks in the order they became durable. A flaz volume (cold) runs fio
+# and ext4 on slices of the logged device. Then replay-log replays the log, point by point,
+# onto "target" (an 80 MiB slice of /dev/vda, zero like the fresh disks); at each point a
+# non-persistent snapshot of the target takes the writes of loading the volume, flaz is
+# created over the snapshot's slices WITHOUT cold, and every block of the volume must equal
+# the HDD slice's.
+# Layout: vda [0,64) MiB HDD area, [64,144) replay target, [144,512) log; vdb [0,16) SSD
+# area, [32,128) the snapshot's COW.
+. /flaz/lib.sh
+. /flaz/crash-lib.sh
+BOTH_MIB=$((HDD_MIB + SSD_MIB))
+# At most this many replay points are checked (evenly spread, plus the last): one takes
+# ~6 s under TCG on a loaded 2-core host (load the volume, read all of it and the HDD).
+MAX_POINTS=20
+LOG=/dev/mapper/logdev
+TARGET=/dev/mapper/target
+
+# "both" (the recorded device), "target" (the replay target) and "logdev", unless they exist
+# (a failed check's cleanup removes every device-mapper device; the data stays).
+base_devices() {
+	[ -b /dev/mapper/both ] ||
+		must dmsetup create both --table "0 $((HDD_MIB * 2048)) linear $HDD 0
+$((HDD_MIB * 2048)) $((SSD_MIB * 2048)) linear $SSD 0"
+	[ -b $TARGET ] || linear target $HDD $HDD_MIB $BOTH_MIB
+	[ -b $LOG ] || linear logdev $HDD $((HDD_MIB + BOTH_MIB)) $((512 - HDD_MIB - BOTH_MIB))
+}
+
+t_setup() {
+	for m in dm-flaz dm-log-writes dm-snapshot; do must modprobe $m; done
+	# The recorded areas and the replay target start equal: all zero, as run.sh makes fresh
+	# sparse disks for every run (zeroing them here would cost seconds under TCG).
+	[ "$(sha_mib $HDD 0 1)" = "$(sha_mib $HDD $HDD_MIB 1)" ] ||
+		fail "the disks are not fresh (the HDD area and the replay target differ)"
+	# no stale log header
+	must dd if=/dev/zero of=$HDD bs=1M seek=$((HDD_MIB + BOTH_MIB)) count=1 oflag=direct conv=notrunc
+	base_devices
+	must dmsetup create lw --table "0 $((BOTH_MIB * 2048)) log-writes /dev/mapper/both $LOG"
+	linear hdd /dev/mapper/lw 0 $HDD_MIB
+	linear ssd /dev/mapper/lw $HDD_MIB $SSD_MIB
+}
+
+# A few thousand I/Os with frequent syncs, reads that fill the cache, then ext4 (mounted with
+# discard) with files written, synced and some deleted.
+t_record() {
+	create_vol /dev/mapper/hdd /dev/mapper/ssd cold
+	must fio --filename=/dev/mapper/vol --size=${HDD_MIB}m --refill_buffers \
+		--buffer_compress_percentage=50 \
+		--name=w --ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-64k \
+		--fsync=4 --number_ios=500 --randseed=1 \
+		--name=rw --ioengine=psync --rw=randrw --rwmixread=50 --bsrange=4k-32k \
+		--fdatasync=8 --number_ios=500 --randseed=2 \
+		--name=r --ioengine=libaio --iodepth=4 --direct=1 --rw=randread --bsrange=4k-64k \
+		--number_ios=400 --randseed=3
+	vol_status
+	# a second past the last write, so a timed commit lands in the log too
+	sleep 2
+	must mkfs.ext4 -q -E nodiscard -b 4096 /dev/mapper/vol
+	must mount -t ext4 -o discard /dev/mapper/vol /mnt
+	must cp -r /corpus/files/perl5 /mnt/a
+	sync
+	must cp -r /corpus/files/perl5 /mnt/b
+	rm -rf /mnt/a
+	sync
+	must umount /mnt
+	vol_status
+	must dmsetup remove vol
+	must dmsetup remove hdd
+	must dmsetup remove ssd
+	must dmsetup remove lw
+	info "log: $(replay-log --log $LOG --info)"
+}
+
+# Every FLUSH/FUA point (or MAX_POINTS of them spread evenly, plus the last): replay up to
+# it, load the volume over a snapshot of the result, compare.
+t_points() {
+	base_devices
+	replay-log --log $LOG --list-flush >/tmp/points || fail "replay-log --list-flush failed"
+	n=$(wc -l </tmp/points)
+	[ "$n" -ge 2 ] || fail "the log has $n FLUSH/FUA points; the workload should make many"
+	if [ "$n" -le "$MAX_POINTS" ]; then
+		cp /tmp/points /tmp/chosen
+	else
+		awk -v n="$n" -v k="$MAX_POINTS" \
+			'{ p[NR] = $1 } END { for (i = 1; i <= k; i++) print p[int(i * n / (k + 1)) + 1]; print p[n] }' \
+			/tmp/points | uniq >/tmp/chosen
+	fi
+	linear cow $SSD 32 96
+	start=0
+	checked=0
+	warm=0
+	bad=0
+	: >/tmp/bad
+	for p in $(cat /tmp/chosen); do
+		t_replay=$(now)
+		must replay-log --log $LOG --replay $TARGET --start $start --end "$p"
+		start=$((p + 1))
+		checked=$((checked + 1))
+		one_point "$p" || bad=$((bad + 1))
+	done
+	must dmsetup remove cow
+	info "$checked of $n FLUSH/FUA points checked; $warm loaded cached blocks; $bad failed"
+	[ "$bad" -eq 0 ] || fail "$bad of $checked replay points failed: $(tr '\n' ' ' </tmp/bad | cut -c 1-400)"
+	[ "$checked" -gt 0 ] || fail "no point was checked"
+}
+
+now() { cut -d' ' -f1 /proc/uptime; }
+# since T0 [T1]: seconds from uptime T0 to T1 (default now)
+since() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.1f", b - a }'; }
+
+# one_point ENTRY: the check at one replay point (the target holds entries 0..ENTRY); sets
+# warm; appends a reason to /tmp/bad and returns 1 on failure.
+one_point() {
+	op=$1
+	t_load=$(now)
+	dmsetup create snap --table "0 $((BOTH_MIB * 2048)) snapshot $TARGET /dev/mapper/cow N 8" ||
+		{ echo "entry $op: no snapshot; " >>/tmp/bad; return 1; }
+	dmsetup create rhdd --table "0 $((HDD_MIB * 2048)) linear /dev/mapper/snap 0"
+	dmsetup create rssd --table "0 $((SSD_MIB * 2048)) linear /dev/mapper/snap $((HDD_MIB * 2048))"
+	op_rc=0
+	kmsg_mark
+	if dmsetup create vol --table "0 $((HDD_MIB * 2048)) flaz /dev/mapper/rhdd /dev/mapper/rssd 0" \
+		>/tmp/create.out 2>&1; then
+		t_cmp=$(now)
+		op_cached=$(status_val vol blocks_cached)
+		# misses of the compare's 1 MiB reads bypass the cache (hits are still served),
+		# which saves filling the cache (and the snapshot) with the whole volume
+		dmsetup message vol 0 seq_cutoff_kib 4 ||
+			{ echo "entry $op: cannot set seq_cutoff_kib; " >>/tmp/bad; op_rc=1; }
+		[ "${op_cached:-0}" -gt 0 ] && warm=$((warm + 1))
+		blkcmp /dev/mapper/vol /dev/mapper/rhdd --show 3 >/tmp/blkcmp.out 2>&1
+		op_cmp=$?
+		# progress on the console: seconds to replay, to load the volume, to compare
+		echo "replay: entry $op: blocks_cached=$op_cached $(tail -n 1 /tmp/blkcmp.out)" \
+			"(replay $(since $t_replay $t_load) s, load $(since $t_load $t_cmp) s, compare $(since $t_cmp) s)" |
+			tee /dev/console
+		if [ $op_cmp -ne 0 ]; then
+			cat /tmp/blkcmp.out
+			echo "entry $op (blocks_cached=$op_cached): $(tail -n 1 /tmp/blkcmp.out); " >>/tmp/bad
+			op_rc=1
+		fi
+		dmsetup remove vol || { echo "entry $op: cannot remove the volume; " >>/tmp/bad; op_rc=1; }
+	else
+		cat /tmp/create.out
+		echo "entry $op: create without cold refused: $(kmsg_new | grep flaz | tail -n 2 | tr '\n' ' '); " >>/tmp/bad
+		op_rc=1
+	fi
+	dmsetup remove rhdd
+	dmsetup remove rssd
+	dmsetup remove snap
+	return $op_rc
+}
+
+# The replayer itself: replaying the whole log onto a zeroed target gives the recorded
+# device, block for block. Here DISCARD entries are skipped: QEMU's default (discard=ignore)
+# left the recorded disks' data in place (the points above replay them as zeros: stricter).
+t_replay_all() {
+	base_devices
+	must dd if=/dev/zero of=$TARGET bs=1M count=$BOTH_MIB oflag=direct
+	must replay-log --log $LOG --replay $TARGET --discard skip --all
+	same_blocks $TARGET /dev/mapper/both "the whole log replayed vs the recorded device"
+}
+
+check setup t_setup
+check record t_record
+check replay-points t_points
+check replay-all t_replay_all
+dmsetup remove_all
+save_dmesg

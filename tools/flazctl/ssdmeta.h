@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flazctl: reading a flaz SSD's metadata (superblock copies, table blocks,
+ * extents) from a block device or an image file, for `check` and `dump`. All
+ * decoding is done by the module's own format.c.
+ */
+#ifndef FLAZCTL_SSDMETA_H
+#define FLAZCTL_SSDMETA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "format.h"
+
+/* An SSD (block device or image file) opened for its metadata. */
+struct ssd {
+	const char *path;
+	int fd;
+	__u64 bytes;		/* its size */
+	bool is_blk;
+	bool busy;		/* a block device someone holds exclusively (a live volume) */
+};
+
+/*
+ * Open @path for reading, or with @write for writing too (then exclusively: a block
+ * device in use is refused). Returns 0, or a flazctl exit code after printing why.
+ */
+int ssd_open(struct ssd *s, const char *path, bool write, int err_code);
+void ssd_close(struct ssd *s);
+
+/* Read / write @len bytes at byte @off. Returns 0 or a negative errno. */
+int ssd_read(const struct ssd *s, __u64 off, void *buf, size_t len);
+int ssd_write(const struct ssd *s, __u64 off, const void *buf, size_t len);
+
+/* What a failed ssd_read() / ssd_write() means, for messages. */
+const char *ssd_strerror(int r);
+
+/* One superblock copy as found on the SSD. */
+enum sb_state {
+	SB_VALID,
+	SB_BLANK,		/* all zero: never written */
+	SB_CORRUPT,		/* has the magic but fails its checks */
+	SB_FOREIGN,		/* no flaz superblock magic */
+	SB_UNREADABLE,
+};
+
+struct sb_copy {
+	enum sb_state state;
+	int err;		/* SB_UNREADABLE: the read error */
+	unsigned char blk[FLAZ_BLOCK_SIZE];
+	struct flaz_sb_info info;	/* SB_VALID only */
+};
+
+struct sb_pair {
+	struct sb_copy copy[FLAZ_SB_COPIES];
+	int cur;		/* the current copy (valid, higher seq), or -1 */
+};
+
+/* Byte offset of superblock copy @i. */
+static inline __u64 sb_offset(unsigned int i)
+{
+	return (__u64)i * FLAZ_BLOCK_SIZE;
+}
+
+void sb_load(const struct ssd *s, struct sb_pair *sb);
+const char *sb_state_name(enum sb_state st);
+
+/* The HDD blocks of the volume a superblock describes. */
+static inline __u64 sb_hdd_blocks(const struct flaz_sb_info *info)
+{
+	return info->hdd_sectors >> (FLAZ_BLOCK_SHIFT - FLAZ_SECTOR_SHIFT);
+}
+
+/* Whether write-intent region @r is marked in the superblock block @blk. */
+static inline bool sb_marked(const void *blk, __u32 r)
+{
+	const unsigned char *bm = flaz_sb_bitmap(blk);
+
+	return bm[r / 8] & (1U << (r % 8));
+}
+
+/* Set bits of the bitmap at or past @nr_regions (the kernel never sets them). */
+__u32 sb_marked_past(const void *blk, __u32 nr_regions);
+
+/* Marked regions below nr_regions. */
+__u32 sb_marked_count(const void *blk, __u32 nr_regions);
+
+/* The marked regions as "0-3, 17, ..." (at most 8 ranges) into @buf. */
+void format_regions(const void *blk, __u32 nr_regions, char *buf, size_t len);
+
+/* "lz4", or "unknown" for a codec number flazctl does not know. */
+const char *codec_name(__u32 codec);
+#define NR_CODECS 4U
+
+/* A table block as found on the SSD. */
+enum tb_state {
+	TB_VALID,
+	TB_UNWRITTEN,		/* all zero */
+	TB_VOID,		/* a sound table block of another format (gen) */
+	TB_FOREIGN,		/* neither zero nor a table block: left from before the format */
+	TB_BAD_MAGIC,		/* a table block of this format whose magic is damaged */
+	TB_BAD_CRC,
+	TB_BAD_INDEX,		/* sound, but written for another index */
+	TB_UNREADABLE,
+};
+
+struct tblock {
+	enum tb_state state;
+	int err;		/* TB_UNREADABLE: the read error */
+	__u64 gen;		/* TB_VOID: its gen */
+	__u32 index;		/* TB_BAD_INDEX: its index */
+	__u64 commit;	/* TB_VALID: the commit that wrote it */
+	unsigned char blk[FLAZ_BLOCK_SIZE];
+	__u64 entries[FLAZ_META_ENTRIES];	/* TB_VALID only */
+};
+
+/* Table blocks of a geometry, and the byte offset of block @i. */
+static inline __u64 table_blocks(const struct flaz_geometry *g)
+{
+	return (g->nr_lines + FLAZ_META_ENTRIES - 1) / FLAZ_META_ENTRIES;
+}
+
+static inline __u64 table_offset(const struct flaz_geometry *g, __u64 i)
+{
+	return (g->meta_start << FLAZ_SECTOR_SHIFT) + i * FLAZ_BLOCK_SIZE;
+}
+
+/* Read and classify table block @i of the format @info describes. */
+void tblock_read(const struct ssd *s, const struct flaz_sb_info *info, __u32 i,
+		 struct tblock *t);
+const char *tb_state_name(enum tb_state st);
+
+/*
+ * Whether a table block in state @st is damaged: a table block of this format
+ * that fails its checks, or cannot be read. (An unwritten, void or foreign one
+ * holds nothing, as the kernel sees it.)
+ */
+static inline bool tb_damaged(enum tb_state st)
+{
+	return st == TB_BAD_MAGIC || st == TB_BAD_CRC || st == TB_BAD_INDEX ||
+	       st == TB_UNREADABLE;
+}
+
+/*
+ * The HDD block of entry @e of @line, when the entry alone tells it: always for a
+ * zero block, for a slot when no tag of this volume is cut to FLAZ_TAG_BITS.
+ */
+bool entry_block(const struct flaz_entry_info *e, const struct flaz_sb_info *info,
+		 __u64 line, __u64 *block);
+
+/* Byte offset of extent @x. */
+static inline __u64 extent_offset(const struct flaz_geometry *g, __u64 x)
+{
+	return (g->data_start + x * g->extent_sectors) << FLAZ_SECTOR_SHIFT;
+}
+
+#endif
