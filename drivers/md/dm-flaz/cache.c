@@ -278,7 +278,9 @@ static int read_cached(struct flaz_cache *c, u64 block, u8 *buf, u8 *out)
 	/* a cut tag matched, but the line holds another block: a plain miss */
 	if (!r && info.block != block)
 		return -ENOENT;
-	if (!r && (info.bytes != e.bytes || info.codec != c->codec))
+	/* an older tenant of the extent: the SSD lost the write that replaced it */
+	if (!r && (info.bytes != e.bytes || info.codec != c->codec ||
+		   info.seq <= READ_ONCE(c->ext_seq[e.ext])))
 		r = -EILSEQ;
 	if (!r && (info.flags & FLAZ_SLOT_RAW))
 		memcpy(out, slot + sizeof(struct flaz_slot_hdr), FLAZ_BLOCK_SIZE);
@@ -910,7 +912,8 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->victims = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->failed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->victim_ids = kvcalloc(g->nr_extents, sizeof(u32), GFP_KERNEL);
-	if (!c->alloc || !c->victims || !c->failed || !c->victim_ids) {
+	c->ext_seq = kvcalloc(g->nr_extents, sizeof(u64), GFP_KERNEL);
+	if (!c->alloc || !c->victims || !c->failed || !c->victim_ids || !c->ext_seq) {
 		*error = "Cannot allocate the extent maps";
 		goto bad;
 	}
@@ -966,6 +969,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	if (!IS_ERR_OR_NULL(c->io))
 		dm_io_client_destroy(c->io);
 	kvfree(c->victim_ids);
+	kvfree(c->ext_seq);
 	bitmap_free(c->failed);
 	bitmap_free(c->victims);
 	flaz_alloc_destroy(c->alloc);

@@ -246,6 +246,11 @@ struct flaz_cache {
 	struct dm_io_client *io;
 	struct flaz_wq wq;
 	atomic64_t seq;		/* slot and extent sequence numbers */
+	/*
+	 * Per extent, seq when it was last opened: its slots come later, so an
+	 * older slot read back is one the SSD failed to overwrite.
+	 */
+	u64 *ext_seq;
 
 	/* In-flight writes and fills, so a fill never installs older data. */
 	spinlock_t records_lock;

@@ -21,6 +21,7 @@
  */
 #include <linux/blkdev.h>
 #include <linux/dm-io.h>
+#include <linux/ktime.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uuid.h>
@@ -41,6 +42,7 @@ struct flaz_meta {
 	u8 *bitmap;			/* the bitmap of the next superblock */
 	u64 *entries;
 	u32 *freed;
+	u64 max_next_seq;
 	struct mutex lock;		/* one commit or superblock write at a time */
 	unsigned long flags;
 	bool loaded;
@@ -80,7 +82,10 @@ static int hdd_fingerprint(struct flaz_meta *m, u32 *fp)
 	return r;
 }
 
-/* Read both superblock copies into *sb (the current one) and m->bitmap. */
+/*
+ * Read both superblock copies into *sb (the current one) and m->bitmap; *max_seq
+ * is the highest superblock seq, m->max_next_seq the highest slot seq seen.
+ */
 static int read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *state,
 		   u64 *max_seq)
 {
@@ -103,6 +108,7 @@ static int read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *
 		if (r)
 			continue;
 		*max_seq = max(*max_seq, info.seq);
+		m->max_next_seq = max(m->max_next_seq, info.next_seq);
 		if (!found || info.seq > sb->seq) {
 			*sb = info;
 			memcpy(m->bitmap, flaz_sb_bitmap(m->buf), FLAZ_SB_BITMAP_BYTES);
@@ -211,6 +217,13 @@ static int format(struct flaz_meta *m, u64 max_seq)
 	u32 copy;
 	int r;
 
+	/*
+	 * Slot seqs go on rising across generations, so a slot left by an earlier
+	 * one is never taken for a newer tenant of its extent (cache.c); the clock
+	 * covers an SSD whose superblock was lost.
+	 */
+	atomic64_set(&c->seq, max3((u64)atomic64_read(&c->seq), m->max_next_seq,
+				   (u64)ktime_get_real_ns()));
 	memset(sb, 0, sizeof(*sb));
 	sb->seq = max_seq;
 	sb->gen = get_random_u64();

@@ -139,6 +139,7 @@ static struct xb_extent *open_extent(struct flaz_xbuf *xb, int *r)
 		return NULL;
 	}
 	flaz_cache_kick_reclaim(c);
+	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
 	x = list_first_entry(&xb->idle, struct xb_extent, list);
 	memset(x->data, 0, c->extent_bytes);
 	x->id = id;
