@@ -688,6 +688,12 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 		flaz_wq_write(&c->wq, &fill->units[i].work);
 }
 
+/* Free extents, and evicted ones that the next commit frees: reclaim counts both. */
+static u32 free_soon(struct flaz_cache *c)
+{
+	return flaz_alloc_nr_free(c->alloc) + flaz_alloc_nr_pending(c->alloc);
+}
+
 /* Evict the least recently filled extents down to the high watermark, and failed ones. */
 static void reclaim_work(struct work_struct *work)
 {
@@ -695,7 +701,7 @@ static void reclaim_work(struct work_struct *work)
 	u32 total = c->geo->nr_extents;
 	u32 want, n, i, id;
 
-	want = flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), total,
+	want = flaz_reclaim_count(free_soon(c), total,
 				  flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK),
 				  flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK));
 	n = flaz_alloc_take_oldest(c->alloc, c->victim_ids, want);
@@ -721,10 +727,15 @@ static void reclaim_work(struct work_struct *work)
 
 void flaz_cache_kick_reclaim(struct flaz_cache *c)
 {
-	if (flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), c->geo->nr_extents,
-			       flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK),
-			       flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK)))
+	u32 total = c->geo->nr_extents;
+	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
+	u32 high = flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK);
+
+	if (flaz_reclaim_count(free_soon(c), total, low, high))
 		queue_work(c->wq.io, &c->reclaim_work);
+	else if (flaz_alloc_nr_pending(c->alloc) &&
+		 flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), total, low, high))
+		flaz_meta_kick(c->meta);	/* space is on its way: hurry the commit */
 }
 
 /* An extent write failed (interrupt context): its slots must never be read. */
@@ -816,10 +827,11 @@ static void mode_work(struct work_struct *work)
 	struct flaz_cache *c = container_of(work, struct flaz_cache, mode_work);
 	int faults = atomic_read(&c->faults);
 
+	/* a burst of errors still steps through degraded, so the log tells the story */
+	if (faults >= FLAZ_FAULTS_DEGRADED && flaz_cache_mode(c) == FLAZ_MODE_NORMAL)
+		flaz_cache_set_mode(c, FLAZ_MODE_DEGRADED);
 	if (faults >= FLAZ_FAULTS_PASSTHROUGH)
 		flaz_cache_set_mode(c, FLAZ_MODE_PASSTHROUGH);
-	else if (faults >= FLAZ_FAULTS_DEGRADED && flaz_cache_mode(c) == FLAZ_MODE_NORMAL)
-		flaz_cache_set_mode(c, FLAZ_MODE_DEGRADED);
 }
 
 /*
