@@ -4,7 +4,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 FLAZ_CACHE ?= $(CURDIR)/.cache
 export FLAZ_CACHE
 
-.PHONY: all module flazctl test demo bench clean
+.PHONY: all module flazctl install test demo bench clean
 
 all: module flazctl
 
@@ -13,6 +13,12 @@ module:
 
 flazctl:
 	$(MAKE) -C tools/flazctl
+
+# The module into /lib/modules/$(KVER)/updates, then flazctl and its man page.
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+	$(MAKE) -C tools/flazctl install
 
 # The whole suite: KUnit in UML, e2e in QEMU on Debian's 6.12 and 6.1, DKMS.
 test:

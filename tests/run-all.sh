@@ -64,6 +64,7 @@ else
 	suite build-flazctl build_flazctl
 	suite host tests/host/test_flazctl.sh tools/flazctl/flazctl
 	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
+	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
 	suite dkms tests/dkms.sh "${SERIES[@]}"
 	suite checkpatch tests/checkpatch.sh
 	suite uml tests/uml/run.sh

@@ -59,7 +59,7 @@ NOSSD=/nonexistent/flaz-ssd
 # --- the command line
 check help 0 out 'flazctl create NAME' --help
 check help-word 0 out 'flazctl status NAME' help
-check version 0 out '^flazctl 0\.1\.0$' --version
+check version 0 out "^flazctl $(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")$" --version
 check no-args 2 err '^flazctl: .*command'
 check unknown-command 2 err "unknown command 'frobnicate'" frobnicate
 check create-help 0 out '--extent-kib' create --help

@@ -1,13 +1,16 @@
 #!/bin/bash
 # Build (or reuse) the UML test kernel: Debian's linux-source-6.12 with the AMX FP-size
 # patch, `make ARCH=um defconfig` + uml-e2e.config + uml-debug.config. Cached under
-# $FLAZ_CACHE/uml/kernel/<key>, the key hashing the source package version, the patch and
-# the fragments: changing any of them rebuilds, an unchanged rerun takes a second.
+# $FLAZ_KCACHE/uml/kernel/<key> (default /var/cache/dm-flaz, outside the clone, so a fresh
+# clone on a warm machine reuses it), the key hashing the source package version, the patch
+# and the fragments: changing any of them rebuilds, an unchanged rerun takes a second.
 # Prints the build directory (for `make -C <dir> ARCH=um M=...`); progress goes to stderr.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-KERNELS=${FLAZ_CACHE:-$REPO/.cache}/uml/kernel
+KCACHE=${FLAZ_KCACHE:-/var/cache/dm-flaz}
+mkdir -p "$KCACHE" 2>/dev/null && [ -w "$KCACHE" ] || KCACHE=${FLAZ_CACHE:-$REPO/.cache}
+KERNELS=$KCACHE/uml/kernel
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 INPUTS=("$HERE/0001-um-x86-fp-size-for-amx-hosts.patch" "$HERE/uml-e2e.config" "$HERE/uml-debug.config")
 FRAGMENTS=("${INPUTS[@]:1}")
