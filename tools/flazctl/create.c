@@ -34,6 +34,7 @@ enum topt {
 	T_SEQ_CUTOFF_KIB,
 	T_COMPRESS_MIN_SAVING,
 	T_HOT_UNCOMPRESSED,
+	T_SSD_HOLD_S,
 	T_COLD,
 	NR_TOPTS
 };
@@ -62,6 +63,8 @@ static const struct table_opt topts[NR_TOPTS] = {
 	[T_COMPRESS_MIN_SAVING] = { "compress-min-saving", "compress_min_saving", NUMBER,
 				     0, FLAZ_MAX_COMPRESS_MIN_SAVING },
 	[T_HOT_UNCOMPRESSED] = { "hot-uncompressed", "hot_uncompressed", NUMBER, 0, 1 },
+	[T_SSD_HOLD_S] = { "ssd-hold-s", "ssd_hold_s", NUMBER,
+			    FLAZ_MIN_SSD_HOLD_S, FLAZ_MAX_SSD_HOLD_S },
 	[T_COLD] = { "cold", "cold", BARE },
 };
 

@@ -48,6 +48,7 @@ void usage(FILE *out)
 	      "  --seq-cutoff-kib N        bypass sequential streams longer than N KiB, 0 = off (0)\n"
 	      "  --compress-min-saving P   store blocks saving less than P % raw, 0..100 (10)\n"
 	      "  --hot-uncompressed 0|1    keep hot lines uncompressed (0)\n"
+	      "  --ssd-hold-s N            hold writes up to N s while the SSD takes no mark (30)\n"
 	      "  --cold                    ignore the SSD's saved state, start empty\n"
 	      "  -v, --verbose             print the table line and libdevmapper's messages\n"
 	      "\n"

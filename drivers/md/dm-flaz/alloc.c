@@ -7,41 +7,53 @@
  *
  * An evicted extent is not free at once: the table on the SSD may still point
  * into it until the next commit, and a crash would then read whatever was
- * written there since. It waits in a third FIFO until a commit has gone out.
+ * written there since. It waits in a third FIFO until a commit has gone out,
+ * and is put back only after its discard has completed, so a discard can never
+ * land on an extent that was written again.
  */
 #include <linux/bitops.h>
 #include <linux/math64.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/spinlock.h>
 
 #include "flaz.h"
 
-struct ring {
-	u32 *ids;
-	u32 head, count;
+/*
+ * A FIFO of extents threaded through the shared next[] array: an extent is in
+ * one FIFO at most (or in none while it is open), so one u32 per extent
+ * serves all three.
+ */
+struct fifo {
+	u32 head, tail, count;
 };
 
 struct flaz_alloc {
 	spinlock_t lock;
 	u32 nr;
-	struct ring free, used, pending;
+	u32 *next;
+	struct fifo free, used, pending;
 };
 
-static void ring_push(struct ring *r, u32 nr, u32 id)
+static void fifo_push(struct flaz_alloc *a, struct fifo *f, u32 id)
 {
-	/* an extent freed or written twice would overwrite the oldest */
-	if (WARN_ON_ONCE(r->count == nr))
+	/* an extent freed or written twice would break the chain */
+	if (WARN_ON_ONCE(f->count == a->nr))
 		return;
-	r->ids[(r->head + r->count) % nr] = id;
-	r->count++;
+	if (f->count)
+		a->next[f->tail] = id;
+	else
+		f->head = id;
+	f->tail = id;
+	f->count++;
 }
 
-static u32 ring_pop(struct ring *r, u32 nr)
+static u32 fifo_pop(struct flaz_alloc *a, struct fifo *f)
 {
-	u32 id = r->ids[r->head];
+	u32 id = f->head;
 
-	r->head = (r->head + 1) % nr;
-	r->count--;
+	f->head = a->next[id];
+	f->count--;
 	return id;
 }
 
@@ -53,17 +65,15 @@ struct flaz_alloc *flaz_alloc_create(u32 nr_extents)
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return NULL;
-	a->free.ids = kvcalloc(nr_extents, sizeof(u32), GFP_KERNEL);
-	a->used.ids = kvcalloc(nr_extents, sizeof(u32), GFP_KERNEL);
-	a->pending.ids = kvcalloc(nr_extents, sizeof(u32), GFP_KERNEL);
-	if (!a->free.ids || !a->used.ids || !a->pending.ids) {
-		flaz_alloc_destroy(a);
+	a->next = kvcalloc(nr_extents, sizeof(u32), GFP_KERNEL);
+	if (!a->next) {
+		kfree(a);
 		return NULL;
 	}
 	spin_lock_init(&a->lock);
 	a->nr = nr_extents;
 	for (i = 0; i < nr_extents; i++)
-		ring_push(&a->free, a->nr, i);
+		fifo_push(a, &a->free, i);
 	return a;
 }
 
@@ -71,10 +81,14 @@ void flaz_alloc_destroy(struct flaz_alloc *a)
 {
 	if (!a)
 		return;
-	kvfree(a->free.ids);
-	kvfree(a->used.ids);
-	kvfree(a->pending.ids);
+	kvfree(a->next);
 	kfree(a);
+}
+
+/* DRAM the allocator of @nr_extents takes. */
+u64 flaz_alloc_bytes(u32 nr_extents)
+{
+	return sizeof(struct flaz_alloc) + (u64)nr_extents * sizeof(u32);
 }
 
 /* Take a free extent for writing. Returns -ENOSPC when there is none. */
@@ -85,7 +99,7 @@ int flaz_alloc_get(struct flaz_alloc *a, u32 *id)
 
 	spin_lock_irqsave(&a->lock, flags);
 	if (a->free.count) {
-		*id = ring_pop(&a->free, a->nr);
+		*id = fifo_pop(a, &a->free);
 		r = 0;
 	}
 	spin_unlock_irqrestore(&a->lock, flags);
@@ -102,21 +116,21 @@ void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
 	u32 i;
 
 	spin_lock_irqsave(&a->lock, flags);
-	a->free.count = a->free.head = 0;
-	a->used.count = a->used.head = 0;
-	a->pending.count = a->pending.head = 0;
+	a->free.count = 0;
+	a->used.count = 0;
+	a->pending.count = 0;
 	for (i = 0; i < a->nr; i++)
-		ring_push(test_bit(i, used) ? &a->used : &a->free, a->nr, i);
+		fifo_push(a, test_bit(i, used) ? &a->used : &a->free, i);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
-/* Return an extent that was never written: nothing anywhere points into it. */
+/* Return an extent that nothing anywhere points into: never written, or discarded. */
 void flaz_alloc_put(struct flaz_alloc *a, u32 id)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&a->lock, flags);
-	ring_push(&a->free, a->nr, id);
+	fifo_push(a, &a->free, id);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
@@ -126,7 +140,7 @@ void flaz_alloc_retire(struct flaz_alloc *a, u32 id)
 	unsigned long flags;
 
 	spin_lock_irqsave(&a->lock, flags);
-	ring_push(&a->pending, a->nr, id);
+	fifo_push(a, &a->pending, id);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
@@ -136,8 +150,8 @@ u32 flaz_alloc_nr_pending(struct flaz_alloc *a)
 }
 
 /*
- * A commit that began when @n extents were pending is on the SSD: free those
- * (the oldest @n), and return them in @ids so they can be discarded.
+ * A commit that began when @n extents were pending is on the SSD: take those
+ * (the oldest @n) into @ids. The caller discards them, then puts each back.
  */
 u32 flaz_alloc_release(struct flaz_alloc *a, u32 n, u32 *ids)
 {
@@ -146,12 +160,37 @@ u32 flaz_alloc_release(struct flaz_alloc *a, u32 n, u32 *ids)
 
 	spin_lock_irqsave(&a->lock, flags);
 	n = min(n, a->pending.count);
-	for (i = 0; i < n; i++) {
-		ids[i] = ring_pop(&a->pending, a->nr);
-		ring_push(&a->free, a->nr, ids[i]);
-	}
+	for (i = 0; i < n; i++)
+		ids[i] = fifo_pop(a, &a->pending);
 	spin_unlock_irqrestore(&a->lock, flags);
 	return n;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Sort the @n extent @ids and merge neighbours into runs: ids[i] becomes the
+ * first extent of run i and @lens[i] its length. Returns the number of runs.
+ */
+u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens)
+{
+	u32 i, nr = 0;
+
+	sort(ids, n, sizeof(*ids), cmp_u32, NULL);
+	for (i = 0; i < n; i++) {
+		if (nr && ids[i] == ids[nr - 1] + lens[nr - 1]) {
+			lens[nr - 1]++;
+			continue;
+		}
+		ids[nr] = ids[i];
+		lens[nr++] = 1;
+	}
+	return nr;
 }
 
 /* A written extent joins the reclaim order as the most recently filled. */
@@ -160,7 +199,7 @@ void flaz_alloc_written(struct flaz_alloc *a, u32 id)
 	unsigned long flags;
 
 	spin_lock_irqsave(&a->lock, flags);
-	ring_push(&a->used, a->nr, id);
+	fifo_push(a, &a->used, id);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
@@ -172,7 +211,7 @@ u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max)
 
 	spin_lock_irqsave(&a->lock, flags);
 	while (n < max && a->used.count)
-		ids[n++] = ring_pop(&a->used, a->nr);
+		ids[n++] = fifo_pop(a, &a->used);
 	spin_unlock_irqrestore(&a->lock, flags);
 	return n;
 }

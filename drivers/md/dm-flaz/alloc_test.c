@@ -166,7 +166,10 @@ static void reclaim_count_small(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(7, 16, 50, 50), 1U);
 }
 
-/* Evicted extents stay out of use until released, oldest first, and only as many as asked. */
+/*
+ * Evicted extents stay out of use until released, oldest first, and only as many
+ * as asked; released ones are still not free until put back (after their discard).
+ */
 static void alloc_retire_release(struct kunit *test)
 {
 	struct flaz_alloc *a = create(test, 4);
@@ -182,15 +185,47 @@ static void alloc_retire_release(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 3U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
-	/* a commit that began with two pending frees those two */
+	/* a commit that began with two pending releases those two */
 	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 2, ids), 2U);
 	KUNIT_EXPECT_EQ(test, ids[0], 0U);
 	KUNIT_EXPECT_EQ(test, ids[1], 1U);
-	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 2U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 1U);
+	/* being discarded: not free, so no install can write them first */
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
+	flaz_alloc_put(a, ids[0]);
+	flaz_alloc_put(a, ids[1]);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 2U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 5, ids), 1U);
 	KUNIT_EXPECT_EQ(test, ids[0], 2U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 5, ids), 0U);
+}
+
+/* Freed extents are discarded in runs: sorted, neighbours merged, nothing lost. */
+static void alloc_runs(struct kunit *test)
+{
+	u32 ids[] = { 9, 3, 4, 12, 5, 10, 0, 31 };
+	u32 want_ids[] = { 0, 3, 9, 12, 31 }, want_lens[] = { 1, 3, 2, 1, 1 };
+	u32 lens[ARRAY_SIZE(ids)], one = 7, one_len, i, n;
+
+	n = flaz_alloc_runs(ids, ARRAY_SIZE(ids), lens);
+	KUNIT_ASSERT_EQ(test, n, (u32)ARRAY_SIZE(want_ids));
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, ids[i], want_ids[i]);
+		KUNIT_EXPECT_EQ(test, lens[i], want_lens[i]);
+	}
+	KUNIT_EXPECT_EQ(test, flaz_alloc_runs(&one, 1, &one_len), 1U);
+	KUNIT_EXPECT_EQ(test, one, 7U);
+	KUNIT_EXPECT_EQ(test, one_len, 1U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_runs(ids, 0, lens), 0U);
+}
+
+/* The allocator costs one u32 per extent (the FIFOs share a chain) and its struct. */
+static void alloc_dram_bytes(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, flaz_alloc_bytes(1024) - flaz_alloc_bytes(0), 4096ULL);
+	KUNIT_EXPECT_GT(test, flaz_alloc_bytes(0), 0ULL);
+	KUNIT_EXPECT_LT(test, flaz_alloc_bytes(0), 256ULL);
 }
 
 /* After a load, extents the table uses are written (in index order), the rest free. */
@@ -223,6 +258,8 @@ static void alloc_reset(struct kunit *test)
 
 static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_retire_release),
+	KUNIT_CASE(alloc_runs),
+	KUNIT_CASE(alloc_dram_bytes),
 	KUNIT_CASE(alloc_reset),
 	KUNIT_CASE(alloc_fifo),
 	KUNIT_CASE(alloc_take_oldest),

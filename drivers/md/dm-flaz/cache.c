@@ -47,6 +47,10 @@
  * when the HDD delivers faster, further fills are skipped rather than queued.
  */
 #define MAX_PENDING_FILLS	16384	/* 64 MiB */
+/* Extents taken for eviction at a time. */
+#define RECLAIM_BATCH		64
+/* Writes and discards spanning more blocks drop their lines in a worker, not in .map. */
+#define MAX_INLINE_DROP		4096
 
 struct flaz_record {
 	struct list_head list;
@@ -58,6 +62,11 @@ struct flaz_record {
 /* Per-bio data. */
 struct flaz_bio {
 	struct flaz_record rec;
+	struct work_struct work;	/* a large drop, off .map */
+	struct flaz_cache *c;
+	enum flaz_mode mode;		/* as mapped */
+	bool count;			/* count write hits and misses */
+	bool end;			/* a discard the HDD cannot take: end it here */
 	struct bvec_iter iter;	/* the data as mapped: the HDD consumes bi_iter */
 	u64 block;		/* first whole block */
 	u32 skip;		/* bytes of the bio before it */
@@ -171,6 +180,8 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 		return;
 	}
 	for (b = first; b <= last; b++) {
+		if (!((b - first + 1) % MAX_INLINE_DROP))
+			cond_resched();
 		line = flaz_l2p_line(c->l2p, b);
 		flaz_l2p_lock(c->l2p, line);
 		hit = flaz_l2p_lookup(c->l2p, b, &e);
@@ -219,16 +230,21 @@ static int read_sync(struct flaz_cache *c, struct block_device *bdev, sector_t s
 	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
 }
 
-/* Read only the sectors that hold the slot @e points at. */
+/*
+ * Read only the SSD's logical blocks that hold the slot @e points at: a slot
+ * (at most FLAZ_MAX_SLOT_BYTES, 32-byte aligned) with the rest of its first
+ * and last 4 KiB fits SLOT_READ_BYTES.
+ */
 static int read_ssd(struct flaz_cache *c, const struct flaz_entry *e, u8 *buf, u8 **slot)
 {
 	const struct flaz_geometry *g = c->geo;
-	u32 head = e->off & (SECTOR_SIZE - 1);
+	u32 lbs = bdev_logical_block_size(c->ssd);
+	u32 start = round_down(e->off, lbs);
 
-	*slot = buf + head;
+	*slot = buf + (e->off - start);
 	return read_sync(c, c->ssd, g->data_start + (sector_t)e->ext * g->extent_sectors +
-			 (e->off >> SECTOR_SHIFT), DIV_ROUND_UP(head + e->bytes, SECTOR_SIZE),
-			 buf);
+			 (start >> SECTOR_SHIFT),
+			 (round_up(e->off + e->bytes, lbs) - start) >> SECTOR_SHIFT, buf);
 }
 
 /*
@@ -309,10 +325,9 @@ static void hit_work(struct work_struct *work)
 		flaz_stats_add(c->stats, FLAZ_STAT_READ_HITS, 1);
 	} else {
 		flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
-		if (read_hdd(c, u->block, out)) {
-			flaz_stats_add(c->stats, FLAZ_STAT_HDD_ERRORS, 1);
+		/* the target's end_io counts the error, as for any bio */
+		if (read_hdd(c, u->block, out))
 			WRITE_ONCE(hit->status, BLK_STS_IOERR);
-		}
 	}
 	copy_block(hit->bio, hit->iter, u->idx * FLAZ_BLOCK_SIZE, out, true);
 	mempool_free(out, bounce_pool);
@@ -407,9 +422,42 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 }
 
 /*
- * Writes and discards: track the range, drop its lines, install whole blocks
- * later. Unless the SSD is out of use, the write waits until its regions are
- * marked on the SSD.
+ * Drop the lines of a tracked write or discard, then send it on: at once, or
+ * once its regions are marked on the SSD (unless the SSD is out of use).
+ */
+static int map_write_drop(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb)
+{
+	sector_t start = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
+	u64 whole_first = DIV_ROUND_UP_ULL(start, FLAZ_BLOCK_SECTORS);
+	u64 whole_end = (start + bio_sectors(bio)) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+
+	drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end, pb->count);
+	if (pb->end) {
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	remap(c, bio);
+	if (pb->mode == FLAZ_MODE_PASSTHROUGH)
+		return DM_MAPIO_REMAPPED;
+	pb->intent = true;
+	if (flaz_intent_start(c->intent, pb->rec.first, pb->rec.last, bio))
+		return DM_MAPIO_REMAPPED;
+	flaz_meta_mark(c->meta);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static void drop_work(struct work_struct *work)
+{
+	struct flaz_bio *pb = container_of(work, struct flaz_bio, work);
+	struct bio *bio = dm_bio_from_per_bio_data(pb, sizeof(*pb));
+
+	if (map_write_drop(pb->c, bio, pb) == DM_MAPIO_REMAPPED)
+		dm_submit_bio_remap(bio, NULL);
+}
+
+/*
+ * Writes and discards: track the range, drop its lines (in a worker when they
+ * are many), install whole blocks later.
  */
 static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		     bool install, enum flaz_mode mode)
@@ -441,36 +489,29 @@ static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	}
 	pb->tracked = true;
 	track(c, &pb->rec);
-	drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end,
-		    write && install);
-	remap(c, bio);
-	if (mode == FLAZ_MODE_PASSTHROUGH)
-		return DM_MAPIO_REMAPPED;
-	pb->intent = true;
-	if (flaz_intent_start(c->intent, pb->rec.first, pb->rec.last, bio))
-		return DM_MAPIO_REMAPPED;
-	flaz_meta_mark(c->meta);
-	return DM_MAPIO_SUBMITTED;
+	pb->c = c;
+	pb->mode = mode;
+	pb->count = write && install;
+	if (pb->rec.last - pb->rec.first >= MAX_INLINE_DROP) {
+		INIT_WORK(&pb->work, drop_work);
+		queue_work(c->wq.io, &pb->work);
+		return DM_MAPIO_SUBMITTED;
+	}
+	return map_write_drop(c, bio, pb);
 }
 
 static int map_discard(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		       enum flaz_mode mode)
 {
-	sector_t start = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
-
 	if (!bio_sectors(bio)) {
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
 	/* An HDD that cannot discard keeps its data: drop the lines all the same. */
-	if (!bdev_max_discard_sectors(c->hdd)) {
-		drop_blocks(c, start >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
-			    (start + bio_sectors(bio) - 1) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
-			    0, 0, false);
-		bio_endio(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	flaz_stats_add(c->stats, FLAZ_STAT_DISCARDS, 1);
+	if (!bdev_max_discard_sectors(c->hdd))
+		pb->end = true;
+	else
+		flaz_stats_add(c->stats, FLAZ_STAT_DISCARDS, 1);
 	return map_write(c, bio, pb, false, mode);
 }
 
@@ -486,6 +527,7 @@ int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 
 	pb->tracked = false;
 	pb->intent = false;
+	pb->end = false;
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 		return map_read(c, bio, pb, mode);
@@ -699,30 +741,36 @@ static void reclaim_work(struct work_struct *work)
 {
 	struct flaz_cache *c = container_of(work, struct flaz_cache, reclaim_work);
 	u32 total = c->geo->nr_extents;
+	u32 ids[RECLAIM_BATCH];
 	u32 want, n, i, id;
 
+	mutex_lock(&c->reclaim_lock);
 	want = flaz_reclaim_count(free_soon(c), total,
 				  flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK),
 				  flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK));
-	n = flaz_alloc_take_oldest(c->alloc, c->victim_ids, want);
-	for (i = 0; i < n; i++)
-		set_bit(c->victim_ids[i], c->victims);
-	for_each_set_bit(id, c->failed, total) {
-		if (!test_and_set_bit(id, c->victims))
-			c->victim_ids[n++] = id;
+	while (want) {
+		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want, RECLAIM_BATCH));
+		if (!n)
+			break;
+		for (i = 0; i < n; i++)
+			set_bit(ids[i], c->victims);
+		want -= n;
 	}
-	if (!n)
-		return;
-
-	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, flaz_l2p_drop(c->l2p, c->victims));
-	/* free after the next commit, which no longer points into them (alloc.c) */
-	for (i = 0; i < n; i++) {
-		id = c->victim_ids[i];
-		clear_bit(id, c->failed);
-		clear_bit(id, c->victims);
-		flaz_alloc_retire(c->alloc, id);
+	/* failed extents go too (never written, so in no FIFO) */
+	for_each_set_bit(id, c->failed, total)
+		set_bit(id, c->victims);
+	if (!bitmap_empty(c->victims, total)) {
+		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
+			       flaz_l2p_drop(c->l2p, c->victims));
+		/* free after the next commit, which no longer points into them (alloc.c) */
+		for_each_set_bit(id, c->victims, total) {
+			clear_bit(id, c->failed);
+			clear_bit(id, c->victims);
+			flaz_alloc_retire(c->alloc, id);
+		}
+		flaz_meta_kick(c->meta);
 	}
-	flaz_meta_kick(c->meta);
+	mutex_unlock(&c->reclaim_lock);
 }
 
 void flaz_cache_kick_reclaim(struct flaz_cache *c)
@@ -750,6 +798,7 @@ void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext)
 void flaz_cache_invalidate(struct flaz_cache *c)
 {
 	struct flaz_record *r;
+	u32 ids[RECLAIM_BATCH];
 	unsigned long flags;
 	u32 n, i;
 
@@ -758,11 +807,12 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 		WRITE_ONCE(r->stale, true);
 	spin_unlock_irqrestore(&c->records_lock, flags);
 
-	cancel_work_sync(&c->reclaim_work);
+	mutex_lock(&c->reclaim_lock);
 	flaz_l2p_drop(c->l2p, NULL);
-	n = flaz_alloc_take_oldest(c->alloc, c->victim_ids, c->geo->nr_extents);
-	for (i = 0; i < n; i++)
-		flaz_alloc_retire(c->alloc, c->victim_ids[i]);
+	while ((n = flaz_alloc_take_oldest(c->alloc, ids, RECLAIM_BATCH)))
+		for (i = 0; i < n; i++)
+			flaz_alloc_retire(c->alloc, ids[i]);
+	mutex_unlock(&c->reclaim_lock);
 	flaz_meta_kick(c->meta);
 	flaz_cache_kick_reclaim(c);
 }
@@ -771,6 +821,15 @@ static const char * const mode_names[] = {
 	[FLAZ_MODE_NORMAL] = "normal",
 	[FLAZ_MODE_DEGRADED] = "degraded",
 	[FLAZ_MODE_PASSTHROUGH] = "passthrough",
+};
+
+static const char * const why_names[] = {
+	[FLAZ_WHY_NONE] = "none",
+	[FLAZ_WHY_SSD_ERRORS] = "ssd_errors",
+	[FLAZ_WHY_SSD_NO_MARK] = "ssd_no_mark",
+	[FLAZ_WHY_SSD_UNUSABLE] = "ssd_unusable",
+	[FLAZ_WHY_SSD_READ_ONLY] = "ssd_read_only",
+	[FLAZ_WHY_ASKED] = "asked",
 };
 
 enum flaz_mode flaz_cache_mode(struct flaz_cache *c)
@@ -789,7 +848,7 @@ const char *flaz_cache_mode_name(struct flaz_cache *c)
  * again; leaving it starts a new one the same way. Returns 0, or an error when
  * the SSD cannot take the new generation (the mode is then passthrough).
  */
-int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode)
+int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why)
 {
 	const char *name = dm_table_device_name(c->ti->table);
 	enum flaz_mode old;
@@ -799,39 +858,76 @@ int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode)
 	old = c->mode;
 	if (old == mode)
 		goto out;
+	WRITE_ONCE(c->why, mode == FLAZ_MODE_NORMAL ? FLAZ_WHY_NONE : why);
 	WRITE_ONCE(c->mode, mode);
 	if (mode == FLAZ_MODE_PASSTHROUGH) {
 		flaz_cache_invalidate(c);
+		/* on failure meta.c remembers the generation as void, and tries again */
 		if (flaz_meta_reformat(c->meta))
-			DMERR("%s: cannot empty the table on the SSD: give 'cold' when creating the volume again",
+			DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
 			      name);
 	} else if (old == FLAZ_MODE_PASSTHROUGH) {
 		r = flaz_meta_reformat(c->meta);
 		if (r) {
 			WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
+			WRITE_ONCE(c->why, FLAZ_WHY_SSD_UNUSABLE);
 			DMERR("%s: the SSD still fails: staying in passthrough", name);
 			goto out;
 		}
 	}
-	if (mode == FLAZ_MODE_NORMAL)
+	if (mode == FLAZ_MODE_NORMAL) {
 		atomic_set(&c->faults, 0);
-	DMWARN("%s: mode %s -> %s", name, mode_names[old], mode_names[mode]);
+		WRITE_ONCE(c->ssd_failed, false);
+	}
+	DMWARN("%s: mode %s -> %s (%s)", name, mode_names[old], mode_names[mode],
+	       why_names[READ_ONCE(c->why)]);
 	dm_table_event(c->ti->table);
 out:
 	mutex_unlock(&c->mode_lock);
 	return r;
 }
 
+/*
+ * Take the mode where the faults say. A suspended volume changes nothing on the
+ * SSD (a reload's new instance may own it by now): resume looks again.
+ */
 static void mode_work(struct work_struct *work)
 {
 	struct flaz_cache *c = container_of(work, struct flaz_cache, mode_work);
 	int faults = atomic_read(&c->faults);
+	bool failed = READ_ONCE(c->ssd_failed);
+	enum flaz_why why = failed ? FLAZ_WHY_SSD_NO_MARK : FLAZ_WHY_SSD_ERRORS;
 
+	if (READ_ONCE(c->suspended))
+		return;
 	/* a burst of errors still steps through degraded, so the log tells the story */
-	if (faults >= FLAZ_FAULTS_DEGRADED && flaz_cache_mode(c) == FLAZ_MODE_NORMAL)
-		flaz_cache_set_mode(c, FLAZ_MODE_DEGRADED);
-	if (faults >= FLAZ_FAULTS_PASSTHROUGH)
-		flaz_cache_set_mode(c, FLAZ_MODE_PASSTHROUGH);
+	if ((failed || faults >= FLAZ_FAULTS_DEGRADED) &&
+	    flaz_cache_mode(c) == FLAZ_MODE_NORMAL)
+		flaz_cache_set_mode(c, FLAZ_MODE_DEGRADED, why);
+	if (failed || faults >= FLAZ_FAULTS_PASSTHROUGH)
+		flaz_cache_set_mode(c, FLAZ_MODE_PASSTHROUGH, why);
+}
+
+/*
+ * The SSD cannot be used at activation (meta.c, before any I/O): start in
+ * passthrough with whatever was loaded dropped.
+ */
+void flaz_cache_start_passthrough(struct flaz_cache *c, enum flaz_why why)
+{
+	DMWARN("%s: the SSD cannot be used (%s): starting in passthrough",
+	       dm_table_device_name(c->ti->table), why_names[why]);
+	mutex_lock(&c->mode_lock);
+	WRITE_ONCE(c->why, why);
+	WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
+	mutex_unlock(&c->mode_lock);
+	flaz_cache_invalidate(c);
+}
+
+/* The SSD could not take a write-intent mark (meta.c): stop using it. */
+void flaz_cache_ssd_failed(struct flaz_cache *c)
+{
+	WRITE_ONCE(c->ssd_failed, true);
+	queue_work(c->wq.io, &c->mode_work);
 }
 
 /*
@@ -848,6 +944,21 @@ void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat)
 		queue_work(c->wq.io, &c->mode_work);
 }
 
+/*
+ * Every byte the volume allocates for metadata, as asked of the allocators: the
+ * table, the per-extent state here (four bitmaps and ext_seq), the allocator,
+ * the extent buffer, the regions and the metadata context.
+ */
+static u64 dram_bytes(struct flaz_cache *c)
+{
+	u64 nr = c->geo->nr_extents;
+
+	return sizeof(*c) + 4 * BITS_TO_LONGS(nr) * sizeof(long) + nr * sizeof(u64) +
+	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
+	       flaz_xbuf_bytes(c->extent_bytes) + flaz_intent_bytes(c->intent) +
+	       flaz_meta_bytes(nr);
+}
+
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 {
 	flaz_l2p_usage(c->l2p, &g->blocks_cached, &g->logical_bytes, &g->physical_bytes);
@@ -855,7 +966,9 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->total_extents = c->geo->nr_extents;
 	g->table_bytes = flaz_l2p_bytes(c->l2p);
 	g->marked_regions = flaz_intent_nr_marked(c->intent);
+	g->dram_bytes = dram_bytes(c);
 	g->mode = flaz_cache_mode_name(c);
+	g->mode_reason = why_names[READ_ONCE(c->why)];
 }
 
 /*
@@ -867,7 +980,10 @@ void flaz_cache_suspend(struct flaz_cache *c)
 	flush_workqueue(c->wq.write);
 	flaz_xbuf_stop(c->xbuf);
 	cancel_work_sync(&c->reclaim_work);
-	cancel_work_sync(&c->mode_work);
+	/* a mode change under way completes; later ones wait for resume */
+	flush_work(&c->mode_work);
+	WRITE_ONCE(c->suspended, true);
+	flush_work(&c->mode_work);
 	flaz_meta_suspend(c->meta);
 }
 
@@ -879,6 +995,9 @@ int flaz_cache_preresume(struct flaz_cache *c)
 
 void flaz_cache_resume(struct flaz_cache *c)
 {
+	WRITE_ONCE(c->suspended, false);
+	/* faults counted while suspended (the last commit's) take effect now */
+	queue_work(c->wq.io, &c->mode_work);
 	flaz_xbuf_start(c->xbuf);
 }
 
@@ -909,6 +1028,9 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	INIT_WORK(&c->reclaim_work, reclaim_work);
 	INIT_WORK(&c->mode_work, mode_work);
 	mutex_init(&c->mode_lock);
+	mutex_init(&c->reclaim_lock);
+	/* not resumed yet: mode changes wait */
+	c->suspended = true;
 
 	c->comp = flaz_compressor_create(c->codec);
 	if (IS_ERR(c->comp)) {
@@ -923,9 +1045,11 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->alloc = flaz_alloc_create(g->nr_extents);
 	c->victims = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->failed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
-	c->victim_ids = kvcalloc(g->nr_extents, sizeof(u32), GFP_KERNEL);
 	c->ext_seq = kvcalloc(g->nr_extents, sizeof(u64), GFP_KERNEL);
-	if (!c->alloc || !c->victims || !c->failed || !c->victim_ids || !c->ext_seq) {
+	c->unflushed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
+	c->written = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
+	if (!c->alloc || !c->victims || !c->failed || !c->ext_seq ||
+	    !c->unflushed || !c->written) {
 		*error = "Cannot allocate the extent maps";
 		goto bad;
 	}
@@ -980,13 +1104,15 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_xbuf_destroy(c->xbuf);
 	if (!IS_ERR_OR_NULL(c->io))
 		dm_io_client_destroy(c->io);
-	kvfree(c->victim_ids);
 	kvfree(c->ext_seq);
+	bitmap_free(c->written);
+	bitmap_free(c->unflushed);
 	bitmap_free(c->failed);
 	bitmap_free(c->victims);
 	flaz_alloc_destroy(c->alloc);
 	flaz_l2p_destroy(c->l2p);
 	flaz_compressor_destroy(c->comp);
+	mutex_destroy(&c->reclaim_lock);
 	mutex_destroy(&c->mode_lock);
 	kfree(c);
 }

@@ -32,6 +32,7 @@ enum flaz_opt {
 	FLAZ_OPT_SEQ_CUTOFF_KIB,
 	FLAZ_OPT_COMPRESS_MIN_SAVING,
 	FLAZ_OPT_HOT_UNCOMPRESSED,
+	FLAZ_OPT_SSD_HOLD_S,
 	FLAZ_OPT_COLD,
 	FLAZ_NR_OPTS,
 };
@@ -92,6 +93,7 @@ enum flaz_stat {
 	FLAZ_STAT_SSD_ERRORS,
 	FLAZ_STAT_COMMITS,
 	FLAZ_STAT_META_ERRORS,
+	FLAZ_STAT_META_BYTES,
 	FLAZ_NR_STATS,
 };
 
@@ -100,6 +102,7 @@ struct flaz_stats;
 /* Gauges: current state rather than event counts, supplied by the target. */
 struct flaz_gauges {
 	const char *mode;
+	const char *mode_reason;
 	u64 blocks_cached;
 	u64 logical_bytes;
 	u64 physical_bytes;
@@ -107,6 +110,7 @@ struct flaz_gauges {
 	u64 total_extents;
 	u64 table_bytes;
 	u64 marked_regions;
+	u64 dram_bytes;
 };
 
 /* stats.c: per-CPU event counters and the status line */
@@ -138,6 +142,7 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 				 u64 hdd_blocks);
 void flaz_l2p_destroy(struct flaz_l2p *t);
 u64 flaz_l2p_bytes(struct flaz_l2p *t);
+u64 flaz_l2p_dram_bytes(struct flaz_l2p *t);
 u64 flaz_l2p_line(struct flaz_l2p *t, u64 block);
 void flaz_l2p_lock(struct flaz_l2p *t, u64 line);
 void flaz_l2p_unlock(struct flaz_l2p *t, u64 line);
@@ -158,12 +163,14 @@ struct flaz_alloc;
 
 struct flaz_alloc *flaz_alloc_create(u32 nr_extents);
 void flaz_alloc_destroy(struct flaz_alloc *a);
+u64 flaz_alloc_bytes(u32 nr_extents);
 int flaz_alloc_get(struct flaz_alloc *a, u32 *id);
 void flaz_alloc_put(struct flaz_alloc *a, u32 id);
 void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used);
 void flaz_alloc_retire(struct flaz_alloc *a, u32 id);
 u32 flaz_alloc_nr_pending(struct flaz_alloc *a);
 u32 flaz_alloc_release(struct flaz_alloc *a, u32 n, u32 *ids);
+u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens);
 void flaz_alloc_written(struct flaz_alloc *a, u32 id);
 u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max);
 u32 flaz_alloc_nr_free(struct flaz_alloc *a);
@@ -187,6 +194,7 @@ struct flaz_intent;
 
 struct flaz_intent *flaz_intent_create(u64 hdd_blocks);
 void flaz_intent_destroy(struct flaz_intent *in);
+u64 flaz_intent_bytes(struct flaz_intent *in);
 u32 flaz_intent_shift(struct flaz_intent *in);
 u32 flaz_intent_nr(struct flaz_intent *in);
 void flaz_intent_load(struct flaz_intent *in, const void *bitmap);
@@ -198,6 +206,7 @@ bool flaz_intent_waiting(struct flaz_intent *in);
 void flaz_intent_commit_begin(struct flaz_intent *in);
 void flaz_intent_snapshot(struct flaz_intent *in, bool commit, bool all, void *bitmap,
 			  struct bio_list *released);
+void flaz_intent_hold(struct flaz_intent *in, struct bio_list *bios);
 void flaz_intent_written(struct flaz_intent *in, const void *bitmap);
 
 /* meta.c: the superblock and the table on the SSD */
@@ -206,11 +215,13 @@ struct flaz_cache;
 
 struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error);
 void flaz_meta_destroy(struct flaz_meta *m);
+u64 flaz_meta_bytes(u64 nr_extents);
 int flaz_meta_resume(struct flaz_meta *m, bool cold);
 void flaz_meta_suspend(struct flaz_meta *m);
 void flaz_meta_kick(struct flaz_meta *m);
 void flaz_meta_mark(struct flaz_meta *m);
 int flaz_meta_reformat(struct flaz_meta *m);
+void flaz_meta_module_exit(void);
 
 /*
  * What the SSD is used for: everything; hits only, after errors; nothing, after
@@ -220,6 +231,16 @@ enum flaz_mode {
 	FLAZ_MODE_NORMAL,
 	FLAZ_MODE_DEGRADED,
 	FLAZ_MODE_PASSTHROUGH,
+};
+
+/* Why the mode is not normal (status mode_reason). */
+enum flaz_why {
+	FLAZ_WHY_NONE,
+	FLAZ_WHY_SSD_ERRORS,	/* fault count */
+	FLAZ_WHY_SSD_NO_MARK,	/* a write-intent mark did not reach the SSD */
+	FLAZ_WHY_SSD_UNUSABLE,	/* the SSD failed I/O at activation */
+	FLAZ_WHY_SSD_READ_ONLY,	/* at activation */
+	FLAZ_WHY_ASKED,		/* the passthrough message */
 };
 
 /* SSD and metadata errors since the last reset that change the mode. */
@@ -251,6 +272,12 @@ struct flaz_cache {
 	 * older slot read back is one the SSD failed to overwrite.
 	 */
 	u64 *ext_seq;
+	/*
+	 * Extents opened and not yet covered by a commit's SSD flush: the table on
+	 * the SSD must not point into them. written: their write has completed.
+	 */
+	unsigned long *unflushed;
+	unsigned long *written;
 
 	/* In-flight writes and fills, so a fill never installs older data. */
 	spinlock_t records_lock;
@@ -263,16 +290,18 @@ struct flaz_cache {
 
 	/* Faults move the mode on; mode_work does what a change takes. */
 	enum flaz_mode mode;
-	enum flaz_mode mode_wanted;
+	enum flaz_why why;
 	atomic_t faults;
+	bool ssd_failed;	/* the SSD took no mark: passthrough */
+	bool suspended;		/* mode changes wait for resume */
 	struct mutex mode_lock;
 	struct work_struct mode_work;
 
 	/* Reclaim: evict the least recently filled extents, and failed ones. */
 	struct work_struct reclaim_work;
+	struct mutex reclaim_lock;	/* victims */
 	unsigned long *victims;
 	unsigned long *failed;
-	u32 *victim_ids;
 };
 
 /* xbuf.c: the extent buffer, open extents in DRAM */
@@ -288,10 +317,10 @@ struct flaz_xslot {
 
 struct flaz_xbuf *flaz_xbuf_create(struct flaz_cache *c);
 void flaz_xbuf_destroy(struct flaz_xbuf *xb);
+u64 flaz_xbuf_bytes(u32 extent_bytes);
 int flaz_xbuf_reserve(struct flaz_xbuf *xb, u32 bytes, struct flaz_xslot *s);
 void flaz_xbuf_commit(struct flaz_xbuf *xb, struct flaz_xslot *s);
 bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst);
-bool flaz_xbuf_holds(struct flaz_xbuf *xb, u32 ext);
 void flaz_xbuf_seal_all(struct flaz_xbuf *xb);
 void flaz_xbuf_start(struct flaz_xbuf *xb);
 void flaz_xbuf_stop(struct flaz_xbuf *xb);
@@ -311,7 +340,8 @@ int flaz_cache_preresume(struct flaz_cache *c);
 void flaz_cache_resume(struct flaz_cache *c);
 enum flaz_mode flaz_cache_mode(struct flaz_cache *c);
 const char *flaz_cache_mode_name(struct flaz_cache *c);
-int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode);
+int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why);
+void flaz_cache_start_passthrough(struct flaz_cache *c, enum flaz_why why);
 void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat);
 void flaz_cache_invalidate(struct flaz_cache *c);
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
@@ -319,6 +349,7 @@ int flaz_cache_module_init(void);
 void flaz_cache_module_exit(void);
 
 void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext);
+void flaz_cache_ssd_failed(struct flaz_cache *c);
 void flaz_cache_kick_reclaim(struct flaz_cache *c);
 
 #endif

@@ -70,6 +70,13 @@ void flaz_intent_destroy(struct flaz_intent *in)
 	kfree(in);
 }
 
+/* DRAM the regions take: four bitmaps, a count per region, the struct. */
+u64 flaz_intent_bytes(struct flaz_intent *in)
+{
+	return sizeof(*in) + 4 * BITS_TO_LONGS(FLAZ_MAX_REGIONS) * sizeof(long) +
+	       (u64)in->nr * sizeof(u32);
+}
+
 u32 flaz_intent_shift(struct flaz_intent *in)
 {
 	return in->shift;
@@ -206,6 +213,20 @@ void flaz_intent_snapshot(struct flaz_intent *in, bool commit, bool all, void *b
 	bio_list_merge(released, &in->waiting);
 	bio_list_init(&in->waiting);
 	spin_unlock_irqrestore(&in->lock, flags);
+}
+
+/*
+ * The superblock that would have let @bios go did not reach the SSD: they wait
+ * again, ahead of later writes.
+ */
+void flaz_intent_hold(struct flaz_intent *in, struct bio_list *bios)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&in->lock, flags);
+	bio_list_merge_head(&in->waiting, bios);
+	spin_unlock_irqrestore(&in->lock, flags);
+	bio_list_init(bios);
 }
 
 /* The superblock filled from @bitmap is on the SSD. */

@@ -78,6 +78,40 @@ static void intent_first_write_waits(struct kunit *test)
 }
 
 /*
+ * A superblock that did not reach the SSD lets nothing go: the writes it took
+ * wait again, ahead of later ones, and their region is not durable, so a later
+ * write to it waits too; the next superblock that lands lets all of them go.
+ */
+static void intent_failed_mark_holds(struct kunit *test)
+{
+	struct flaz_intent *in = create(test);
+	u8 *bitmap = kunit_kzalloc(test, FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
+	struct bio *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct bio *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	struct bio_list held = BIO_EMPTY_LIST;
+
+	KUNIT_ASSERT_NOT_NULL(test, bitmap);
+	KUNIT_EXPECT_FALSE(test, flaz_intent_start(in, 10, 10, a));
+	flaz_intent_snapshot(in, false, false, bitmap, &held);
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	KUNIT_EXPECT_PTR_EQ(test, held.head, a);
+	/* the write failed: no flaz_intent_written() */
+	flaz_intent_hold(in, &held);
+	KUNIT_EXPECT_TRUE(test, bio_list_empty(&held));
+	KUNIT_EXPECT_TRUE(test, flaz_intent_waiting(in));
+	KUNIT_EXPECT_FALSE(test, flaz_intent_start(in, 20, 20, b));
+	flaz_intent_snapshot(in, false, false, bitmap, &held);
+	KUNIT_EXPECT_PTR_EQ(test, bio_list_pop(&held), a);
+	KUNIT_EXPECT_PTR_EQ(test, bio_list_pop(&held), b);
+	KUNIT_EXPECT_TRUE(test, bio_list_empty(&held));
+	flaz_intent_written(in, bitmap);
+	KUNIT_EXPECT_TRUE(test, flaz_intent_start(in, 30, 30, a));
+	flaz_intent_end(in, 10, 10);
+	flaz_intent_end(in, 20, 20);
+	flaz_intent_end(in, 30, 30);
+}
+
+/*
  * A commit clears a region only when it was untouched since the previous
  * commit began and nothing is in flight; a cleared region must be marked anew.
  */
@@ -175,6 +209,7 @@ static void intent_load(struct kunit *test)
 
 static struct kunit_case flaz_intent_cases[] = {
 	KUNIT_CASE(intent_first_write_waits),
+	KUNIT_CASE(intent_failed_mark_holds),
 	KUNIT_CASE(intent_commit_clears_idle),
 	KUNIT_CASE(intent_write_during_commit),
 	KUNIT_CASE(intent_clean_stop),

@@ -96,6 +96,12 @@ u64 flaz_l2p_bytes(struct flaz_l2p *t)
 	return t->bytes;
 }
 
+/* Everything the table allocates: the entries, the dirty bits, the struct. */
+u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
+{
+	return t->bytes + BITS_TO_LONGS(t->nr_blocks) * sizeof(long) + sizeof(*t);
+}
+
 u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
 {
 	u64 line;

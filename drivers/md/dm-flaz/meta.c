@@ -3,14 +3,16 @@
  * dm-flaz persistent metadata: the superblock and the table on the SSD, so a
  * volume comes back warm after a restart, and never stale after a crash.
  *
- * A commit writes the table blocks that changed, then a superblock with
- * PREFLUSH|FUA, alternating between its two copies so a torn write leaves the
- * other one current. Table blocks are written in place: a crash part way
- * through leaves a mix of this commit's blocks and older ones, which is safe
- * because
- *  - an entry points only at an extent whose write completed, and an evicted
- *    extent is reused only after a commit without it is on the SSD (alloc.c),
- *    so every entry, old or new, points at the slot it was made for;
+ * A commit flushes the SSD, writes the table blocks that changed, then a
+ * superblock with PREFLUSH|FUA, alternating between its two copies so a torn
+ * write leaves the other one current. Table blocks are written in place: a
+ * crash part way through leaves a mix of this commit's blocks and older ones,
+ * which is safe because
+ *  - an entry points only at an extent whose write completed before the SSD
+ *    flush that opened the commit (so the SSD cannot keep the entry and lose
+ *    the slot), and an evicted extent is reused only after a commit without it
+ *    is on the SSD and its discard has completed (alloc.c), so every entry, old
+ *    or new, points at the slot it was made for;
  *  - a block written since the last complete commit lies in a region marked in
  *    the superblock (intent.c), and its line is dropped at load.
  * The slot's own checksum and block number are checked on every read as well.
@@ -18,10 +20,18 @@
  * Commits run on FLUSH (without holding it up: the write-intent bits alone keep
  * the cache correct), every second while anything changed, and at suspend,
  * which leaves a clean superblock.
+ *
+ * Fail closed: a write waits for its mark, and when the superblock carrying it
+ * does not reach the SSD the write is not let go while the saved state could
+ * serve older data for its block. That state is voided first (a new, empty
+ * generation); if the SSD takes no write at all, the write is held up to
+ * ssd_hold_s, then the generation is remembered as void in memory (see
+ * void_gens) and the volume goes passthrough.
  */
 #include <linux/blkdev.h>
 #include <linux/dm-io.h>
 #include <linux/ktime.h>
+#include <linux/list.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uuid.h>
@@ -34,6 +44,14 @@
 #define META_PERIOD		HZ
 #define META_READ_BLOCKS	64U	/* table blocks per read at load: 256 KiB */
 #define META_COMMIT		0	/* flags: a commit was asked for */
+#define META_RETRY		(HZ / 4)	/* between tries of an SSD that failed a mark */
+#define META_FREE_BATCH		1024U	/* evicted extents discarded and freed at a time */
+/*
+ * A superblock promises that no slot or extent seq below its next_seq + this
+ * was used: seqs never repeat after a restart, even for slots written after
+ * the last superblock (a commit comes every second, far below 2^32 slots).
+ */
+#define META_SEQ_LEASE		(1ULL << 32)
 
 struct flaz_meta {
 	struct flaz_cache *c;
@@ -42,14 +60,92 @@ struct flaz_meta {
 	u8 *bitmap;			/* the bitmap of the next superblock */
 	u64 *entries;
 	u32 *freed;
+	u32 *runs;			/* lengths of runs of freed extents */
+	unsigned long *used;		/* extents the loaded table points into */
 	u64 max_next_seq;
 	struct mutex lock;		/* one commit or superblock write at a time */
 	unsigned long flags;
 	bool loaded;
 	bool running;
+	unsigned long hold_since;	/* jiffies: writes held since a mark failed */
+	bool void_pending;		/* void_gen is void in memory, not yet on the SSD */
+	u8 void_uuid[16];
+	u64 void_gen;
 	struct work_struct work;
 	struct delayed_work tick;
+	struct delayed_work retry;
 };
+
+/*
+ * Generations that must not be loaded again: writes reached the HDD while the
+ * SSD took neither their marks nor a new generation. Kept in memory until a new
+ * generation lands on that SSD, so the fact lasts across table reloads and
+ * re-creations, and is lost only with the module (README "Crash safety").
+ */
+struct void_gen {
+	struct list_head list;
+	u8 uuid[16];
+	u64 gen;
+};
+
+static LIST_HEAD(void_gens);
+static DEFINE_MUTEX(void_gens_lock);
+
+static struct void_gen *void_gen_find(const u8 *uuid, u64 gen)
+{
+	struct void_gen *v;
+
+	lockdep_assert_held(&void_gens_lock);
+	list_for_each_entry(v, &void_gens, list)
+		if (v->gen == gen && !memcmp(v->uuid, uuid, sizeof(v->uuid)))
+			return v;
+	return NULL;
+}
+
+static bool void_gen_known(const u8 *uuid, u64 gen)
+{
+	bool known;
+
+	mutex_lock(&void_gens_lock);
+	known = void_gen_find(uuid, gen);
+	mutex_unlock(&void_gens_lock);
+	return known;
+}
+
+/* Returns false when there is no memory to remember it. */
+static bool void_gen_add(const u8 *uuid, u64 gen)
+{
+	struct void_gen *v = kzalloc(sizeof(*v), GFP_NOIO);
+
+	if (!v)
+		return false;
+	memcpy(v->uuid, uuid, sizeof(v->uuid));
+	v->gen = gen;
+	mutex_lock(&void_gens_lock);
+	list_add(&v->list, &void_gens);
+	mutex_unlock(&void_gens_lock);
+	return true;
+}
+
+static void void_gen_del(const u8 *uuid, u64 gen)
+{
+	struct void_gen *v;
+
+	mutex_lock(&void_gens_lock);
+	v = void_gen_find(uuid, gen);
+	if (v)
+		list_del(&v->list);
+	mutex_unlock(&void_gens_lock);
+	kfree(v);
+}
+
+void flaz_meta_module_exit(void)
+{
+	struct void_gen *v, *tmp;
+
+	list_for_each_entry_safe(v, tmp, &void_gens, list)
+		kfree(v);
+}
 
 enum sb_state { SB_OK, SB_BLANK, SB_FOREIGN, SB_CORRUPT };
 
@@ -144,7 +240,9 @@ static const char *mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
 
 /*
  * Whether the SSD can be used as it is (or is blank); *error says why not. Reads
- * only: a table reload runs this while the old instance still writes.
+ * only: a table reload runs this while the old instance still writes. An SSD
+ * that cannot be read or written is no reason to refuse: the volume starts in
+ * passthrough (load()).
  */
 static int check_sb(struct flaz_meta *m, bool cold, char **error)
 {
@@ -155,10 +253,8 @@ static int check_sb(struct flaz_meta *m, bool cold, char **error)
 	int r;
 
 	r = read_sb(m, &sb, &state, &max_seq);
-	if (r) {
-		*error = "Cannot read the SSD superblock";
-		return r;
-	}
+	if (r)
+		return 0;
 	if (cold || state == SB_BLANK)
 		return 0;
 	if (state == SB_CORRUPT) {
@@ -195,8 +291,9 @@ static int write_sb(struct flaz_meta *m, u32 flags)
 
 	m->sb.seq++;
 	m->sb.flags = flags;
-	m->sb.next_seq = atomic64_read(&c->seq) + 1;
+	m->sb.next_seq = atomic64_read(&c->seq) + 1 + META_SEQ_LEASE;
 	flaz_sb_encode(m->buf, &m->sb, m->bitmap);
+	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, FLAZ_BLOCK_SIZE);
 	r = meta_io(c, c->ssd, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA,
 		    (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS, FLAZ_BLOCK_SECTORS,
 		    m->buf);
@@ -321,13 +418,11 @@ static int load_table(struct flaz_meta *m)
 	struct flaz_cache *c = m->c;
 	u64 nr = flaz_l2p_nr_blocks(c->l2p), idx, i, n;
 	bool unclean = flaz_intent_nr_marked(c->intent);
-	unsigned long *used;
 	bool rewrite;
 	int r;
 
-	used = bitmap_zalloc(c->geo->nr_extents, GFP_KERNEL);
-	if (!used)
-		return -ENOMEM;
+	/* allocated at ctr: this runs at preresume, where no allocation may wait for I/O */
+	bitmap_zero(m->used, c->geo->nr_extents);
 	for (idx = 0; idx < nr; idx += n) {
 		n = min_t(u64, nr - idx, META_READ_BLOCKS);
 		r = meta_io(c, c->ssd, REQ_OP_READ,
@@ -337,29 +432,71 @@ static int load_table(struct flaz_meta *m)
 			meta_error(c);
 		for (i = 0; i < n; i++) {
 			rewrite = r || load_block(m, idx + i, m->buf + i * FLAZ_BLOCK_SIZE,
-						  used, unclean);
+						  m->used, unclean);
 			flaz_l2p_set_dirty(c->l2p, idx + i, rewrite);
 		}
 		cond_resched();
 	}
-	flaz_alloc_reset(c->alloc, used);
-	bitmap_free(used);
+	flaz_alloc_reset(c->alloc, m->used);
+	return 0;
+}
+
+/* Remember the generation on the SSD (@uuid, @gen) as void until a new one lands. */
+static void remember_void(struct flaz_meta *m, const u8 *uuid, u64 gen)
+{
+	if (m->void_pending)
+		return;
+	memcpy(m->void_uuid, uuid, sizeof(m->void_uuid));
+	m->void_gen = gen;
+	m->void_pending = true;
+	if (!void_gen_add(uuid, gen))
+		DMERR("%s: cannot remember that the SSD's cache is void: give 'cold' when creating the volume again",
+		      dm_table_device_name(m->c->ti->table));
+}
+
+/*
+ * The SSD cannot be used at activation: the volume starts in passthrough, and
+ * the state on it (if any could be read) is void, since writes will now reach
+ * the HDD unmarked; a new generation replaces it once the SSD takes writes.
+ */
+static int load_unusable(struct flaz_meta *m, enum sb_state state, enum flaz_why why)
+{
+	if (state == SB_OK)
+		remember_void(m, m->sb.uuid, m->sb.gen);
+	flaz_cache_start_passthrough(m->c, why);
 	return 0;
 }
 
 static int load(struct flaz_meta *m, bool cold)
 {
 	struct flaz_cache *c = m->c;
-	enum sb_state state;
+	enum sb_state state = SB_BLANK;
 	const char *why;
 	u64 max_seq;
 	int r;
 
 	r = read_sb(m, &m->sb, &state, &max_seq);
 	if (r)
-		return r;
-	if (cold || state == SB_BLANK)
-		return format(m, max_seq);
+		return load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
+	if (bdev_read_only(c->ssd))
+		return load_unusable(m, state, FLAZ_WHY_SSD_READ_ONLY);
+	if (cold || state == SB_BLANK) {
+		r = format(m, max_seq);
+		return r ? load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
+	}
+	if (state == SB_OK && void_gen_known(m->sb.uuid, m->sb.gen)) {
+		u8 uuid[16];
+		u64 gen = m->sb.gen;
+
+		DMWARN("%s: the SSD's saved cache was left behind by writes it could not mark: starting empty",
+		       dm_table_device_name(c->ti->table));
+		memcpy(uuid, m->sb.uuid, sizeof(uuid));
+		r = format(m, max_seq);
+		if (r)
+			return load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
+		void_gen_del(uuid, gen);
+		return 0;
+	}
 	why = state == SB_OK ? mismatch(m, &m->sb) : "SSD superblock is unusable";
 	if (why) {
 		/* It changed since the table was loaded. */
@@ -370,10 +507,13 @@ static int load(struct flaz_meta *m, bool cold)
 	r = load_table(m);
 	if (r)
 		return r;
-	atomic64_set(&c->seq, m->sb.next_seq);
+	/* the lease covers slots written after the last superblock; the clock, a lost one */
+	atomic64_set(&c->seq, max_t(u64, m->sb.next_seq, ktime_get_real_ns()));
 	/* From now on the superblock is not clean; it says so before any write. */
 	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &(struct bio_list){});
-	return write_sb(m, 0);
+	if (write_sb(m, 0))
+		return load_unusable(m, SB_OK, FLAZ_WHY_SSD_UNUSABLE);
+	return 0;
 }
 
 /* Let writes waiting for their regions' bits go to the HDD. */
@@ -385,27 +525,59 @@ static void release(struct bio_list *bios)
 		dm_submit_bio_remap(bio, NULL);
 }
 
-/* Extents evicted before the commit began are free now; they can be discarded. */
-static void free_evicted(struct flaz_meta *m, u32 nr)
+/*
+ * Extents evicted before the commit began can be freed now: discard them (runs
+ * of neighbours merged, issued together, waited for once), then free them, so
+ * no discard lands on an extent written again.
+ */
+static void free_batch(struct flaz_meta *m, u32 n)
 {
 	struct flaz_cache *c = m->c;
-	u32 i, n = flaz_alloc_release(c->alloc, nr, m->freed);
+	const struct flaz_geometry *g = c->geo;
+	u32 i, runs = flaz_alloc_runs(m->freed, n, m->runs);
+	struct bio *bio = NULL;
 
-	if (!bdev_max_discard_sectors(c->ssd))
-		return;
-	for (i = 0; i < n; i++)
-		blkdev_issue_discard(c->ssd, c->geo->data_start +
-				     (sector_t)m->freed[i] * c->geo->extent_sectors,
-				     c->geo->extent_sectors, GFP_NOIO);
+	if (bdev_max_discard_sectors(c->ssd)) {
+		for (i = 0; i < runs; i++)
+			__blkdev_issue_discard(c->ssd, g->data_start +
+					       (sector_t)m->freed[i] * g->extent_sectors,
+					       (sector_t)m->runs[i] * g->extent_sectors,
+					       GFP_NOIO, &bio);
+		/* a failed discard leaves old slots, which their headers tell apart */
+		if (bio) {
+			submit_bio_wait(bio);
+			bio_put(bio);
+		}
+	}
+	for (i = 0; i < runs; i++)
+		while (m->runs[i]--)
+			flaz_alloc_put(c->alloc, m->freed[i] + m->runs[i]);
 }
 
-/* Whether a slot in extent @ext may be pointed at from the SSD. */
+static void free_evicted(struct flaz_meta *m, u32 nr)
+{
+	u32 n;
+
+	while (nr) {
+		n = flaz_alloc_release(m->c->alloc, min(nr, META_FREE_BATCH), m->freed);
+		if (!n)
+			break;
+		free_batch(m, n);
+		nr -= n;
+	}
+}
+
+/*
+ * Whether a slot in extent @ext may be pointed at from the SSD: its write
+ * completed before the SSD flush of this commit (or of an earlier one).
+ */
 static bool extent_durable(struct flaz_cache *c, u32 ext)
 {
-	return !flaz_xbuf_holds(c->xbuf, ext) && !test_bit(ext, c->failed);
+	return !test_bit(ext, c->unflushed) && !test_bit(ext, c->failed);
 }
 
-static int write_table_block(struct flaz_meta *m, u64 idx)
+/* Encode table block @idx into @blk; returns whether an entry must wait for a later commit. */
+static bool encode_table_block(struct flaz_meta *m, u64 idx, u8 *blk)
 {
 	struct flaz_cache *c = m->c;
 	struct flaz_entry_info ei;
@@ -413,7 +585,6 @@ static int write_table_block(struct flaz_meta *m, u64 idx)
 	struct flaz_entry e;
 	u64 line;
 	u32 i;
-	int r;
 
 	for (i = 0; i < FLAZ_META_ENTRIES; i++) {
 		line = idx * FLAZ_META_ENTRIES + i;
@@ -428,7 +599,7 @@ static int write_table_block(struct flaz_meta *m, u64 idx)
 		if (e.kind == FLAZ_ENTRY_ZERO) {
 			ei.units = FLAZ_ENTRY_ZERO_UNITS;
 		} else if (e.kind == FLAZ_ENTRY_SLOT) {
-			/* not on the SSD yet: the next commit takes it */
+			/* not durable on the SSD yet: the next commit takes it */
 			if (!extent_durable(c, e.ext)) {
 				again = true;
 				continue;
@@ -439,14 +610,111 @@ static int write_table_block(struct flaz_meta *m, u64 idx)
 		}
 		m->entries[i] = flaz_entry_pack(&ei);
 	}
-	flaz_meta_encode(m->buf, m->sb.gen, m->sb.commit + 1, idx, m->entries);
-	r = meta_io(c, c->ssd, REQ_OP_WRITE, c->geo->meta_start + idx * FLAZ_BLOCK_SECTORS,
-		    FLAZ_BLOCK_SECTORS, m->buf);
-	if (r)
+	flaz_meta_encode(blk, m->sb.gen, m->sb.commit + 1, idx, m->entries);
+	return again;
+}
+
+/* Write @n table blocks from @first in one I/O. */
+static int write_table_run(struct flaz_meta *m, u64 first, u32 n)
+{
+	struct flaz_cache *c = m->c;
+	u32 i;
+	int r;
+
+	for (i = 0; i < n; i++)
+		if (encode_table_block(m, first + i, m->buf + i * FLAZ_BLOCK_SIZE))
+			flaz_l2p_set_dirty(c->l2p, first + i, true);
+	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, (u64)n * FLAZ_BLOCK_SIZE);
+	r = meta_io(c, c->ssd, REQ_OP_WRITE, c->geo->meta_start + first * FLAZ_BLOCK_SECTORS,
+		    n * FLAZ_BLOCK_SECTORS, m->buf);
+	if (r) {
 		meta_error(c);
-	if (r || again)
-		flaz_l2p_set_dirty(c->l2p, idx, true);
+		for (i = 0; i < n; i++)
+			flaz_l2p_set_dirty(c->l2p, first + i, true);
+	}
 	return r;
+}
+
+/*
+ * Write the table blocks that changed, neighbours merged into runs of up to
+ * META_READ_BLOCKS. Returns false if any write failed (those stay dirty).
+ */
+static bool write_table(struct flaz_meta *m)
+{
+	u64 idx, first = 0, nr = flaz_l2p_nr_blocks(m->c->l2p);
+	bool ok = true;
+	u32 n = 0;
+
+	for (idx = 0; idx < nr; idx++) {
+		if (!(idx % 4096))
+			cond_resched();
+		if (!flaz_l2p_take_dirty(m->c->l2p, idx))
+			continue;
+		if (n && (first + n != idx || n == META_READ_BLOCKS)) {
+			if (write_table_run(m, first, n))
+				ok = false;
+			n = 0;
+		}
+		if (!n)
+			first = idx;
+		n++;
+	}
+	if (n && write_table_run(m, first, n))
+		ok = false;
+	return ok;
+}
+
+/*
+ * Replace the saved state by a new, empty generation. Until that is on the SSD,
+ * the generation it replaces is remembered as void (void_gens).
+ */
+static int void_generation(struct flaz_meta *m)
+{
+	u64 gen = m->sb.gen;
+	u8 uuid[16];
+	int r;
+
+	memcpy(uuid, m->sb.uuid, sizeof(uuid));
+	/* the block layer would let the writes through with a warning */
+	r = bdev_read_only(m->c->ssd) ? -EROFS : format(m, m->sb.seq);
+	if (!r) {
+		if (m->void_pending)
+			void_gen_del(m->void_uuid, m->void_gen);
+		m->void_pending = false;
+		return 0;
+	}
+	/* format() replaced m->sb: remember the one that is on the SSD */
+	remember_void(m, uuid, gen);
+	return r;
+}
+
+/*
+ * The superblock carrying the marks of @held writes did not reach the SSD, so
+ * they may not go to the HDD yet: the saved state could serve older data for
+ * their blocks after a restart. Void it first and go passthrough; if the SSD
+ * takes no write at all, hold them and try again, up to ssd_hold_s.
+ */
+static void fail_closed(struct flaz_meta *m, struct bio_list *held)
+{
+	struct flaz_cache *c = m->c;
+	unsigned long hold = flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S) * HZ;
+	const char *name = dm_table_device_name(c->ti->table);
+
+	if (!m->hold_since)
+		WRITE_ONCE(m->hold_since, jiffies | 1);
+	if (void_generation(m) && time_before(jiffies, m->hold_since + hold)) {
+		flaz_intent_hold(c->intent, held);
+		queue_delayed_work(c->wq.io, &m->retry, META_RETRY);
+		return;
+	}
+	if (m->void_pending)
+		DMERR("%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded",
+		      name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
+	else
+		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
+	WRITE_ONCE(m->hold_since, 0);
+	flaz_cache_ssd_failed(c);
+	release(held);
 }
 
 /*
@@ -458,7 +726,7 @@ static void commit(struct flaz_meta *m, bool clean)
 	struct flaz_cache *c = m->c;
 	struct bio_list released = BIO_EMPTY_LIST;
 	u32 evicted = flaz_alloc_nr_pending(c->alloc);
-	u64 idx, nr = flaz_l2p_nr_blocks(c->l2p);
+	u32 ext;
 	bool ok = true;
 
 	flaz_intent_commit_begin(c->intent);
@@ -467,23 +735,35 @@ static void commit(struct flaz_meta *m, bool clean)
 		flaz_stats_add(c->stats, FLAZ_STAT_HDD_ERRORS, 1);
 		ok = false;
 	}
-	for (idx = 0; idx < nr; idx++) {
-		if (flaz_l2p_take_dirty(c->l2p, idx) && write_table_block(m, idx))
-			ok = false;
-		if (!(idx % 64))
-			cond_resched();
+	/*
+	 * After the flush the SSD holds every extent whose write completed before
+	 * it; one completing later stays unflushed, and the entries into it wait.
+	 */
+	for_each_set_bit(ext, c->written, c->geo->nr_extents) {
+		clear_bit(ext, c->written);
+		clear_bit(ext, c->unflushed);
 	}
+	if (blkdev_issue_flush(c->ssd)) {
+		meta_error(c);
+		ok = false;
+	}
+	if (ok && !write_table(m))
+		ok = false;
 	if (clean && ok && hdd_fingerprint(m, &m->sb.hdd_fp))
 		ok = false;
 	if (ok)
 		m->sb.commit++;
 	flaz_intent_snapshot(c->intent, ok, clean && ok, m->bitmap, &released);
-	if (!write_sb(m, clean && ok ? FLAZ_SB_CLEAN : 0)) {
-		flaz_intent_written(c->intent, m->bitmap);
-		if (ok) {
-			flaz_stats_add(c->stats, FLAZ_STAT_COMMITS, 1);
-			free_evicted(m, evicted);
-		}
+	if (write_sb(m, clean && ok ? FLAZ_SB_CLEAN : 0)) {
+		if (!bio_list_empty(&released))
+			fail_closed(m, &released);
+		return;
+	}
+	WRITE_ONCE(m->hold_since, 0);
+	flaz_intent_written(c->intent, m->bitmap);
+	if (ok) {
+		flaz_stats_add(c->stats, FLAZ_STAT_COMMITS, 1);
+		free_evicted(m, evicted);
 	}
 	release(&released);
 }
@@ -495,8 +775,12 @@ static void mark(struct flaz_meta *m)
 	struct bio_list released = BIO_EMPTY_LIST;
 
 	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
-	if (!write_sb(m, 0))
-		flaz_intent_written(c->intent, m->bitmap);
+	if (write_sb(m, 0)) {
+		fail_closed(m, &released);
+		return;
+	}
+	WRITE_ONCE(m->hold_since, 0);
+	flaz_intent_written(c->intent, m->bitmap);
 	release(&released);
 }
 
@@ -508,17 +792,29 @@ static void meta_work(struct work_struct *work)
 
 	mutex_lock(&m->lock);
 	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
-		/* the SSD is out of use: nothing to mark */
+		/* the SSD is out of use: nothing to mark; a void generation still wants out */
 		flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+		WRITE_ONCE(m->hold_since, 0);
 		release(&released);
+		if (m->void_pending)
+			void_generation(m);
 	} else if (test_and_clear_bit(META_COMMIT, &m->flags)) {
 		commit(m, false);
 	} else if (flaz_intent_waiting(c->intent)) {
 		mark(m);
 	}
 	mutex_unlock(&m->lock);
-	if (test_bit(META_COMMIT, &m->flags) || flaz_intent_waiting(c->intent))
+	/* while writes are held, the retry comes after a pause */
+	if (!READ_ONCE(m->hold_since) &&
+	    (test_bit(META_COMMIT, &m->flags) || flaz_intent_waiting(c->intent)))
 		queue_work(c->wq.io, &m->work);
+}
+
+static void retry_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(to_delayed_work(work), struct flaz_meta, retry);
+
+	queue_work(m->c->wq.io, &m->work);
 }
 
 static void tick_work(struct work_struct *work)
@@ -529,6 +825,8 @@ static void tick_work(struct work_struct *work)
 	if (flaz_l2p_any_dirty(c->l2p) || flaz_intent_nr_marked(c->intent) ||
 	    flaz_alloc_nr_pending(c->alloc))
 		flaz_meta_kick(m);
+	if (READ_ONCE(m->void_pending))
+		queue_work(c->wq.io, &m->work);
 	if (READ_ONCE(m->running))
 		queue_delayed_work(c->wq.io, &m->tick, META_PERIOD);
 }
@@ -542,10 +840,11 @@ void flaz_meta_kick(struct flaz_meta *m)
 	queue_work(m->c->wq.io, &m->work);
 }
 
-/* A write is waiting for its regions' bits. */
+/* A write is waiting for its regions' bits (unless writes are held: a retry is due). */
 void flaz_meta_mark(struct flaz_meta *m)
 {
-	queue_work(m->c->wq.io, &m->work);
+	if (!READ_ONCE(m->hold_since))
+		queue_work(m->c->wq.io, &m->work);
 }
 
 /*
@@ -578,11 +877,15 @@ void flaz_meta_suspend(struct flaz_meta *m)
 
 	WRITE_ONCE(m->running, false);
 	cancel_delayed_work_sync(&m->tick);
+	/* no write is held any more: suspend waited for every bio */
+	cancel_delayed_work_sync(&m->retry);
 	flush_work(&m->work);
 	mutex_lock(&m->lock);
 	clear_bit(META_COMMIT, &m->flags);
 	if (m->loaded && flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH)
 		commit(m, true);
+	else if (m->void_pending)
+		void_generation(m);
 	mutex_unlock(&m->lock);
 }
 
@@ -596,11 +899,19 @@ int flaz_meta_reformat(struct flaz_meta *m)
 	int r;
 
 	mutex_lock(&m->lock);
-	r = format(m, m->sb.seq);
+	r = void_generation(m);
 	if (!r)
 		free_evicted(m, flaz_alloc_nr_pending(c->alloc));
 	mutex_unlock(&m->lock);
 	return r;
+}
+
+/* DRAM the metadata context takes for @nr_extents extents (meta_create's allocations). */
+u64 flaz_meta_bytes(u64 nr_extents)
+{
+	return sizeof(struct flaz_meta) + META_READ_BLOCKS * FLAZ_BLOCK_SIZE +
+	       FLAZ_SB_BITMAP_BYTES + FLAZ_META_ENTRIES * sizeof(u64) +
+	       2 * META_FREE_BATCH * sizeof(u32) + BITS_TO_LONGS(nr_extents) * sizeof(long);
 }
 
 struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error)
@@ -617,11 +928,14 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	mutex_init(&m->lock);
 	INIT_WORK(&m->work, meta_work);
 	INIT_DELAYED_WORK(&m->tick, tick_work);
+	INIT_DELAYED_WORK(&m->retry, retry_work);
 	m->buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
 	m->bitmap = kzalloc(FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
 	m->entries = kcalloc(FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
-	m->freed = kvcalloc(c->geo->nr_extents, sizeof(u32), GFP_KERNEL);
-	if (!m->buf || !m->bitmap || !m->entries || !m->freed) {
+	m->freed = kcalloc(META_FREE_BATCH, sizeof(u32), GFP_KERNEL);
+	m->runs = kcalloc(META_FREE_BATCH, sizeof(u32), GFP_KERNEL);
+	m->used = bitmap_zalloc(c->geo->nr_extents, GFP_KERNEL);
+	if (!m->buf || !m->bitmap || !m->entries || !m->freed || !m->runs || !m->used) {
 		*error = "Cannot allocate the metadata buffers";
 		r = -ENOMEM;
 		goto bad;
@@ -642,8 +956,11 @@ void flaz_meta_destroy(struct flaz_meta *m)
 	if (IS_ERR_OR_NULL(m))
 		return;
 	cancel_delayed_work_sync(&m->tick);
+	cancel_delayed_work_sync(&m->retry);
 	cancel_work_sync(&m->work);
-	kvfree(m->freed);
+	bitmap_free(m->used);
+	kfree(m->runs);
+	kfree(m->freed);
 	kfree(m->entries);
 	kfree(m->bitmap);
 	vfree(m->buf);

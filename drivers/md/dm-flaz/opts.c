@@ -51,6 +51,10 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 	[FLAZ_OPT_HOT_UNCOMPRESSED] = {
 		.name = "hot_uncompressed", .max = 1, .online = true,
 		.error = "hot_uncompressed must be 0 or 1" },
+	[FLAZ_OPT_SSD_HOLD_S] = {
+		.name = "ssd_hold_s", .min = FLAZ_MIN_SSD_HOLD_S, .max = FLAZ_MAX_SSD_HOLD_S,
+		.def = FLAZ_DEF_SSD_HOLD_S, .online = true,
+		.error = "ssd_hold_s must be from 1 to 3600 seconds" },
 	[FLAZ_OPT_COLD] = {
 		.name = "cold", .max = 1, .flag = true },
 };
@@ -132,7 +136,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 		key = dm_shift_arg(as);
 		i = find_opt(key);
 		if (i < 0) {
-			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed cold)";
+			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cold)";
 			return -EINVAL;
 		}
 		if (o->set & BIT(i)) {

@@ -16,5 +16,8 @@
 #define FLAZ_MAX_SEQ_CUTOFF_KIB		1048576U	/* 0 turns the cutoff off */
 #define FLAZ_MAX_COMPRESS_MIN_SAVING	100U	/* percent */
 #define FLAZ_DEF_COMPRESS_MIN_SAVING	10U
+#define FLAZ_MIN_SSD_HOLD_S		1U	/* seconds writes wait for an SSD mark */
+#define FLAZ_MAX_SSD_HOLD_S		3600U
+#define FLAZ_DEF_SSD_HOLD_S		30U
 
 #endif

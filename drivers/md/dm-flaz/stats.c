@@ -38,6 +38,7 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_SSD_ERRORS] = "ssd_errors",
 	[FLAZ_STAT_COMMITS] = "commits",
 	[FLAZ_STAT_META_ERRORS] = "meta_errors",
+	[FLAZ_STAT_META_BYTES] = "meta_bytes",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -112,5 +113,7 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	DMEMIT(" table_bytes=%llu", g->table_bytes);
 	emit_stats(s, FLAZ_STAT_COMMITS, FLAZ_STAT_META_ERRORS, result, maxlen, &sz);
 	DMEMIT(" marked_regions=%llu", g->marked_regions);
+	DMEMIT(" mode_reason=%s dram_bytes=%llu", g->mode_reason, g->dram_bytes);
+	emit_stats(s, FLAZ_STAT_META_BYTES, FLAZ_STAT_META_BYTES, result, maxlen, &sz);
 	*sz_p = sz;
 }

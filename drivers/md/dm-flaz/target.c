@@ -253,7 +253,8 @@ static int message_passthrough(struct flaz_target *ft, const char *value)
 		DMERR("%s: passthrough takes 0 or 1", flaz_name(ft));
 		return -EINVAL;
 	}
-	return flaz_cache_set_mode(ft->cache, on ? FLAZ_MODE_PASSTHROUGH : FLAZ_MODE_NORMAL);
+	return flaz_cache_set_mode(ft->cache, on ? FLAZ_MODE_PASSTHROUGH : FLAZ_MODE_NORMAL,
+				   FLAZ_WHY_ASKED);
 }
 
 /*
@@ -271,6 +272,12 @@ static int flaz_message(struct dm_target *ti, unsigned int argc, char **argv,
 	char *error;
 	int r;
 
+	/* these write the SSD, whose state a suspended volume must keep (dm-writecache) */
+	if (argc && (!strcasecmp(argv[0], "invalidate") || !strcasecmp(argv[0], "passthrough")) &&
+	    dm_suspended(ti)) {
+		DMERR("%s: %s: the volume is suspended", flaz_name(ft), argv[0]);
+		return -EBUSY;
+	}
 	if (argc == 1 && !strcasecmp(argv[0], "invalidate")) {
 		mutex_lock(&ft->lock);
 		flaz_cache_invalidate(ft->cache);
@@ -365,6 +372,7 @@ bad_cache:
 static void __exit dm_flaz_exit(void)
 {
 	dm_unregister_target(&flaz_target_type);
+	flaz_meta_module_exit();
 	flaz_cache_module_exit();
 	flaz_compressor_module_exit();
 }

@@ -139,6 +139,8 @@ static struct xb_extent *open_extent(struct flaz_xbuf *xb, int *r)
 		return NULL;
 	}
 	flaz_cache_kick_reclaim(c);
+	/* before any entry can point into it; a commit clears it once it is durable */
+	set_bit(id, c->unflushed);
 	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
 	x = list_first_entry(&xb->idle, struct xb_extent, list);
 	memset(x->data, 0, c->extent_bytes);
@@ -236,21 +238,6 @@ bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst
 	return found;
 }
 
-/* Whether extent @ext is open or on its way to the SSD. */
-bool flaz_xbuf_holds(struct flaz_xbuf *xb, u32 ext)
-{
-	struct xb_extent *x;
-	unsigned long flags;
-	bool held = false;
-
-	spin_lock_irqsave(&xb->lock, flags);
-	hash_for_each_possible(xb->hash, x, hash, ext)
-		if (x->id == ext)
-			held = true;
-	spin_unlock_irqrestore(&xb->lock, flags);
-	return held;
-}
-
 static void write_done(unsigned long error, void *context)
 {
 	struct xb_extent *x = context;
@@ -261,6 +248,8 @@ static void write_done(unsigned long error, void *context)
 	/* marked failed while still held, so no commit ever takes its slots as written */
 	if (error)
 		flaz_cache_extent_failed(xb->c, id);
+	else
+		set_bit(id, xb->c->written);
 	spin_lock_irqsave(&xb->lock, flags);
 	hash_del(&x->hash);
 	list_add(&x->list, &xb->idle);
@@ -404,6 +393,12 @@ struct flaz_xbuf *flaz_xbuf_create(struct flaz_cache *c)
 		list_add(&xb->x[i].list, &xb->idle);
 	}
 	return xb;
+}
+
+/* DRAM the extent buffer takes for extents of @extent_bytes. */
+u64 flaz_xbuf_bytes(u32 extent_bytes)
+{
+	return sizeof(struct flaz_xbuf) + (XBUF_OPEN + XBUF_WRITING) * (u64)extent_bytes;
 }
 
 /* After flaz_xbuf_stop(), or before any use. */
