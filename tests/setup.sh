@@ -8,7 +8,7 @@ PKGS=(
 	linux-source-6.12                                 # UML kernel for KUnit/KASAN/lockdep
 	build-essential bc flex bison libelf-dev libssl-dev cpio xz-utils zstd kmod
 	qemu-system-x86 qemu-utils busybox-static
-	dmsetup libdevmapper-dev e2fsprogs xfsprogs fio bcache-tools dkms
+	dmsetup libdevmapper-dev e2fsprogs xfsprogs fio bcache-tools dkms postmark
 	python3
 )
 missing=()

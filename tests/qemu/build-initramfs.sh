@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build the uncompressed initramfs the QEMU suites boot (uncompressed boots ~2 s faster):
-# busybox, dmsetup, e2fsprogs, xfsprogs, fio, flazctl with their shared libraries, the static
+# busybox, dmsetup, e2fsprogs, xfsprogs, fio, postmark, flazctl with their shared libraries, the static
 # test helpers replay-log and blkcmp (replay-log.c, blkcmp.c), Debian's
 # modules for KVER (decompressed, so busybox modprobe can load them), the project's module
 # under extra/, the guest scripts (tests/qemu/guest/) and the text corpus (corpus.py) in
@@ -93,7 +93,7 @@ add_programs() {
 	done
 	# the kernel's request_module() runs /sbin/modprobe
 	for a in modprobe insmod rmmod lsmod; do ln -s ../bin/busybox "$ROOT/sbin/$a"; done
-	for b in dmsetup mke2fs e2fsck mkfs.xfs xfs_repair blockdev fio; do
+	for b in dmsetup mke2fs e2fsck mkfs.xfs xfs_repair blockdev fio postmark; do
 		b=$(command -v "$b") || die "$b is not installed (run tests/setup.sh)"
 		copy_bin "$b" "/usr/sbin/$(basename "$b")"
 	done

@@ -37,16 +37,22 @@ initramfs_for() {
 		"$QEMU_DIR/build-initramfs.sh" "$1" "$out" "$ko" "$ctl" >&2 && echo "$out"
 }
 
-# Fresh sparse disks in run dir $1: vda HDD 512 MiB, vdb SSD 128 MiB, vdc results 8 MiB.
+# Fresh sparse disks in run dir $1: vda HDD 512 MiB, vdb SSD 128 MiB, vdc results 8 MiB;
+# then vdd HDD 64 MiB and vde SSD 32 MiB with 4096-byte logical blocks (4Kn), and vdf an
+# SSD of 32 MiB that takes discards (QEMU punches holes: a discarded extent reads zeros).
 make_disks() {
-	rm -f "$1"/{hdd,ssd,results}.img
+	rm -f "$1"/{hdd,ssd,results,hdd4k,ssd4k,ssddisc}.img
 	truncate -s 512M "$1/hdd.img"
 	truncate -s 128M "$1/ssd.img"
 	truncate -s 8M "$1/results.img"
+	truncate -s 64M "$1/hdd4k.img"
+	truncate -s 32M "$1/ssd4k.img"
+	truncate -s 32M "$1/ssddisc.img"
 }
 
 # boot_vm KVER INITRD RUNDIR SUITE SERIAL: boot the guest on run dir RUNDIR's disks and run
-# SUITE; SERIAL is a qemu -serial value. Returns qemu's status (33 = the suite completed,
+# SUITE; SERIAL is a qemu -serial value. Each disk is an explicit -device, so the guest
+# names them vda, vdb, ... in this order. Returns qemu's status (33 = the suite completed,
 # 124 = timeout).
 boot_vm() {
 	timeout -k 10 "$QEMU_TIMEOUT" qemu-system-x86_64 \
@@ -54,9 +60,18 @@ boot_vm() {
 		-nographic -no-reboot -nodefaults -serial "$5" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "/boot/vmlinuz-$1" -initrd "$2" \
-		-drive "file=$3/hdd.img,if=virtio,format=raw,cache=unsafe" \
-		-drive "file=$3/ssd.img,if=virtio,format=raw,cache=unsafe" \
-		-drive "file=$3/results.img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$3/hdd.img,if=none,id=hdd,format=raw,cache=unsafe" \
+		-device virtio-blk-pci,drive=hdd \
+		-drive "file=$3/ssd.img,if=none,id=ssd,format=raw,cache=unsafe" \
+		-device virtio-blk-pci,drive=ssd \
+		-drive "file=$3/results.img,if=none,id=results,format=raw,cache=unsafe" \
+		-device virtio-blk-pci,drive=results \
+		-drive "file=$3/hdd4k.img,if=none,id=hdd4k,format=raw,cache=unsafe" \
+		-device virtio-blk-pci,drive=hdd4k,logical_block_size=4096,physical_block_size=4096 \
+		-drive "file=$3/ssd4k.img,if=none,id=ssd4k,format=raw,cache=unsafe" \
+		-device virtio-blk-pci,drive=ssd4k,logical_block_size=4096,physical_block_size=4096 \
+		-drive "file=$3/ssddisc.img,if=none,id=ssddisc,format=raw,cache=unsafe,discard=unmap" \
+		-device virtio-blk-pci,drive=ssddisc,discard=on \
 		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=4 -- $4" \
 		</dev/null
 }

@@ -20,6 +20,14 @@
  *   replay-log --log LOG --replay DEV [--start S] (--end E | --end-flush K | --all)
  *                                                write entries S..E (inclusive) onto DEV
  *   [--discard zero|skip]   what a DISCARD entry does on DEV (default zero: write zeros)
+ *   [--subset SEED [--range LO:HI]]
+ *                           a crash state of a disk with a volatile write cache (the model
+ *                           of CrashMonkey, OSDI'18): of entries S..E (which should lie
+ *                           between two FLUSH/FUA points, so none of them was made durable
+ *                           yet), those writing sectors LO..HI (default all) are replayed
+ *                           only up to a random cut, and each of those with probability
+ *                           1/2; the others are replayed. Seeded: the same SEED gives the
+ *                           same state.
  *   [-v]                    print every entry replayed
  * Entries count from 0. --end-flush K ends at the K-th (from 1) FLUSH/FUA entry. DEV is
  * fsync()ed before exiting. Exit 0 on success, 1 on a bad log or an I/O error, 2 on usage.
@@ -183,8 +191,19 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: replay-log --log LOG (--info | --list-flush |\n"
 		"       --replay DEV [--start S] (--end E | --end-flush K | --all)\n"
-		"       [--discard zero|skip] [-v])\n");
+		"       [--discard zero|skip] [--subset SEED [--range LO:HI]] [-v])\n");
 	exit(2);
+}
+
+/* The subset's random numbers (xorshift64): reproducible from the seed alone. */
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
 }
 
 static uint64_t num(const char *s)
@@ -201,9 +220,10 @@ static uint64_t num(const char *s)
 
 int main(int argc, char **argv)
 {
-	const char *replay = NULL, *discard = "zero";
-	int info = 0, list = 0, all = 0, verbose = 0, have_end = 0, have_kflush = 0;
+	const char *replay = NULL, *discard = "zero", *range = NULL;
+	int info = 0, list = 0, all = 0, verbose = 0, have_end = 0, have_kflush = 0, subset = 0;
 	uint64_t start = 0, end = 0, kflush = 0, i, pos, points = 0, marks = 0, discards = 0, written = 0;
+	uint64_t lo = 0, hi = UINT64_MAX, cut = 0, dropped = 0;
 	struct log_write_entry e;
 	char mark[512];
 	char *buf = NULL;
@@ -234,6 +254,10 @@ int main(int argc, char **argv)
 			kflush = num(v), have_kflush = 1, a++;
 		} else if (v && !strcmp(o, "--discard")) {
 			discard = v, a++;
+		} else if (v && !strcmp(o, "--subset")) {
+			rng_state = num(v) * 0x9e3779b97f4a7c15ULL + 1, subset = 1, a++;
+		} else if (v && !strcmp(o, "--range")) {
+			range = v, a++;
 		} else {
 			usage();
 		}
@@ -246,6 +270,19 @@ int main(int argc, char **argv)
 		usage();
 	if (have_kflush && kflush == 0)
 		usage();
+	if ((subset || range) && (!replay || !have_end || end < start || (range && !subset)))
+		usage();
+	if (range) {
+		char *colon = strchr(range, ':');
+
+		if (!colon)
+			usage();
+		*colon = 0;
+		lo = num(range);
+		hi = num(colon + 1);
+	}
+	if (subset)
+		cut = start + rng() % (end - start + 1);
 	open_log();
 	if (have_end && end >= nr_entries)
 		die("--end is past the last entry (the log has %s entries)", "fewer");
@@ -281,7 +318,11 @@ int main(int argc, char **argv)
 				fprintf(stderr, "entry %" PRIu64 ": sector %" PRIu64 " +%" PRIu64
 					" flags 0x%" PRIx64 "%s%s\n", i, e.sector, e.nr_sectors,
 					e.flags, mark[0] ? " mark " : "", mark);
-			if (bytes && !(e.flags & LOG_MARK_FLAG) &&
+			int lost = subset && e.sector + e.nr_sectors > lo && e.sector <= hi &&
+				   (i > cut || (rng() & 1));
+
+			dropped += lost && bytes;
+			if (bytes && !lost && !(e.flags & LOG_MARK_FLAG) &&
 			    (!(e.flags & LOG_DISCARD_FLAG) || !strcmp(discard, "zero"))) {
 				if (bytes > buf_len) {
 					free(buf);
@@ -312,6 +353,9 @@ int main(int argc, char **argv)
 	if (replay && verbose)
 		fprintf(stderr, "replayed entries %" PRIu64 "..%" PRIu64 ": %" PRIu64 " writes\n",
 			start, i < nr_entries ? i : nr_entries - 1, written);
+	if (subset)
+		printf("written=%" PRIu64 " dropped=%" PRIu64 " cut=%" PRIu64 "\n", written, dropped,
+		       cut);
 	free(buf);
 	return 0;
 }

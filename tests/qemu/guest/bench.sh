@@ -5,7 +5,11 @@
 #   1. main: a 256 MiB working set (2x the SSD): none, dm-cache, flaz with each codec, and
 #      flaz-off (compress_min_saving 100: every block stored raw, i.e. compression off)
 #   2. fits: a working set of half the SSD's data area: flaz-lz4 against flaz-off
-#   3. the DRAM cost of flaz's logical-to-physical table (status key table_bytes)
+#   3. the DRAM cost of flaz's logical-to-physical table (status key table_bytes), and of all
+#      its metadata (dram_bytes), extrapolated to a 1 TiB SSD over a 10 TiB HDD
+#   4. writes: fio 4 KiB random writes with an fsync after each, and stock PostMark on ext4,
+#      on the bare HDD, dm-cache and flaz; for flaz, what its metadata costs (commits/s,
+#      table and superblock bytes per MiB written)
 # Lines for the user start with "::" (the host's bench.sh shows only those).
 set -e -o pipefail
 HDD=/dev/vda
@@ -26,6 +30,13 @@ GOAL_IOPS=1.5
 GOAL_FITS=0.95
 GOAL_TABLE_MB_PER_GB=2
 PAPER_TABLE_MB_PER_GB=2.31
+GOAL_WRITE=0.97	# a write-through cache must not slow writes down
+WRITE_S=15
+# flaz's per-extent DRAM besides the table (dram_bytes): allocator chain (4), freshness seq
+# (8), five bitmaps; l2p.c's entry: 8 length bits + offset + extent + tag (at most 12 bits)
+PER_EXTENT_BYTES=12.625
+L2P_LEN_BITS=8
+L2P_MAX_TAG_BITS=12
 ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents" per row, for the summaries
 dmesg -n 1
 # the boot leaves escape codes on the console's current line: start the "::" lines on a new one
@@ -81,6 +92,8 @@ bench() {
 		mib=$(flaz_val logical_bytes | awk '{ printf "%.1f", $1 / 1048576 }')
 		tbytes=$(flaz_val table_bytes)
 		extents=$(flaz_val total_extents)
+		[ "$tbl/$name" != main/flaz-lz4 ] ||
+			echo "$(flaz_val dram_bytes) $tbytes $extents" >/tmp/dram
 	fi
 	row "$name" "$hit" "$iops" "$(pct /tmp/run.terse 50)" "$(pct /tmp/run.terse 99)" \
 		"${cpu:--}" "${ratio:--}" "${mib:--}"
@@ -177,6 +190,95 @@ table_size() {
 		}' $ROWS
 }
 
+# All of flaz's metadata DRAM (dram_bytes, saved by the flaz-lz4 main row), per GiB of the
+# bench SSD, and extrapolated to a 1 TiB SSD over a 10 TiB HDD at the defaults: the table
+# from l2p.c's entry width for that geometry, PER_EXTENT_BYTES per extent, and what is left
+# of the bench figure as a fixed part.
+dram_size() {
+	say
+	say "DRAM for metadata (status dram_bytes), extent_kib $EXTENT_KIB, overbook $OVERBOOK"
+	[ -s /tmp/dram ] || { say "  no flaz-lz4 status: nothing to report"; return 0; }
+	awk -v ssd=$((S * 512)) -v ek=$EXTENT_KIB -v ob=$OVERBOOK -v pe=$PER_EXTENT_BYTES \
+		-v lenb=$L2P_LEN_BITS -v maxtag=$L2P_MAX_TAG_BITS -v goal=$GOAL_TABLE_MB_PER_GB \
+		-v paper=$PAPER_TABLE_MB_PER_GB '
+		function bits(v) { b = 1; while (v >= 2) { v /= 2; b++ } return b }
+		{ dram = $1; tb = $2; ext = $3 }
+		END {
+			fixed = dram - tb - pe * ext
+			printf "::  bench SSD %d MiB: dram_bytes %d (table %d, %d extents, fixed %d): %.2f MiB per GiB\n",
+				ssd / 1048576, dram, tb, ext, fixed, dram / ssd * 1024
+			tssd = 2 ^ 40; thdd = 10 * 2 ^ 40
+			e = tssd / (ek * 1024); lines = e * ek / 4 * ob / 100
+			tag = bits((thdd / 4096 - 1) / lines); if (tag > maxtag) tag = maxtag
+			w = lenb + bits(ek * 1024 / 32 - 1) + bits(e - 1) + tag
+			total = lines * w / 8 + pe * e + fixed
+			printf "::  1 TiB SSD over 10 TiB HDD: %d lines of %d bits + %d extents: %.2f MB per GB of SSD\n",
+				lines, w, e, total / tssd * 1000
+			printf "::  target <= %s MB per GB: %s; FlaZ paper: %s MB per GB\n", goal,
+				total / tssd * 1000 <= goal ? "met" : "not met", paper
+		}' /tmp/dram
+}
+
+# fio_writes DEV OUT: 4 KiB random writes over 64 MiB of DEV, an fsync after each, for
+# WRITE_S seconds; terse output to OUT.
+fio_writes() {
+	fio --name=w --filename="$1" --size=64M --rw=randwrite --bs=4k --ioengine=psync \
+		--fsync=1 --direct=1 --refill_buffers --buffer_compress_percentage=50 \
+		--time_based --runtime=$WRITE_S --eta=never --minimal --output="$2"
+}
+
+# The write clat percentile $2 of terse file $1 (the second list: reads come first).
+wpct() { tr ';' '\n' <"$1" | sed -n "s/^$2\.000000%=//p" | sed -n 2p; }
+
+# PostMark on a fresh ext4 on DEV: prints its transactions per second.
+postmark_tps() {
+	mkfs.ext4 -q -F "$1" && mount -t ext4 "$1" /mnt || return 1
+	printf '%s\n' "set location /mnt" "set number 1000" "set transactions 3000" \
+		"set size 512 16384" "set buffering false" "run" "quit" >/tmp/pm.cfg
+	postmark /tmp/pm.cfg >/tmp/pm.out 2>&1
+	umount /mnt
+	sed -n 's/.*seconds of transactions (\([0-9]*\) per second).*/\1/p' /tmp/pm.out
+}
+
+wrow() { printf '::%-12s %10s %9s %9s %12s %9s %12s\n' "$@"; }
+
+# write_bench NAME DEV: one row of the writes table (flaz's metadata columns from vol's status).
+write_bench() {
+	wb_name=$1 wb_dev=$2
+	meta0=- meta1=- com0=- com1=- w0=- w1=-
+	if [ "$wb_name" = flaz-lz4 ]; then
+		dmsetup status vol >/tmp/status
+		com0=$(flaz_val commits) meta0=$(flaz_val meta_bytes)
+	fi
+	fio_writes "$wb_dev" /tmp/w.terse
+	wiops=$(cut -d';' -f49 /tmp/w.terse)
+	wkib=$(cut -d';' -f47 /tmp/w.terse)
+	if [ "$wb_name" = flaz-lz4 ]; then
+		dmsetup status vol >/tmp/status
+		com1=$(flaz_val commits) meta1=$(flaz_val meta_bytes)
+	fi
+	tps=$(postmark_tps "$wb_dev" || true)
+	cps=$(echo "$com0 $com1" | awk '$1 != "-" { printf "%.1f", ($2 - $1) / '$WRITE_S' }')
+	mpm=$(echo "$meta0 $meta1 $wkib" | awk '$1 != "-" && $3 > 0 { printf "%.0f", ($2 - $1) / ($3 / 1024) }')
+	wrow "$wb_name" "$wiops" "$(wpct /tmp/w.terse 50)" "$(wpct /tmp/w.terse 99)" "${tps:--}" \
+		"${cps:--}" "${mpm:--}"
+	echo "write $wb_name $wiops ${tps:--}" >>$ROWS
+}
+
+write_ratios() {
+	say
+	say "writes against the bare HDD (goal >= ${GOAL_WRITE}x on both)"
+	awk -v g=$GOAL_WRITE "$ratio_awk"'
+		$1 != "write" { next }
+		$2 == "none" { ni = $3; nt = $4 }
+		$2 != "none" { n++; name[n] = $2; i[n] = $3; t[n] = $4 }
+		END {
+			for (k = 1; k <= n; k++)
+				printf "::%-12s fio %s (%s), PostMark %s (%s)\n", name[k], x(i[k], ni),
+					goal(i[k], ni, g), x(t[k], nt), goal(t[k], nt, g)
+		}' $ROWS
+}
+
 for m in dm-delay dm-cache dm-cache-smq dm-flaz; do modprobe $m; done
 N=$(blockdev --getsz $HDD)
 S=$(blockdev --getsz $SSD)
@@ -219,5 +321,24 @@ flaz_bench fits flaz-lz4 $FITS_MIB compressor lz4
 flaz_bench fits flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
 fits_ratios
 
+say
+say "writes: fio 4 KiB randwrite + fsync each, ${WRITE_S} s; PostMark (1000 files of 0.5-16 KiB, 3000 transactions) on ext4"
+wrow config "fio IOPS" "p50(us)" "p99(us)" "PostMark t/s" "commits/s" "meta B/MiB"
+write_bench none /dev/mapper/slowhdd
+dmsetup create cmeta --table "0 16384 linear $SSD 0"
+dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
+dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
+dmsetup create cached --table \
+	"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata /dev/mapper/slowhdd 64 1 writethrough smq 0"
+write_bench dm-cache /dev/mapper/cached
+dmsetup remove cached
+dmsetup remove cdata
+dmsetup remove cmeta
+dmsetup create vol --table "0 $N flaz /dev/mapper/slowhdd $SSD 3 compressor lz4 cold"
+write_bench flaz-lz4 /dev/mapper/vol
+dmsetup remove vol
+write_ratios
+
 dmsetup remove slowhdd
 table_size
+dram_size

@@ -429,3 +429,83 @@ t_cache_remove_then_hdd() {
 	removed_hdd_matches vol 24
 	must dmsetup remove ssdslice
 }
+
+# The disks with 4096-byte logical blocks (4Kn) and the SSD that takes discards (lib.sh).
+HDD4K=/dev/vdd
+SSD4K=/dev/vde
+SSDDISC=/dev/vdf
+
+# t_cache_4kn 4kn-ssd|4kn-hdd: a volume over a 4Kn SSD (and a 512-byte HDD), or a 4Kn HDD
+# (and a 512-byte SSD slice): fio writes and verifies 4 KiB and mixed blocks, ext4 files
+# read back cold and from the cache match, re-reads are counted as hits, and no SSD error.
+t_cache_4kn() {
+	lbs=$(blockdev --getss $HDD4K)/$(blockdev --getss $SSD4K)
+	[ "$lbs" = 4096/4096 ] || fail "the 4Kn disks have logical blocks $lbs, want 4096/4096"
+	case $1 in
+	4kn-ssd)
+		must dmsetup create h4 --table "0 $((64 * 2048)) linear $HDD 0"
+		k_ssd=$SSD4K
+		;;
+	4kn-hdd)
+		must dmsetup create h4 --table "0 $(sectors $HDD4K) linear $HDD4K 0"
+		must dmsetup create s4 --table "0 $((32 * 2048)) linear $SSD 0"
+		k_ssd=/dev/mapper/s4
+		;;
+	esac
+	must dmsetup create vol --table "0 $(sectors /dev/mapper/h4) flaz /dev/mapper/h4 $k_ssd 1 cold"
+	vlbs=$(blockdev --getss /dev/mapper/vol)
+	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite \
+		--size=16M --verify=crc32c --verify_fatal=1 --refill_buffers \
+		--buffer_compress_percentage=50 --group_reporting \
+		--name=bs4k --bs=4k --offset=0 \
+		--name=mixed --bssplit=4k/40:8k/20:64k/30:128k/10 --offset=16M >/tmp/fio.out 2>&1
+	rc=$?
+	grep -E 'err=|verify' /tmp/fio.out
+	wait_settled vol
+	h0=$(status_val vol read_hits)
+	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite \
+		--size=16M --verify=crc32c --verify_only --group_reporting \
+		--name=bs4k --bs=4k --offset=0 >/tmp/fio2.out 2>&1
+	rc2=$?
+	h1=$(status_val vol read_hits)
+	errors=$(status_val vol ssd_errors)
+	show_status vol
+	must dmsetup remove vol
+	dmsetup remove s4 2>/dev/null
+	must dmsetup remove h4
+	[ "$vlbs" = 4096 ] || fail "the volume has logical blocks of $vlbs bytes, want 4096 (the 4Kn device's)"
+	[ $rc -eq 0 ] || fail "fio exited $rc: $(grep -iE 'verify|error' /tmp/fio.out | head -n 2 | tr '\n' ' ')"
+	[ $rc2 -eq 0 ] || fail "fio verify-only exited $rc2: $(grep -iE 'verify|error' /tmp/fio2.out | head -n 2 | tr '\n' ' ')"
+	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
+	[ $((h1 - h0)) -ge 2048 ] || fail "re-reading 16 MiB added $((h1 - h0)) read_hits, want >= 2048 (half of 4096)"
+}
+
+# Discard before reuse: a 32 MiB SSD that takes discards (holes read as zeros) under a fill
+# load 4x its size, of 2:1 data in 4 KiB extents (one slot each: thousands of extents
+# evicted, discarded and reused). No slot may read back discarded (zeros fail the slot's
+# checks): ssd_errors stays 0, every byte is right, and the SSD really received discards.
+t_cache_discard_reuse() {
+	[ "$(cat /sys/block/vdf/queue/discard_max_bytes)" != 0 ] || fail "$SSDDISC does not take discards"
+	d0=$(awk '{print $12}' /sys/block/vdf/stat)
+	must dmsetup create hd --table "0 $((128 * 2048)) linear $HDD 0"
+	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
+		--size=128M --direct=1 --refill_buffers --buffer_compress_percentage=50
+	want=$(sha_mib /dev/mapper/hd 0 128)
+	must dmsetup create vol --table "0 $((128 * 2048)) flaz /dev/mapper/hd $SSDDISC 3 extent_kib 4 cold"
+	got1=$(sha_mib /dev/mapper/vol 0 128)
+	wait_settled vol
+	got2=$(sha_mib /dev/mapper/vol 0 128)
+	wait_settled vol
+	got3=$(sha_mib /dev/mapper/vol 0 128)
+	show_status vol
+	errors=$(status_val vol ssd_errors)
+	evictions=$(status_val vol evictions)
+	must dmsetup remove vol
+	must dmsetup remove hd
+	d1=$(awk '{print $12}' /sys/block/vdf/stat)
+	[ "$got1" = "$want" ] && [ "$got2" = "$want" ] && [ "$got3" = "$want" ] ||
+		fail "reading 128 MiB three times through the volume did not give the HDD's bytes each time"
+	[ "$evictions" -gt 0 ] || fail "evictions=0 reading 4x the SSD, want > 0"
+	[ $((d1 - d0)) -gt 0 ] || fail "the SSD received no discard"
+	[ "$errors" = 0 ] || fail "ssd_errors=$errors under fill load with discards, want 0"
+}

@@ -101,7 +101,7 @@ t_table_no_options() {
 STATUS_KEYS="mode reads writes read_hits read_misses write_hits write_misses fills bypasses
 blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_extents
 total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards
-hdd_errors ssd_errors table_bytes"
+hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason dram_bytes meta_bytes"
 
 t_status_keys() {
 	must dmsetup create vol --table "$(flaz_table)"
@@ -144,6 +144,14 @@ t_message_refusals() {
 	refused 'low_watermark' dmsetup message vol 0 low_watermark 0
 	refused 'compressor|reload' dmsetup message vol 0 compressor lz4
 	got=$(dmsetup table vol | cut -d' ' -f6-)
+	# suspended, the SSD is not the volume's to write: messages that write it are refused
+	must dmsetup suspend vol
+	refused 'invalidate: the volume is suspended' dmsetup message vol 0 invalidate
+	refused 'passthrough: the volume is suspended' dmsetup message vol 0 passthrough 1
+	mode=$(status_val vol mode)
+	must dmsetup resume vol
+	must dmsetup message vol 0 invalidate
 	must dmsetup remove vol
 	[ "$got" = 0 ] || fail "refused messages changed the options to '$got'"
+	[ "$mode" = normal ] || fail "mode=$mode after a refused 'passthrough 1', want normal"
 }

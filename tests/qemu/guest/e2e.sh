@@ -68,6 +68,9 @@ check cache-ext4-ratio t_cache_fs_ratio ext4
 check cache-xfs-corpus t_cache_fs_corpus xfs
 check cache-xfs-ratio t_cache_fs_ratio xfs
 check cache-remove-then-hdd t_cache_remove_then_hdd
+check cache-4kn-ssd t_cache_4kn 4kn-ssd
+check cache-4kn-hdd t_cache_4kn 4kn-hdd
+check cache-discard-reuse t_cache_discard_reuse
 check persist-warm-dmsetup t_persist_warm dmsetup
 check persist-warm-flazctl t_persist_warm flazctl
 check persist-refusals t_persist_refusals
@@ -76,6 +79,8 @@ check persist-ssd-error-reads t_persist_fault error-reads
 check persist-ssd-corrupt-reads t_persist_fault corrupt-reads
 check persist-ssd-drop-writes t_persist_fault drop-writes
 check persist-ssd-error-writes t_persist_fault error-writes
+check persist-fail-closed t_persist_fail_closed
+check persist-unusable-ssd t_persist_unusable
 check persist-fuzz t_persist_fuzz
 check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 check module-unload t_module_unload

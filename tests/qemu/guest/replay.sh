@@ -8,6 +8,12 @@
 # non-persistent snapshot of the target takes the writes of loading the volume, flaz is
 # created over the snapshot's slices WITHOUT cold, and every block of the volume must equal
 # the HDD slice's.
+# Disks keep completed writes in a volatile cache until a FLUSH, so each point is a crash
+# state of that model (CrashMonkey's): on top of the entries up to the point, a seeded
+# random subset of the writes logged before the next point, which no flush had covered
+# yet, among the SSD's writes, the HDD's or both's, in turn (replay-log --subset). The
+# single log records a flush of either disk as a flush of both, so a state where one disk
+# flushed and the other did not is not built. FLAZ_REPLAY_SEED=N repeats a run's states.
 # Layout: vda [0,64) MiB HDD area, [64,144) replay target, [144,512) log; vdb [0,16) SSD
 # area, [32,128) the snapshot's COW.
 . /flaz/lib.sh
@@ -89,6 +95,8 @@ t_points() {
 			/tmp/points | uniq >/tmp/chosen
 	fi
 	linear cow $SSD 32 96
+	seed=${FLAZ_REPLAY_SEED:-$(od -An -tu4 -N 4 /dev/urandom | tr -d ' ')}
+	info "replay crash states: seed $seed (FLAZ_REPLAY_SEED=$seed repeats them)"
 	start=0
 	checked=0
 	warm=0
@@ -99,7 +107,21 @@ t_points() {
 		must replay-log --log $LOG --replay $TARGET --start $start --end "$p"
 		start=$((p + 1))
 		checked=$((checked + 1))
-		one_point "$p" || bad=$((bad + 1))
+		# the writes after p that the next point would make durable, some of them lost
+		q=$(awk -v p="$p" '$1 > p { print $1; exit }' /tmp/points)
+		state="entries 0..$p"
+		if [ -n "$q" ] && [ "$q" -gt $((p + 1)) ]; then
+			case $((checked % 3)) in
+			0) disk=both range= ;;
+			1) disk=SSD range="--range $((HDD_MIB * 2048)):$((BOTH_MIB * 2048 - 1))" ;;
+			2) disk=HDD range="--range 0:$((HDD_MIB * 2048 - 1))" ;;
+			esac
+			# shellcheck disable=SC2086 # range is empty or two words
+			sub=$(replay-log --log $LOG --replay $TARGET --start $((p + 1)) --end $((q - 1)) \
+				--subset $((seed + p)) $range) || fail "replay-log --subset failed at entry $p"
+			state="$state, then of $((p + 1))..$((q - 1)) on the $disk: $sub (subset seed $((seed + p)))"
+		fi
+		one_point "$p" "$state" || bad=$((bad + 1))
 	done
 	must dmsetup remove cow
 	info "$checked of $n FLUSH/FUA points checked; $warm loaded cached blocks; $bad failed"
@@ -111,10 +133,11 @@ now() { cut -d' ' -f1 /proc/uptime; }
 # since T0 [T1]: seconds from uptime T0 to T1 (default now)
 since() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.1f", b - a }'; }
 
-# one_point ENTRY: the check at one replay point (the target holds entries 0..ENTRY); sets
-# warm; appends a reason to /tmp/bad and returns 1 on failure.
+# one_point ENTRY STATE: the check at one replay point (the target holds entries 0..ENTRY,
+# and what STATE says); sets warm; appends a reason to /tmp/bad and returns 1 on failure.
 one_point() {
 	op=$1
+	op_state=$2
 	t_load=$(now)
 	dmsetup create snap --table "0 $((BOTH_MIB * 2048)) snapshot $TARGET /dev/mapper/cow N 8" ||
 		{ echo "entry $op: no snapshot; " >>/tmp/bad; return 1; }
@@ -134,12 +157,12 @@ one_point() {
 		blkcmp /dev/mapper/vol /dev/mapper/rhdd --show 3 >/tmp/blkcmp.out 2>&1
 		op_cmp=$?
 		# progress on the console: seconds to replay, to load the volume, to compare
-		echo "replay: entry $op: blocks_cached=$op_cached $(tail -n 1 /tmp/blkcmp.out)" \
+		echo "replay: $op_state: blocks_cached=$op_cached $(tail -n 1 /tmp/blkcmp.out)" \
 			"(replay $(since $t_replay $t_load) s, load $(since $t_load $t_cmp) s, compare $(since $t_cmp) s)" |
 			tee /dev/console
 		if [ $op_cmp -ne 0 ]; then
 			cat /tmp/blkcmp.out
-			echo "entry $op (blocks_cached=$op_cached): $(tail -n 1 /tmp/blkcmp.out); " >>/tmp/bad
+			echo "entry $op ($op_state; blocks_cached=$op_cached): $(tail -n 1 /tmp/blkcmp.out); " >>/tmp/bad
 			op_rc=1
 		fi
 		dmsetup remove vol || { echo "entry $op: cannot remove the volume; " >>/tmp/bad; op_rc=1; }
