@@ -576,6 +576,75 @@ static bool extent_durable(struct flaz_cache *c, u32 ext)
 	return !test_bit(ext, c->unflushed) && !test_bit(ext, c->failed);
 }
 
+/*
+ * Replace the saved state by a new, empty generation. Until that is on the SSD,
+ * the generation it replaces is remembered as void (void_gens).
+ */
+static int void_generation(struct flaz_meta *m)
+{
+	u64 gen = m->sb.gen;
+	u8 uuid[16];
+	int r;
+
+	memcpy(uuid, m->sb.uuid, sizeof(uuid));
+	/* the block layer would let the writes through with a warning */
+	r = bdev_read_only(m->c->ssd) ? -EROFS : format(m, m->sb.seq);
+	if (!r) {
+		if (m->void_pending)
+			void_gen_del(m->void_uuid, m->void_gen);
+		m->void_pending = false;
+		return 0;
+	}
+	/* format() replaced m->sb: remember the one that is on the SSD */
+	remember_void(m, uuid, gen);
+	return r;
+}
+
+/*
+ * The superblock carrying the marks of @held writes did not reach the SSD, so
+ * they may not go to the HDD yet: the saved state could serve older data for
+ * their blocks after a restart. Void it first and go passthrough; if the SSD
+ * takes no write at all, hold them and try again, up to ssd_hold_s.
+ */
+static void fail_closed(struct flaz_meta *m, struct bio_list *held)
+{
+	struct flaz_cache *c = m->c;
+	unsigned long hold = flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S) * HZ;
+	const char *name = dm_table_device_name(c->ti->table);
+
+	if (!m->hold_since)
+		WRITE_ONCE(m->hold_since, jiffies | 1);
+	if (void_generation(m) && time_before(jiffies, m->hold_since + hold)) {
+		flaz_intent_hold(c->intent, held);
+		queue_delayed_work(c->wq.io, &m->retry, META_RETRY);
+		return;
+	}
+	if (m->void_pending)
+		DMERR("%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded",
+		      name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
+	else
+		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
+	WRITE_ONCE(m->hold_since, 0);
+	flaz_cache_ssd_failed(c);
+	release(held);
+}
+
+/* Make the bits of waiting writes durable, then let them go. */
+static void mark(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	struct bio_list released = BIO_EMPTY_LIST;
+
+	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+	if (write_sb(m, 0)) {
+		fail_closed(m, &released);
+		return;
+	}
+	WRITE_ONCE(m->hold_since, 0);
+	flaz_intent_written(c->intent, m->bitmap);
+	release(&released);
+}
+
 /* Encode table block @idx into @blk; returns whether an entry must wait for a later commit. */
 static bool encode_table_block(struct flaz_meta *m, u64 idx, u8 *blk)
 {
@@ -654,6 +723,9 @@ static bool write_table(struct flaz_meta *m)
 			if (write_table_run(m, first, n))
 				ok = false;
 			n = 0;
+			/* a write waiting for its mark waits for one run, not the whole commit */
+			if (flaz_intent_waiting(m->c->intent))
+				mark(m);
 		}
 		if (!n)
 			first = idx;
@@ -662,59 +734,6 @@ static bool write_table(struct flaz_meta *m)
 	if (n && write_table_run(m, first, n))
 		ok = false;
 	return ok;
-}
-
-/*
- * Replace the saved state by a new, empty generation. Until that is on the SSD,
- * the generation it replaces is remembered as void (void_gens).
- */
-static int void_generation(struct flaz_meta *m)
-{
-	u64 gen = m->sb.gen;
-	u8 uuid[16];
-	int r;
-
-	memcpy(uuid, m->sb.uuid, sizeof(uuid));
-	/* the block layer would let the writes through with a warning */
-	r = bdev_read_only(m->c->ssd) ? -EROFS : format(m, m->sb.seq);
-	if (!r) {
-		if (m->void_pending)
-			void_gen_del(m->void_uuid, m->void_gen);
-		m->void_pending = false;
-		return 0;
-	}
-	/* format() replaced m->sb: remember the one that is on the SSD */
-	remember_void(m, uuid, gen);
-	return r;
-}
-
-/*
- * The superblock carrying the marks of @held writes did not reach the SSD, so
- * they may not go to the HDD yet: the saved state could serve older data for
- * their blocks after a restart. Void it first and go passthrough; if the SSD
- * takes no write at all, hold them and try again, up to ssd_hold_s.
- */
-static void fail_closed(struct flaz_meta *m, struct bio_list *held)
-{
-	struct flaz_cache *c = m->c;
-	unsigned long hold = flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S) * HZ;
-	const char *name = dm_table_device_name(c->ti->table);
-
-	if (!m->hold_since)
-		WRITE_ONCE(m->hold_since, jiffies | 1);
-	if (void_generation(m) && time_before(jiffies, m->hold_since + hold)) {
-		flaz_intent_hold(c->intent, held);
-		queue_delayed_work(c->wq.io, &m->retry, META_RETRY);
-		return;
-	}
-	if (m->void_pending)
-		DMERR("%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded",
-		      name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
-	else
-		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
-	WRITE_ONCE(m->hold_since, 0);
-	flaz_cache_ssd_failed(c);
-	release(held);
 }
 
 /*
@@ -729,6 +748,9 @@ static void commit(struct flaz_meta *m, bool clean)
 	u32 ext;
 	bool ok = true;
 
+	/* writes waiting for their marks go first: the flushes below take a while */
+	if (flaz_intent_waiting(c->intent))
+		mark(m);
 	flaz_intent_commit_begin(c->intent);
 	/* the HDD holds every write that completed before the commit began */
 	if (blkdev_issue_flush(c->hdd)) {
@@ -765,22 +787,6 @@ static void commit(struct flaz_meta *m, bool clean)
 		flaz_stats_add(c->stats, FLAZ_STAT_COMMITS, 1);
 		free_evicted(m, evicted);
 	}
-	release(&released);
-}
-
-/* Make the bits of waiting writes durable, then let them go. */
-static void mark(struct flaz_meta *m)
-{
-	struct flaz_cache *c = m->c;
-	struct bio_list released = BIO_EMPTY_LIST;
-
-	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
-	if (write_sb(m, 0)) {
-		fail_closed(m, &released);
-		return;
-	}
-	WRITE_ONCE(m->hold_since, 0);
-	flaz_intent_written(c->intent, m->bitmap);
 	release(&released);
 }
 
