@@ -265,6 +265,9 @@ static int check_sb(struct flaz_meta *m, bool cold, char **error)
 		*error = "SSD holds no flaz superblock and is not blank (give 'cold' to overwrite it)";
 		return -EINVAL;
 	}
+	/* void: load() starts empty, whatever the HDD holds now */
+	if (void_gen_known(sb.uuid, sb.gen))
+		return 0;
 	*error = (char *)mismatch(m, &sb);
 	if (*error)
 		return -EINVAL;
