@@ -22,6 +22,7 @@ t_warm() {
 	[ -n "$cached" ] || fail "no blocks_cached in the status: $(vol_status)"
 	info "round $ROUND: after the crash the volume came back with blocks_cached=$cached; status: $(vol_status)"
 	[ "$cached" -gt 0 ] || info "round $ROUND: the cache came back EMPTY (allowed, but nothing loaded was checked)"
+	info "WARM $cached"
 }
 
 t_no_stale() {

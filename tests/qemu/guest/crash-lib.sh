@@ -2,6 +2,8 @@
 # after lib.sh). Volumes are small so a TCG guest gets through them in seconds.
 HDD_MIB=64
 SSD_MIB=16
+# What the SSD holds is what the crash left: no check may blank it (lib.sh blank_ssd).
+KEEP_SSD=1
 
 # info TEXT: a line the host copies to its stderr (not a check).
 info() {

@@ -46,7 +46,9 @@ must() {
 # superblock copies and the start of the table, which also blanks dm-linear slices at the
 # SSD's start. Not while a device-mapper device is left: that is a check going on with the
 # volume of the one before (and a live volume's SSD is not ours to overwrite).
+# Suites whose SSD must survive from boot to boot (the crash suites) set KEEP_SSD=1.
 blank_ssd() {
+	[ "${KEEP_SSD:-0}" = 1 ] && return 0
 	dmsetup ls 2>/dev/null | grep -q '(' && return 0
 	dd if=/dev/zero of=$SSD bs=64k count=1 conv=fsync 2>/dev/null
 }
