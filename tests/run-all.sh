@@ -8,6 +8,7 @@ export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
 LOGS=$FLAZ_CACHE/logs
 RESULTS=$LOGS/results.txt
 SERIES=(6.12 6.1)
+TIMES=
 cd "$REPO"
 mkdir -p "$LOGS"
 : >"$RESULTS"
@@ -27,6 +28,7 @@ suite() {
 	fi
 	sed '/^$/d' <<<"$out" | tee -a "$RESULTS"
 	echo "   ($name: $((SECONDS - t0)) s)" >&2
+	TIMES+="$name $((SECONDS - t0)) s, "
 }
 
 # Module for each Debian kernel: must build with zero warnings.
@@ -75,6 +77,7 @@ else
 	done
 fi
 
+echo "suite times: ${TIMES%, } (total $SECONDS s)"
 passed=$(grep -c '^PASS ' "$RESULTS")
 failed=$(grep -c '^FAIL ' "$RESULTS")
 echo "$passed passed, $failed failed"

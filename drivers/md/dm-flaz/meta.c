@@ -45,6 +45,12 @@
 #define META_READ_BLOCKS	64U	/* table blocks per read at load: 256 KiB */
 #define META_COMMIT		0	/* flags: a commit was asked for */
 #define META_RETRY		(HZ / 4)	/* between tries of an SSD that failed a mark */
+/*
+ * Commits asked for sooner after the last one wait this long, so a FLUSH per
+ * write (fsync) costs a commit per batch, not per write: the marks alone keep
+ * the cache correct, a commit only keeps it warm.
+ */
+#define META_COMMIT_GAP		(HZ / 10)
 #define META_FREE_BATCH		1024U	/* evicted extents discarded and freed at a time */
 /*
  * A superblock promises that no slot or extent seq below its next_seq + this
@@ -68,6 +74,7 @@ struct flaz_meta {
 	bool loaded;
 	bool running;
 	unsigned long hold_since;	/* jiffies: writes held since a mark failed */
+	unsigned long last_commit;	/* jiffies */
 	bool void_pending;		/* void_gen is void in memory, not yet on the SSD */
 	u8 void_uuid[16];
 	u64 void_gen;
@@ -798,6 +805,7 @@ static void meta_work(struct work_struct *work)
 	struct flaz_meta *m = container_of(work, struct flaz_meta, work);
 	struct flaz_cache *c = m->c;
 	struct bio_list released = BIO_EMPTY_LIST;
+	bool later = false;
 
 	mutex_lock(&m->lock);
 	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
@@ -807,14 +815,22 @@ static void meta_work(struct work_struct *work)
 		release(&released);
 		if (m->void_pending)
 			void_generation(m);
+	} else if (test_bit(META_COMMIT, &m->flags) &&
+		   time_before(jiffies, m->last_commit + META_COMMIT_GAP)) {
+		if (flaz_intent_waiting(c->intent))
+			mark(m);
+		queue_delayed_work(c->wq.io, &m->retry,
+				   m->last_commit + META_COMMIT_GAP - jiffies);
+		later = true;
 	} else if (test_and_clear_bit(META_COMMIT, &m->flags)) {
 		commit(m, false);
+		m->last_commit = jiffies;
 	} else if (flaz_intent_waiting(c->intent)) {
 		mark(m);
 	}
 	mutex_unlock(&m->lock);
-	/* while writes are held, the retry comes after a pause */
-	if (!READ_ONCE(m->hold_since) &&
+	/* while writes are held, or the commit waits for its gap, the retry comes later */
+	if (!later && !READ_ONCE(m->hold_since) &&
 	    (test_bit(META_COMMIT, &m->flags) || flaz_intent_waiting(c->intent)))
 		queue_work(c->wq.io, &m->work);
 }
@@ -938,6 +954,7 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	INIT_WORK(&m->work, meta_work);
 	INIT_DELAYED_WORK(&m->tick, tick_work);
 	INIT_DELAYED_WORK(&m->retry, retry_work);
+	m->last_commit = jiffies - META_COMMIT_GAP;
 	m->buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
 	m->bitmap = kzalloc(FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
 	m->entries = kcalloc(FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);

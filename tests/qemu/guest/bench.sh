@@ -207,7 +207,7 @@ dram_size() {
 			fixed = dram - tb - pe * ext
 			printf "::  bench SSD %d MiB: dram_bytes %d (table %d, %d extents, fixed %d): %.2f MiB per GiB\n",
 				ssd / 1048576, dram, tb, ext, fixed, dram / ssd * 1024
-			tssd = 2 ^ 40; thdd = 10 * 2 ^ 40
+			tssd = 1099511627776; thdd = 10 * tssd	# busybox awk has no ^
 			e = tssd / (ek * 1024); lines = e * ek / 4 * ob / 100
 			tag = bits((thdd / 4096 - 1) / lines); if (tag > maxtag) tag = maxtag
 			w = lenb + bits(ek * 1024 / 32 - 1) + bits(e - 1) + tag

@@ -552,6 +552,53 @@ t_persist_unusable() {
 		fail "with the SSD writable again the volume returned the old data ($w_cached blocks loaded)"
 }
 
+# t_persist_mode_vs_suspend: the SSD fails every read while fio verifies the cached data
+# set and the volume is suspended and resumed over and over, so the mode changes that the
+# faults ask for race the suspends (a change is completed or deferred to resume, never
+# lost, never run while suspended). fio sees every byte right, and in the end the mode is
+# the one the fault count gives.
+t_persist_mode_vs_suspend() {
+	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
+	must dmsetup create pflk --table "0 $((P_SSD_MIB * 2048)) flakey $SSD 0 1000000 0"
+	P_ERROR_READS="1 error_reads"
+	p_flakey error-reads >/dev/null 2>&1 || P_ERROR_READS=0
+	must p_flakey healthy
+	must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 3 ssd_hold_s 2 cold"
+	p_fio write 1
+	wait_settled pv
+	kmsg_mark
+	must p_flakey error-reads
+	p_fio during 1 --verify_only --loops=4 &
+	fio_pid=$!
+	i=0
+	while [ $i -lt 12 ] && kill -0 $fio_pid 2>/dev/null; do
+		must dmsetup suspend pv
+		sleep 0.2
+		must dmsetup resume pv
+		sleep 0.3
+		i=$((i + 1))
+	done
+	wait $fio_pid || fail "$(cat /tmp/why)"
+	sleep 1
+	errors=$(dmsetup status pv | errors_of)
+	mode=$(status_val pv mode)
+	show_status pv
+	kmsg_new >/tmp/kmsg.race
+	must p_flakey healthy
+	must dmsetup message pv 0 passthrough 0
+	mode1=$(status_val pv mode)
+	must dmsetup remove pv
+	must dmsetup remove pflk
+	must dmsetup remove phdd
+	echo "$i suspend/resume cycles; $errors errors; mode $mode"
+	[ $i -ge 2 ] || fail "fio ended after $i suspend/resume cycles, want the race to last longer"
+	[ "$errors" -gt 0 ] || fail "no SSD error counted with every SSD read failing"
+	want=$(mode_for "$errors")
+	grep -Eq "$MSG_FAIL_CLOSED" /tmp/kmsg.race && want=passthrough
+	[ "$mode" = "$want" ] || fail "mode=$mode with $errors errors after the suspends, want $want"
+	[ "$mode1" = normal ] || fail "mode=$mode1 after 'passthrough 0', want normal"
+}
+
 # ---- fuzzed metadata
 
 # A seeded generator (an LCG; busybox has no seeded one): rnd N sets RND to 0..N-1.
