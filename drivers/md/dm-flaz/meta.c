@@ -465,6 +465,30 @@ static void remember_void(struct flaz_meta *m, const u8 *uuid, u64 gen)
 }
 
 /*
+ * Replace the saved state by a new, empty generation. Until that is on the SSD,
+ * the generation it replaces is remembered as void (void_gens).
+ */
+static int void_generation(struct flaz_meta *m)
+{
+	u64 gen = m->sb.gen;
+	u8 uuid[16];
+	int r;
+
+	memcpy(uuid, m->sb.uuid, sizeof(uuid));
+	/* the block layer would let the writes through with a warning */
+	r = bdev_read_only(m->c->ssd) ? -EROFS : format(m, m->sb.seq);
+	if (!r) {
+		if (m->void_pending)
+			void_gen_del(m->void_uuid, m->void_gen);
+		m->void_pending = false;
+		return 0;
+	}
+	/* format() replaced m->sb: remember the one that is on the SSD */
+	remember_void(m, uuid, gen);
+	return r;
+}
+
+/*
  * The SSD cannot be used at activation: the volume starts in passthrough, and
  * the state on it (if any could be read) is void, since writes will now reach
  * the HDD unmarked; a new generation replaces it once the SSD takes writes.
@@ -495,17 +519,13 @@ static int load(struct flaz_meta *m, bool cold)
 		return r ? load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
 	if (state == SB_OK && void_gen_known(m->sb.uuid, m->sb.gen)) {
-		u8 uuid[16];
-		u64 gen = m->sb.gen;
-
 		DMWARN("%s: the SSD's saved cache was left behind by writes it could not mark: starting empty",
 		       dm_table_device_name(c->ti->table));
-		memcpy(uuid, m->sb.uuid, sizeof(uuid));
-		r = format(m, max_seq);
-		if (r)
-			return load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
-		void_gen_del(uuid, gen);
-		return 0;
+		/* ours to replace: void_generation() forgets it once the new one is on */
+		memcpy(m->void_uuid, m->sb.uuid, sizeof(m->void_uuid));
+		m->void_gen = m->sb.gen;
+		m->void_pending = true;
+		return void_generation(m) ? load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
 	why = state == SB_OK ? mismatch(m, &m->sb) : "SSD superblock is unusable";
 	if (why) {
@@ -584,30 +604,6 @@ static void free_evicted(struct flaz_meta *m, u32 nr)
 static bool extent_durable(struct flaz_cache *c, u32 ext)
 {
 	return !test_bit(ext, c->unflushed) && !test_bit(ext, c->failed);
-}
-
-/*
- * Replace the saved state by a new, empty generation. Until that is on the SSD,
- * the generation it replaces is remembered as void (void_gens).
- */
-static int void_generation(struct flaz_meta *m)
-{
-	u64 gen = m->sb.gen;
-	u8 uuid[16];
-	int r;
-
-	memcpy(uuid, m->sb.uuid, sizeof(uuid));
-	/* the block layer would let the writes through with a warning */
-	r = bdev_read_only(m->c->ssd) ? -EROFS : format(m, m->sb.seq);
-	if (!r) {
-		if (m->void_pending)
-			void_gen_del(m->void_uuid, m->void_gen);
-		m->void_pending = false;
-		return 0;
-	}
-	/* format() replaced m->sb: remember the one that is on the SSD */
-	remember_void(m, uuid, gen);
-	return r;
 }
 
 /*
