@@ -244,6 +244,21 @@ p_flakey() {
 	dmsetup reload pflk --table "$fk_t" && dmsetup resume pflk
 }
 
+# The HDD slice and the SSD slice behind dm-flakey (pflk, healthy), and their removal.
+p_flakey_slices() {
+	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
+	must dmsetup create pflk --table "0 $((P_SSD_MIB * 2048)) flakey $SSD 0 1000000 0"
+}
+p_flakey_remove() {
+	must dmsetup remove pflk
+	must dmsetup remove phdd
+}
+
+# pv, cold, over the slices through pflk; writes wait 2 s (not 30) for a failing SSD.
+p_flakey_create() {
+	must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 3 ssd_hold_s 2 cold"
+}
+
 # p_fio WHAT SEED [ARGS...]: the fio data set of seed SEED (crc32c headers in 64 KiB blocks)
 # on pv; fails the check on a non-zero exit, a verify failure or any job error.
 p_fio() {
@@ -322,8 +337,7 @@ flakey_corrupts_reads() {
 # pflk healthy again, "passthrough 0" brings back mode normal and the cache fills again.
 t_persist_fault() {
 	fault=$1
-	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
-	must dmsetup create pflk --table "0 $((P_SSD_MIB * 2048)) flakey $SSD 0 1000000 0"
+	p_flakey_slices
 	# which faults this kernel's dm-flakey has (probed on the blank SSD, before the cache)
 	P_ERROR_READS="1 error_reads"
 	if [ $fault = error-reads ] && ! p_flakey error-reads; then
@@ -335,8 +349,7 @@ t_persist_fault() {
 		if ! flakey_corrupts_reads; then
 			must p_flakey healthy
 			note "dm-flakey does not corrupt reads on this kernel ($(uname -r)): skipped"
-			must dmsetup remove pflk
-			must dmsetup remove phdd
+			p_flakey_remove
 			return 0
 		fi
 	fi
@@ -345,14 +358,14 @@ t_persist_fault() {
 	# of the cache whose second fill (extents are used in turn) left valid slots of the
 	# same blocks, with other data, where this life's writes will go.
 	if [ $fault = drop-writes ]; then
-		must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 3 ssd_hold_s 2 cold"
+		p_flakey_create
 		p_fio history-write 1 --do_verify=0
 		must dmsetup message pv 0 invalidate
 		p_fio history-fill 1 --verify_only
 		wait_settled pv
 		must dmsetup remove pv
 	fi
-	must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 3 ssd_hold_s 2 cold"
+	p_flakey_create
 	must dmsetup create pfs --table "0 $((P_FS_MIB * 2048)) linear $PV 0"
 	# written and verified (read back from the cache)
 	p_fio write 1
@@ -411,8 +424,7 @@ t_persist_fault() {
 	show_status pv
 	must dmsetup remove pfs
 	must dmsetup remove pv
-	must dmsetup remove pflk
-	must dmsetup remove phdd
+	p_flakey_remove
 	[ "$hdd_errors" = 0 ] || fail "hdd_errors=$hdd_errors, want 0 (only the SSD failed)"
 	[ "$errors" -gt 0 ] || fail "ssd_errors + meta_errors = 0 after $fault, want > 0"
 	# a write whose mark the SSD did not take sends the volume passthrough at once
@@ -459,9 +471,8 @@ MSG_FAIL_CLOSED="the SSD took no write for|the SSD failed a write-intent mark"
 # holds it, the new data, never the old cached one.
 t_persist_fail_closed() {
 	p_data
-	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
-	must dmsetup create pflk --table "0 $((P_SSD_MIB * 2048)) flakey $SSD 0 1000000 0"
-	must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 3 ssd_hold_s 2 cold"
+	p_flakey_slices
+	p_flakey_create
 	p_fill
 	c0=$(status_val pv blocks_cached)
 	# idle regions are cleared by the commits that follow: then every write needs a mark
@@ -490,8 +501,7 @@ t_persist_fail_closed() {
 	hdd=$(sha_mib $PHDD 0 $P_DATA_MIB)
 	show_status pv
 	must dmsetup remove pv
-	must dmsetup remove pflk
-	must dmsetup remove phdd
+	p_flakey_remove
 	echo "cached $c0 before, $c1 after the reload; writes took $((t1 - t0)) s"
 	[ "$c0" -gt 0 ] || fail "blocks_cached=0 before the fault: nothing to go stale"
 	[ "$got" = "$new_sha" ] || fail "the rewritten blocks read back wrong in passthrough"
@@ -558,12 +568,11 @@ t_persist_unusable() {
 # lost, never run while suspended). fio sees every byte right, and in the end the mode is
 # the one the fault count gives.
 t_persist_mode_vs_suspend() {
-	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
-	must dmsetup create pflk --table "0 $((P_SSD_MIB * 2048)) flakey $SSD 0 1000000 0"
+	p_flakey_slices
 	P_ERROR_READS="1 error_reads"
 	p_flakey error-reads >/dev/null 2>&1 || P_ERROR_READS=0
 	must p_flakey healthy
-	must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD $PFLK 3 ssd_hold_s 2 cold"
+	p_flakey_create
 	p_fio write 1
 	wait_settled pv
 	kmsg_mark
@@ -588,8 +597,7 @@ t_persist_mode_vs_suspend() {
 	must dmsetup message pv 0 passthrough 0
 	mode1=$(status_val pv mode)
 	must dmsetup remove pv
-	must dmsetup remove pflk
-	must dmsetup remove phdd
+	p_flakey_remove
 	echo "$i suspend/resume cycles; $errors errors; mode $mode"
 	[ $i -ge 2 ] || fail "fio ended after $i suspend/resume cycles, want the race to last longer"
 	[ "$errors" -gt 0 ] || fail "no SSD error counted with every SSD read failing"
