@@ -766,6 +766,7 @@ static void reclaim_work(struct work_struct *work)
 		for_each_set_bit(id, c->victims, total) {
 			clear_bit(id, c->failed);
 			clear_bit(id, c->victims);
+			flaz_meta_evict(c->meta, id);
 			flaz_alloc_retire(c->alloc, id);
 		}
 		flaz_meta_kick(c->meta);
@@ -810,8 +811,10 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 	mutex_lock(&c->reclaim_lock);
 	flaz_l2p_drop(c->l2p, NULL);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, RECLAIM_BATCH)))
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			flaz_meta_evict(c->meta, ids[i]);
 			flaz_alloc_retire(c->alloc, ids[i]);
+		}
 	mutex_unlock(&c->reclaim_lock);
 	flaz_meta_kick(c->meta);
 	flaz_cache_kick_reclaim(c);

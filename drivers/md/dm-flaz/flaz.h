@@ -154,7 +154,8 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t);
 u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims);
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
-bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx);
+bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale);
+void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx);
 void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx, bool dirty);
 bool flaz_l2p_any_dirty(struct flaz_l2p *t);
 
@@ -220,6 +221,7 @@ int flaz_meta_resume(struct flaz_meta *m, bool cold);
 void flaz_meta_suspend(struct flaz_meta *m);
 void flaz_meta_kick(struct flaz_meta *m);
 void flaz_meta_mark(struct flaz_meta *m);
+void flaz_meta_evict(struct flaz_meta *m, u32 ext);
 int flaz_meta_reformat(struct flaz_meta *m);
 void flaz_meta_module_exit(void);
 

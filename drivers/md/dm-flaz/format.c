@@ -39,7 +39,8 @@ static __u64 head_sectors(__u64 nr_extents, __u32 extent_sectors,
 			  __u32 blocks_per_extent, __u32 overbook, __u64 *meta_sectors)
 {
 	__u64 blocks = div64_u64(lines_for(nr_extents, blocks_per_extent, overbook) +
-				 FLAZ_META_ENTRIES - 1, FLAZ_META_ENTRIES);
+				 FLAZ_META_ENTRIES - 1, FLAZ_META_ENTRIES) +
+		       div64_u64(nr_extents + FLAZ_GEN_ENTRIES - 1, FLAZ_GEN_ENTRIES);
 
 	*meta_sectors = blocks * FLAZ_BLOCK_SECTORS;
 	return round_up_u64(FLAZ_SB_SECTORS + *meta_sectors, extent_sectors);
@@ -101,6 +102,7 @@ int flaz_geometry_init(struct flaz_geometry *g, __u64 ssd_sectors,
 	g->data_start = head_sectors(n, es, bpe, overbook, &g->meta_sectors);
 	g->nr_extents = n;
 	g->nr_lines = lines_for(n, bpe, overbook);
+	g->gen_start = g->meta_start + flaz_table_blocks(g) * FLAZ_BLOCK_SECTORS;
 	return 0;
 }
 
@@ -241,6 +243,7 @@ int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_i
 
 _Static_assert(sizeof(struct flaz_sb) == FLAZ_SB_HDR_BYTES, "superblock header size");
 _Static_assert(sizeof(struct flaz_meta_hdr) == 32, "table block header size");
+_Static_assert(sizeof(struct flaz_gen_hdr) == 32, "gen block header size");
 
 __u32 flaz_region_shift(__u64 hdd_blocks)
 {
@@ -295,6 +298,15 @@ static int all_zero(const void *p, __u32 len)
 		if (*b++)
 			return 0;
 	return 1;
+}
+
+int flaz_sb_other_version(const void *blk)
+{
+	const struct flaz_sb *sb = blk;
+
+	return le32_to_cpu(sb->magic) == FLAZ_SB_MAGIC &&
+	       le32_to_cpu(sb->version) != FLAZ_SB_VERSION &&
+	       le32_to_cpu(sb->crc) == block_crc(blk);
 }
 
 int flaz_sb_decode(const void *blk, struct flaz_sb_info *info)
@@ -379,11 +391,42 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 	return 0;
 }
 
+void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u8 *gens)
+{
+	struct flaz_gen_hdr *h = blk;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_le32(FLAZ_GEN_MAGIC);
+	h->gen = cpu_to_le64(gen);
+	h->commit = cpu_to_le64(commit);
+	h->index = cpu_to_le32(index);
+	memcpy(h + 1, gens, FLAZ_GEN_ENTRIES);
+	h->crc = cpu_to_le32(block_crc(blk));
+}
+
+int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u8 *gens)
+{
+	const struct flaz_gen_hdr *h = blk;
+
+	if (le32_to_cpu(h->magic) != FLAZ_GEN_MAGIC)
+		return -ENODATA;
+	if (le32_to_cpu(h->crc) != block_crc(blk))
+		return -EILSEQ;
+	if (le64_to_cpu(h->gen) != gen)
+		return -ENODATA;
+	if (le32_to_cpu(h->index) != index)
+		return -EILSEQ;
+	*commit = le64_to_cpu(h->commit);
+	memcpy(gens, h + 1, FLAZ_GEN_ENTRIES);
+	return 0;
+}
+
 #define ENTRY_OFF_SHIFT		8
 #define ENTRY_OFF_BITS		13
 #define ENTRY_EXT_SHIFT		(ENTRY_OFF_SHIFT + ENTRY_OFF_BITS)
 #define ENTRY_EXT_BITS		31
-#define ENTRY_TAG_SHIFT		(ENTRY_EXT_SHIFT + ENTRY_EXT_BITS)
+#define ENTRY_GEN_SHIFT		(ENTRY_EXT_SHIFT + ENTRY_EXT_BITS)
+#define ENTRY_TAG_SHIFT		(ENTRY_GEN_SHIFT + FLAZ_GEN_BITS)
 #define ENTRY_MASK(bits)	((1ULL << (bits)) - 1)
 
 _Static_assert(ENTRY_TAG_SHIFT + FLAZ_TAG_BITS == 64, "entry bits");
@@ -400,6 +443,7 @@ __u64 flaz_entry_pack(const struct flaz_entry_info *e)
 		return v | e->tag << ENTRY_OFF_SHIFT;
 	v |= (__u64)(e->off / FLAZ_SLOT_ALIGN & ENTRY_MASK(ENTRY_OFF_BITS)) << ENTRY_OFF_SHIFT;
 	v |= (__u64)(e->ext & ENTRY_MASK(ENTRY_EXT_BITS)) << ENTRY_EXT_SHIFT;
+	v |= (__u64)e->gen << ENTRY_GEN_SHIFT;
 	v |= (e->tag & ENTRY_MASK(FLAZ_TAG_BITS)) << ENTRY_TAG_SHIFT;
 	return v;
 }
@@ -413,6 +457,7 @@ void flaz_entry_unpack(__u64 v, struct flaz_entry_info *e)
 	} else if (e->units) {
 		e->off = ((v >> ENTRY_OFF_SHIFT) & ENTRY_MASK(ENTRY_OFF_BITS)) * FLAZ_SLOT_ALIGN;
 		e->ext = (v >> ENTRY_EXT_SHIFT) & ENTRY_MASK(ENTRY_EXT_BITS);
+		e->gen = (v >> ENTRY_GEN_SHIFT) & ENTRY_MASK(FLAZ_GEN_BITS);
 		e->tag = v >> ENTRY_TAG_SHIFT;
 	}
 }

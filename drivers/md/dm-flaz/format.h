@@ -10,7 +10,8 @@
  *                     write leaves the other one, and the valid one with the
  *                     higher seq is current
  *   meta_start        metadata area: the persisted table in 4 KiB table blocks of
- *                     FLAZ_META_ENTRIES entries, one entry per cache line
+ *                     FLAZ_META_ENTRIES entries, one entry per cache line, then
+ *                     the extent generations in gen blocks of FLAZ_GEN_ENTRIES
  *   data_start        extents, each extent_sectors long, data_start aligned to the
  *                     extent size so every extent is aligned to its size
  */
@@ -89,7 +90,8 @@ struct flaz_geometry {
 	__u32 blocks_per_extent;	/* 4 KiB data blocks per extent */
 	__u32 overbook;			/* percent: lines per data block */
 	__u64 meta_start;
-	__u64 meta_sectors;
+	__u64 meta_sectors;		/* table blocks, then gen blocks */
+	__u64 gen_start;		/* the first gen block */
 	__u64 data_start;
 	__u64 nr_extents;
 	__u64 nr_lines;
@@ -151,7 +153,7 @@ int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_i
  * whose table reflects every write to the region (see meta.c).
  */
 #define FLAZ_SB_MAGIC		0x42535a46U	/* "FZSB" */
-#define FLAZ_SB_VERSION		1U
+#define FLAZ_SB_VERSION		2U	/* 2: extent generations */
 #define FLAZ_SB_CLEAN		0x01U	/* shut down cleanly: no region marked */
 #define FLAZ_SB_FLAGS		FLAZ_SB_CLEAN
 #define FLAZ_SB_HDR_BYTES	256U
@@ -219,6 +221,9 @@ void flaz_sb_encode(void *blk, const struct flaz_sb_info *info, const void *bitm
  */
 int flaz_sb_decode(const void *blk, struct flaz_sb_info *info);
 
+/* Whether @blk, which flaz_sb_decode() refused, is a superblock of another format version. */
+int flaz_sb_other_version(const void *blk);
+
 /* The bitmap of a decoded superblock block. */
 static inline const void *flaz_sb_bitmap(const void *blk)
 {
@@ -258,17 +263,20 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 /*
  * A table entry as stored: bits 0-7 the slot's size in FLAZ_SLOT_ALIGN units
  * (0: empty, FLAZ_ENTRY_ZERO_UNITS: an all-zero block with no slot). A slot then
- * has its offset in the same units in bits 8-20, its extent in 21-51 and the low
- * FLAZ_TAG_BITS of its tag (block / nr_lines) in 52-63; a zero block has its
+ * has its offset in the same units in bits 8-20, its extent in 21-51, the
+ * extent's generation when the entry was made in 52-59 and the low
+ * FLAZ_TAG_BITS of its tag (block / nr_lines) in 60-63; a zero block has its
  * whole tag in bits 8-63.
  */
 #define FLAZ_ENTRY_ZERO_UNITS	255U
-#define FLAZ_TAG_BITS		12U
+#define FLAZ_TAG_BITS		4U
+#define FLAZ_GEN_BITS		8U
 
 struct flaz_entry_info {
 	__u32 units;		/* 0 empty, FLAZ_ENTRY_ZERO_UNITS zero, else slot size */
 	__u32 off;		/* bytes */
 	__u32 ext;
+	__u8 gen;		/* the extent's generation it was made in */
 	__u64 tag;
 };
 
@@ -281,5 +289,54 @@ void flaz_entry_unpack(__u64 v, struct flaz_entry_info *e);
  */
 int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry *g,
 		     __u64 line, __u64 hdd_blocks);
+
+/*
+ * Extent generations: a byte per extent, bumped each time the extent is evicted,
+ * so an entry left on the SSD for an evicted extent is void (its gen differs)
+ * without rewriting its table block: eviction costs one gen block, not a table
+ * rewrite. A gen block is this header and FLAZ_GEN_ENTRIES gens for the extents
+ * index * FLAZ_GEN_ENTRIES onwards; one of another format (gen) holds zeros.
+ */
+#define FLAZ_GEN_MAGIC		0x4e454758U	/* "XGEN" */
+
+struct flaz_gen_hdr {
+	__le32 magic;
+	__le32 crc;		/* crc32c of the whole 4 KiB block with crc = 0 */
+	__le64 gen;		/* the format's (superblock's) gen */
+	__le64 commit;
+	__le32 index;
+	__le32 reserved;
+};
+
+#define FLAZ_GEN_ENTRIES	(FLAZ_BLOCK_SIZE - sizeof(struct flaz_gen_hdr))
+
+void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u8 *gens);
+
+/* As flaz_meta_decode(), for a gen block: @gens gets FLAZ_GEN_ENTRIES bytes. */
+int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u8 *gens);
+
+/*
+ * The generation an extent at @gen gets when evicted; *wrapped is set when it
+ * comes back to 0, which entries written long ago may hold: before such an
+ * extent is used again every table block that may hold a void entry for it is
+ * rewritten (meta.c).
+ */
+static inline __u8 flaz_gen_next(__u8 gen, int *wrapped)
+{
+	gen = (gen + 1) & ((1U << FLAZ_GEN_BITS) - 1);
+	*wrapped = !gen;
+	return gen;
+}
+
+/* Table blocks and gen blocks of geometry @g. */
+static inline __u64 flaz_table_blocks(const struct flaz_geometry *g)
+{
+	return (g->nr_lines + FLAZ_META_ENTRIES - 1) / FLAZ_META_ENTRIES;
+}
+
+static inline __u64 flaz_gen_blocks(const struct flaz_geometry *g)
+{
+	return (g->nr_extents + FLAZ_GEN_ENTRIES - 1) / FLAZ_GEN_ENTRIES;
+}
 
 #endif

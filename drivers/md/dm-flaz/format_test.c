@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the on-SSD layout: size boundaries, alignment, metadata room;
- * and for the slots and extents written into it: round trips, every rejection, and
- * an extent packed exactly full.
+ * for the slots and extents written into it: round trips, every rejection, and
+ * an extent packed exactly full; and for the metadata blocks: superblock, table
+ * blocks and entries, gen blocks and generations.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -43,7 +44,8 @@ static void geometry_bad_params(struct kunit *test)
 
 /*
  * For many sizes: extents aligned to their size, everything inside the SSD, the
- * table fits its area, and the SSD has no room for one more extent.
+ * table and then the gen blocks fill the metadata area, and the SSD has no room
+ * for one more extent.
  */
 static void geometry_layout_invariants(struct kunit *test)
 {
@@ -60,6 +62,16 @@ static void geometry_layout_invariants(struct kunit *test)
 		KUNIT_EXPECT_GE(test, g.meta_sectors << FLAZ_SECTOR_SHIFT,
 				g.nr_lines * FLAZ_META_ENTRY_BYTES);
 		KUNIT_EXPECT_EQ(test, g.nr_lines, g.nr_extents * 8 * 2);
+		/* the gen blocks right after the table blocks, ending the metadata area */
+		KUNIT_EXPECT_EQ(test, g.gen_start,
+				g.meta_start + flaz_table_blocks(&g) * FLAZ_BLOCK_SECTORS);
+		KUNIT_EXPECT_GE(test, flaz_table_blocks(&g) * FLAZ_META_ENTRIES, g.nr_lines);
+		KUNIT_EXPECT_GE(test, flaz_gen_blocks(&g) * FLAZ_GEN_ENTRIES, g.nr_extents);
+		KUNIT_EXPECT_GE(test, flaz_gen_blocks(&g), 1ULL);
+		KUNIT_EXPECT_EQ(test, g.gen_start + flaz_gen_blocks(&g) * FLAZ_BLOCK_SECTORS,
+				g.meta_start + g.meta_sectors);
+		KUNIT_EXPECT_GE(test, g.data_start,
+				g.gen_start + flaz_gen_blocks(&g) * FLAZ_BLOCK_SECTORS);
 		/* Two extents' more space always makes room for at least one more extent. */
 		KUNIT_ASSERT_EQ(test, flaz_geometry_init(&more, s + g.extent_sectors * 2, 32, 200), 0);
 		KUNIT_EXPECT_GT(test, more.nr_extents, g.nr_extents);
@@ -503,6 +515,50 @@ static void sb_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
 }
 
+/* Give the superblock block @blk format version @version, its checksum made anew. */
+static void sb_set_version(u8 *blk, u32 version)
+{
+	struct flaz_sb *sb = (struct flaz_sb *)blk;
+
+	sb->version = cpu_to_le32(version);
+	sb->crc = 0;
+	sb->crc = cpu_to_le32(~flaz_crc32c(~0U, blk, FLAZ_BLOCK_SIZE));
+}
+
+/* A sound superblock of another format version is told apart from a damaged one. */
+static void sb_other_version(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, FLAZ_BLOCK_SIZE, GFP_KERNEL);
+	u8 *bitmap = kunit_kzalloc(test, FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
+	struct flaz_sb_info sb, out;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	KUNIT_ASSERT_NOT_NULL(test, bitmap);
+	KUNIT_EXPECT_FALSE(test, flaz_sb_other_version(blk));
+	sb_sample(&sb, test);
+	flaz_sb_encode(blk, &sb, bitmap);
+	KUNIT_ASSERT_EQ(test, flaz_sb_decode(blk, &out), 0);
+	KUNIT_EXPECT_FALSE(test, flaz_sb_other_version(blk));
+	/* the checksum recomputed the same way the encoder does: still this version */
+	sb_set_version(blk, FLAZ_SB_VERSION);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), 0);
+
+	sb_set_version(blk, 1);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
+	sb_set_version(blk, FLAZ_SB_VERSION + 1);
+	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
+	/* damaged: not a superblock of any version */
+	blk[FLAZ_SB_HDR_BYTES + 5] ^= 0x08;
+	KUNIT_EXPECT_FALSE(test, flaz_sb_other_version(blk));
+	blk[FLAZ_SB_HDR_BYTES + 5] ^= 0x08;
+	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
+	/* another magic, checksum made anew: not a flaz superblock */
+	((struct flaz_sb *)blk)->magic = cpu_to_le32(FLAZ_META_MAGIC);
+	sb_set_version(blk, 1);
+	KUNIT_EXPECT_FALSE(test, flaz_sb_other_version(blk));
+}
+
 /* Regions: at least 1 MiB, and never more than the bitmap holds. */
 static void sb_region_shift(struct kunit *test)
 {
@@ -543,6 +599,63 @@ static void meta_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 3, &commit, out), -EILSEQ);
 }
 
+/* Gen blocks: round trip; zeros and another format's block hold nothing; damage is an error. */
+static void gen_round_trip(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, FLAZ_BLOCK_SIZE, GFP_KERNEL);
+	u8 *in = kunit_kzalloc(test, FLAZ_GEN_ENTRIES, GFP_KERNEL);
+	u8 *out = kunit_kzalloc(test, FLAZ_GEN_ENTRIES, GFP_KERNEL);
+	u64 commit = 0;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	KUNIT_EXPECT_EQ(test, sizeof(struct flaz_gen_hdr), (size_t)32);
+	KUNIT_EXPECT_EQ(test, (u32)FLAZ_GEN_ENTRIES, 4064U);
+	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 5, 0, &commit, out), -ENODATA);
+	for (i = 0; i < FLAZ_GEN_ENTRIES; i++)
+		in[i] = (u8)(i * 37 + 11);
+	flaz_gen_encode(blk, 5, 9, 3, in);
+	memset(out, 0xa5, FLAZ_GEN_ENTRIES);
+	KUNIT_ASSERT_EQ(test, flaz_gen_decode(blk, 5, 3, &commit, out), 0);
+	KUNIT_EXPECT_EQ(test, commit, 9ULL);
+	KUNIT_EXPECT_EQ(test, memcmp(in, out, FLAZ_GEN_ENTRIES), 0);
+	/* another format's gen block: its gens are not this format's (all 0) */
+	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 6, 3, &commit, out), -ENODATA);
+	/* sound but in the wrong place */
+	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 5, 4, &commit, out), -EILSEQ);
+	/* a table block is not a gen block, nor the other way round */
+	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 3, &commit, (u64 *)out), -ENODATA);
+	/* any flipped byte: header or gens */
+	for (i = 0; i < FLAZ_BLOCK_SIZE; i += 61) {
+		blk[i] ^= 0x40;
+		KUNIT_EXPECT_NE_MSG(test, flaz_gen_decode(blk, 5, 3, &commit, out), 0,
+				    "byte %u", i);
+		blk[i] ^= 0x40;
+	}
+	blk[FLAZ_BLOCK_SIZE - 1] ^= 1;
+	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 5, 3, &commit, out), -EILSEQ);
+	blk[FLAZ_BLOCK_SIZE - 1] ^= 1;
+	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 5, 3, &commit, out), 0);
+}
+
+/* Generations go round in FLAZ_GEN_BITS and say when they come back to 0. */
+static void gen_next_wraps(struct kunit *test)
+{
+	int wrapped = -1;
+
+	KUNIT_EXPECT_EQ(test, flaz_gen_next(7, &wrapped), 8);
+	KUNIT_EXPECT_EQ(test, wrapped, 0);
+	KUNIT_EXPECT_EQ(test, flaz_gen_next(0, &wrapped), 1);
+	KUNIT_EXPECT_EQ(test, wrapped, 0);
+	KUNIT_EXPECT_EQ(test, flaz_gen_next(254, &wrapped), 255);
+	KUNIT_EXPECT_EQ(test, wrapped, 0);
+	KUNIT_EXPECT_EQ(test, flaz_gen_next(255, &wrapped), 0);
+	KUNIT_EXPECT_EQ(test, wrapped, 1);
+	KUNIT_EXPECT_EQ(test, FLAZ_GEN_BITS, 8U);
+}
+
 /* Entries: every kind packs and unpacks; the range checks hold at their edges. */
 static void entry_pack_valid(struct kunit *test)
 {
@@ -555,11 +668,13 @@ static void entry_pack_valid(struct kunit *test)
 	e.units = 129;
 	e.off = 256 * 1024 - 129 * FLAZ_SLOT_ALIGN;
 	e.ext = g.nr_extents - 1;
+	e.gen = 0xa5;
 	e.tag = 2;
 	flaz_entry_unpack(flaz_entry_pack(&e), &o);
 	KUNIT_EXPECT_EQ(test, o.units, e.units);
 	KUNIT_EXPECT_EQ(test, o.off, e.off);
 	KUNIT_EXPECT_EQ(test, o.ext, e.ext);
+	KUNIT_EXPECT_EQ(test, o.gen, e.gen);
 	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
 	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 4, blocks));
 	/* line 5 has no block with tag 3 */
@@ -582,23 +697,73 @@ static void entry_pack_valid(struct kunit *test)
 	flaz_entry_unpack(flaz_entry_pack(&e), &o);
 	KUNIT_EXPECT_EQ(test, o.units, FLAZ_ENTRY_ZERO_UNITS);
 	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
+	/* a zero block has no extent, so no generation: the tag keeps bits 8-63 */
+	KUNIT_EXPECT_EQ(test, o.gen, 0);
 	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 1, blocks));
 	o.tag = 3;
 	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 4, blocks));
 	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&o, &g, 5, blocks));
 
 	e.units = 0;
+	e.gen = 3;
 	KUNIT_EXPECT_EQ(test, flaz_entry_pack(&e), 0ULL);
 	flaz_entry_unpack(0, &o);
 	KUNIT_EXPECT_EQ(test, o.units, 0U);
 	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 0, blocks));
 }
 
+/*
+ * A slot entry's fields at their widest: the 31-bit extent, the 8-bit generation
+ * and the tag cut to FLAZ_TAG_BITS do not run into each other.
+ */
+static void entry_gen_tag_bits(struct kunit *test)
+{
+	struct flaz_entry_info e = {}, o;
+	u64 v;
+
+	KUNIT_EXPECT_EQ(test, FLAZ_TAG_BITS, 4U);
+	e.units = FLAZ_ENTRY_ZERO_UNITS - 1;
+	e.off = ((1U << 13) - 1) * FLAZ_SLOT_ALIGN;
+	e.ext = FLAZ_MAX_EXTENTS - 1;
+	e.gen = 255;
+	e.tag = (1ULL << FLAZ_TAG_BITS) - 1;
+	v = flaz_entry_pack(&e);
+	KUNIT_EXPECT_EQ(test, v, ~0ULL - 1);
+	flaz_entry_unpack(v, &o);
+	KUNIT_EXPECT_EQ(test, o.units, e.units);
+	KUNIT_EXPECT_EQ(test, o.off, e.off);
+	KUNIT_EXPECT_EQ(test, o.ext, e.ext);
+	KUNIT_EXPECT_EQ(test, o.gen, 255);
+	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
+
+	/* the generation alone: bits 52-59 */
+	e.units = 2;
+	e.off = 0;
+	e.ext = 0;
+	e.tag = 0;
+	e.gen = 0x81;
+	v = flaz_entry_pack(&e);
+	KUNIT_EXPECT_EQ(test, v, 2ULL | 0x81ULL << 52);
+	/* the tag keeps its low FLAZ_TAG_BITS only, in bits 60-63 */
+	e.gen = 0;
+	e.tag = 0x1234;
+	v = flaz_entry_pack(&e);
+	KUNIT_EXPECT_EQ(test, v, 2ULL | 0x4ULL << 60);
+	flaz_entry_unpack(v, &o);
+	KUNIT_EXPECT_EQ(test, o.tag, 0x4ULL);
+	KUNIT_EXPECT_EQ(test, o.gen, 0);
+	KUNIT_EXPECT_EQ(test, o.ext, 0U);
+}
+
 static struct kunit_case flaz_format_cases[] = {
 	KUNIT_CASE(sb_round_trip),
+	KUNIT_CASE(sb_other_version),
 	KUNIT_CASE(sb_region_shift),
 	KUNIT_CASE(meta_round_trip),
+	KUNIT_CASE(gen_round_trip),
+	KUNIT_CASE(gen_next_wraps),
 	KUNIT_CASE(entry_pack_valid),
+	KUNIT_CASE(entry_gen_tag_bits),
 	KUNIT_CASE(geometry_min_boundary),
 	KUNIT_CASE(geometry_bad_params),
 	KUNIT_CASE(geometry_layout_invariants),

@@ -14,7 +14,9 @@
  * lock stripe covering whole groups of 64 lines never shares a word with another.
  *
  * Every change marks the table block (format.h) holding the line dirty, so a
- * commit (meta.c) writes only what changed.
+ * commit (meta.c) writes only what changed. An eviction marks it stale instead:
+ * the entry left on the SSD is void by its extent's generation, so the block
+ * needs writing only before that generation comes round again.
  */
 #include <linux/bitmap.h>
 #include <linux/log2.h>
@@ -35,6 +37,7 @@
 struct flaz_l2p {
 	u64 *words;
 	unsigned long *dirty;	/* a bit per table block */
+	unsigned long *stale;	/* a bit per table block: holds a void entry */
 	u64 nr_blocks;
 	u64 nr_lines;
 	u64 bytes;
@@ -73,7 +76,8 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->nr_blocks = DIV_ROUND_UP_ULL(nr_lines, FLAZ_META_ENTRIES);
 	t->words = kvcalloc(words, sizeof(u64), GFP_KERNEL);
 	t->dirty = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
-	if (!t->words || !t->dirty) {
+	t->stale = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
+	if (!t->words || !t->dirty || !t->stale) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -88,6 +92,7 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 		return;
 	kvfree(t->words);
 	kvfree(t->dirty);
+	kvfree(t->stale);
 	kfree(t);
 }
 
@@ -96,10 +101,10 @@ u64 flaz_l2p_bytes(struct flaz_l2p *t)
 	return t->bytes;
 }
 
-/* Everything the table allocates: the entries, the dirty bits, the struct. */
+/* Everything the table allocates: the entries, the dirty and stale bits, the struct. */
 u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 {
-	return t->bytes + BITS_TO_LONGS(t->nr_blocks) * sizeof(long) + sizeof(*t);
+	return t->bytes + 2 * BITS_TO_LONGS(t->nr_blocks) * sizeof(long) + sizeof(*t);
 }
 
 u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
@@ -197,8 +202,7 @@ static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 	}
 }
 
-/* Store @e for @block in its line (lock held); @old gets the entry it replaces. */
-void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		  struct flaz_entry *old)
 {
 	u64 line = flaz_l2p_line(t, block);
@@ -220,7 +224,14 @@ void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 	}
 	set_raw(t, line, v);
 	account(t, e, 1);
-	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+}
+
+/* Store @e for @block in its line (lock held); @old gets the entry it replaces. */
+void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+		  struct flaz_entry *old)
+{
+	store(t, block, e, old);
+	set_bit(div_u64(flaz_l2p_line(t, block), FLAZ_META_ENTRIES), t->dirty);
 }
 
 /*
@@ -249,8 +260,9 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t)
 }
 
 /*
- * Empty every line whose slot lies in an extent set in @victims (every line when
- * @victims is NULL). Returns how many were dropped.
+ * Empty every line whose slot lies in an extent set in @victims (evicted: their
+ * table blocks become stale), or every line when @victims is NULL (dirty).
+ * Returns how many were dropped.
  */
 u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
 {
@@ -267,7 +279,8 @@ u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
 			    (victims && (e.kind != FLAZ_ENTRY_SLOT || !test_bit(e.ext, victims))))
 				continue;
 			/* A line index is a block whose tag is 0: enough to address it. */
-			flaz_l2p_set(t, line, &none, &old);
+			store(t, line, &none, &old);
+			set_bit(div_u64(line, FLAZ_META_ENTRIES), victims ? t->stale : t->dirty);
 			dropped++;
 		}
 		flaz_l2p_unlock(t, end - 1);
@@ -281,10 +294,24 @@ u64 flaz_l2p_nr_blocks(struct flaz_l2p *t)
 	return t->nr_blocks;
 }
 
-/* Whether table block @idx changed since it was last taken for writing; takes it. */
-bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx)
+/*
+ * Whether table block @idx must be written: it changed since it was last taken,
+ * or, with @stale, it holds a void entry. Takes it.
+ */
+bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale)
 {
-	return test_and_clear_bit(idx, t->dirty);
+	bool dirty = test_and_clear_bit(idx, t->dirty);
+
+	/* written from the table in memory, it holds no void entry any more */
+	if (dirty || stale)
+		return test_and_clear_bit(idx, t->stale) || dirty;
+	return false;
+}
+
+/* Table block @idx on the SSD holds an entry that is void by its extent's gen. */
+void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx)
+{
+	set_bit(idx, t->stale);
 }
 
 void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx, bool dirty)

@@ -25,12 +25,12 @@ struct l2p_geo {
 static const struct l2p_geo geos[] = {
 	/* 8 + log2(32K/32)=10 + bits(15)=4 + bits(1599/200=7)=3 */
 	{ 200, 16, 32 << 10, 200 * 8, 25, 3, true, 4 * 25 * 8 },
-	/* 8 + 7 + bits(999)=10 + bits(4095)=12 */
-	{ 130, 1000, 4 << 10, 130 * 4096, 37, 12, true, 3 * 37 * 8 },
-	/* 8 + 13 + 20 + min(bits((2^40-1)/100)=34, 12): the whole tag fits in 45 bits */
-	{ 100, 1 << 20, 256 << 10, 1ULL << 40, 53, 12, true, 2 * 53 * 8 },
-	/* 8 + 10 + 4 + min(bits((2^40-1)/1000)=31, 12): it does not fit in 26 */
-	{ 1000, 16, 32 << 10, 1ULL << 40, 34, 12, false, 16 * 34 * 8 },
+	/* 8 + 7 + bits(999)=10 + min(bits(4095)=12, 4) */
+	{ 130, 1000, 4 << 10, 130 * 4096, 29, 4, true, 3 * 29 * 8 },
+	/* 8 + 13 + 20 + min(bits((2^40-1)/100)=34, 4): the whole tag fits in 37 bits */
+	{ 100, 1 << 20, 256 << 10, 1ULL << 40, 45, 4, true, 2 * 45 * 8 },
+	/* 8 + 10 + 4 + min(bits((2^40-1)/1000)=31, 4): it does not fit in 18 */
+	{ 1000, 16, 32 << 10, 1ULL << 40, 26, 4, false, 16 * 26 * 8 },
 	/* exactly 64 lines: one group */
 	{ 64, 16, 32 << 10, 64, 23, 1, true, 1 * 23 * 8 },
 	/* 65 lines: two groups; 8 + 10 + bits(16)=5 + bits(129/65=1)=1 */
@@ -303,42 +303,42 @@ static void l2p_tag_cut(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_zero_fits(t));
 	set(t, b, &s, NULL);
 	KUNIT_EXPECT_TRUE(test, lookup(t, b, &e));
-	KUNIT_EXPECT_EQ(test, e.tag, 5000ULL & 4095);
+	KUNIT_EXPECT_EQ(test, e.tag, 5000ULL & 15);
 	KUNIT_EXPECT_EQ(test, e.ext, 15U);
 	KUNIT_EXPECT_EQ(test, e.off, (32U << 10) - 32);
 	KUNIT_EXPECT_EQ(test, e.bytes, FLAZ_MAX_SLOT_BYTES);
-	KUNIT_EXPECT_TRUE(test, lookup(t, b + lines * 4096, &e));
-	KUNIT_EXPECT_TRUE(test, lookup(t, b - lines * 4096, &e));
+	KUNIT_EXPECT_TRUE(test, lookup(t, b + lines * 16, &e));
+	KUNIT_EXPECT_TRUE(test, lookup(t, b - lines * 16, &e));
 	KUNIT_EXPECT_FALSE(test, lookup(t, b + lines, &e));
-	KUNIT_EXPECT_FALSE(test, lookup(t, b + lines * 2048, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, b + lines * 8, &e));
 	KUNIT_EXPECT_FALSE(test, lookup(t, b + 1, &e));
 
 	set(t, last, &s, NULL);
 	KUNIT_EXPECT_TRUE(test, lookup(t, last, &e));
-	KUNIT_EXPECT_EQ(test, e.tag, div64_u64(last, lines) & 4095);
-	KUNIT_EXPECT_TRUE(test, lookup(t, last - lines * 4096, &e));
+	KUNIT_EXPECT_EQ(test, e.tag, div64_u64(last, lines) & 15);
+	KUNIT_EXPECT_TRUE(test, lookup(t, last - lines * 16, &e));
 	KUNIT_EXPECT_FALSE(test, lookup(t, last - lines, &e));
 
-	/* One line, 1 + 7 + 12 bits after the length: a 20-bit tag is the most that fits. */
-	t = create(test, 1, 2, 4 << 10, 1ULL << 20);
+	/* One line, 1 + 7 + 4 bits after the length: a 12-bit tag is the most that fits. */
+	t = create(test, 1, 2, 4 << 10, 1ULL << 12);
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_zero_fits(t));
-	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 28ULL * 8);
-	set(t, (1ULL << 20) - 1, &zero, NULL);
-	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 20) - 1, &e));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 20ULL * 8);
+	set(t, (1ULL << 12) - 1, &zero, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 12) - 1, &e));
 	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_ZERO);
-	KUNIT_EXPECT_EQ(test, e.tag, (1ULL << 20) - 1);
-	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 20) - 1 - 4096, &e));
-	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 20) - 2, &e));
+	KUNIT_EXPECT_EQ(test, e.tag, (1ULL << 12) - 1);
+	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 12) - 1 - 16, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 12) - 2, &e));
 	s = slot(1, 4096 - 32, 64);
-	set(t, (1ULL << 20) - 1, &s, NULL);
-	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 20) - 1, &e));
-	KUNIT_EXPECT_EQ(test, e.tag, 4095ULL);
-	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 20) - 1 - 4096, &e));
-	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 20) - 2, &e));
+	set(t, (1ULL << 12) - 1, &s, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 12) - 1, &e));
+	KUNIT_EXPECT_EQ(test, e.tag, 15ULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 12) - 1 - 16, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, (1ULL << 12) - 2, &e));
 
-	t = create(test, 1, 2, 4 << 10, (1ULL << 20) + 1);
+	t = create(test, 1, 2, 4 << 10, (1ULL << 12) + 1);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_zero_fits(t));
-	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 28ULL * 8);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 20ULL * 8);
 }
 
 static void expect_usage(struct kunit *test, struct flaz_l2p *t, u64 blocks, u64 logical,
@@ -432,6 +432,47 @@ static void l2p_drop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 0ULL);
 }
 
+/*
+ * An eviction leaves its table blocks stale, not dirty: a commit writes them only
+ * when sweeping, or when they change for another reason; either takes both.
+ */
+static void l2p_stale(struct kunit *test)
+{
+	const u64 lines = 3 * FLAZ_META_ENTRIES;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, lines);
+	struct flaz_entry a = slot(3, 64, 96), b = slot(4, 64, 96);
+	DECLARE_BITMAP(victims, 16);
+	u64 idx;
+
+	set(t, 5, &a, NULL);				/* block 0 */
+	set(t, FLAZ_META_ENTRIES + 5, &b, NULL);	/* block 1 */
+	set(t, 2 * FLAZ_META_ENTRIES + 5, &a, NULL);	/* block 2 */
+	for (idx = 0; idx < 3; idx++)
+		KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, idx, false));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));
+
+	bitmap_zero(victims, 16);
+	__set_bit(3, victims);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 2ULL);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, false));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 1, true));
+	/* block 2 changes: written anyway, its void entry goes with it */
+	set(t, 2 * FLAZ_META_ENTRIES + 6, &b, NULL);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 2, false));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 2, true));
+	/* a sweep takes block 0, once */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, true));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, true));
+	/* dropping everything (discard, invalidate) dirties */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 2ULL);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, false));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 2, false));
+	flaz_l2p_set_stale(t, 1);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 1, false));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, true));
+}
+
 static void l2p_create_bad(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(0, 16, 32 << 10, 100)), (long)-EINVAL);
@@ -445,6 +486,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_tag_cut),
 	KUNIT_CASE(l2p_usage),
 	KUNIT_CASE(l2p_drop),
+	KUNIT_CASE(l2p_stale),
 	KUNIT_CASE(l2p_create_bad),
 	{}
 };

@@ -3,16 +3,21 @@
  * dm-flaz persistent metadata: the superblock and the table on the SSD, so a
  * volume comes back warm after a restart, and never stale after a crash.
  *
- * A commit flushes the SSD, writes the table blocks that changed, then a
- * superblock with PREFLUSH|FUA, alternating between its two copies so a torn
- * write leaves the other one current. Table blocks are written in place: a
- * crash part way through leaves a mix of this commit's blocks and older ones,
- * which is safe because
+ * A commit flushes the SSD, writes the table blocks that changed and the gen
+ * blocks of extents evicted since, then a superblock with PREFLUSH|FUA,
+ * alternating between its two copies so a torn write leaves the other one
+ * current. Table and gen blocks are written in place: a crash part way through
+ * leaves a mix of this commit's blocks and older ones, which is safe because
  *  - an entry points only at an extent whose write completed before the SSD
  *    flush that opened the commit (so the SSD cannot keep the entry and lose
- *    the slot), and an evicted extent is reused only after a commit without it
- *    is on the SSD and its discard has completed (alloc.c), so every entry, old
- *    or new, points at the slot it was made for;
+ *    the slot);
+ *  - an entry carries its extent's generation, bumped at every eviction, and
+ *    an evicted extent is reused only after a commit with its new generation
+ *    is on the SSD and its discard has completed (alloc.c): an entry left on
+ *    the SSD from an earlier tenant is void at load, so eviction writes one gen
+ *    block instead of every table block holding such an entry. Before a
+ *    generation comes round again (FLAZ_GEN_BITS), a sweep commit rewrites
+ *    every table block that may still hold a void entry (l2p.c "stale");
  *  - a block written since the last complete commit lies in a region marked in
  *    the superblock (intent.c), and its line is dropped at load.
  * The slot's own checksum and block number are checked on every read as well.
@@ -29,6 +34,7 @@
  * void_gens) and the volume goes passthrough.
  */
 #include <linux/blkdev.h>
+#include <linux/completion.h>
 #include <linux/dm-io.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -42,8 +48,10 @@
 
 #define DM_MSG_PREFIX		"flaz"
 #define META_PERIOD		HZ
-#define META_READ_BLOCKS	64U	/* table blocks per read at load: 256 KiB */
+#define META_READ_BLOCKS	64U	/* table blocks per read at load, or per write: 256 KiB */
+#define META_WRITES		4U	/* runs of table or gen blocks in flight in a commit */
 #define META_COMMIT		0	/* flags: a commit was asked for */
+#define META_SWEEP		1	/* flags: a generation came round: rewrite stale blocks */
 #define META_RETRY		(HZ / 4)	/* between tries of an SSD that failed a mark */
 /*
  * Commits asked for sooner after the last one wait this long, so a FLUSH per
@@ -59,20 +67,37 @@
  */
 #define META_SEQ_LEASE		(1ULL << 32)
 
+/* A run of neighbouring table or gen blocks, written asynchronously in a commit. */
+struct meta_write {
+	struct flaz_meta *m;
+	u8 *buf;			/* META_READ_BLOCKS blocks */
+	u64 first;
+	u32 n;				/* blocks; 0 when not in flight */
+	bool gens;			/* gen blocks, else table blocks */
+	int error;
+	struct completion done;
+};
+
 struct flaz_meta {
 	struct flaz_cache *c;
 	struct flaz_sb_info sb;		/* the current superblock */
-	u8 *buf;			/* META_READ_BLOCKS table blocks, or a superblock */
+	u8 *buf;			/* META_READ_BLOCKS blocks read at load, or the HDD's first */
+	u8 *sb_buf;			/* a superblock: written while table writes are out */
+	struct meta_write writes[META_WRITES];
+	u32 next_write;
 	u8 *bitmap;			/* the bitmap of the next superblock */
 	u64 *entries;
 	u32 *freed;
 	u32 *runs;			/* lengths of runs of freed extents */
 	unsigned long *used;		/* extents the loaded table points into */
+	u8 *gens;			/* per extent: its generation (format.h) */
+	unsigned long *gen_dirty;	/* per gen block: a gen changed since written */
 	u64 max_next_seq;
 	struct mutex lock;		/* one commit or superblock write at a time */
 	unsigned long flags;
 	bool loaded;
 	bool running;
+	enum flaz_why start_why;	/* load() found the SSD unusable: why */
 	unsigned long hold_since;	/* jiffies: writes held since a mark failed */
 	unsigned long last_commit;	/* jiffies */
 	bool void_pending;		/* void_gen is void in memory, not yet on the SSD */
@@ -154,7 +179,7 @@ void flaz_meta_module_exit(void)
 		kfree(v);
 }
 
-enum sb_state { SB_OK, SB_BLANK, SB_FOREIGN, SB_CORRUPT };
+enum sb_state { SB_OK, SB_BLANK, SB_FOREIGN, SB_CORRUPT, SB_OLD };
 
 static int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t opf,
 		   sector_t sector, sector_t count, void *buf)
@@ -162,11 +187,16 @@ static int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t op
 	struct dm_io_region where = { .bdev = bdev, .sector = sector, .count = count };
 	struct dm_io_request req = {
 		.bi_opf = opf,
-		.mem.type = DM_IO_VMA,
-		.mem.ptr.vma = buf,
 		.client = c->io,
 	};
 
+	if (is_vmalloc_addr(buf)) {
+		req.mem.type = DM_IO_VMA;
+		req.mem.ptr.vma = buf;
+	} else {
+		req.mem.type = DM_IO_KMEM;
+		req.mem.ptr.addr = buf;
+	}
 	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
 }
 
@@ -193,7 +223,7 @@ static int read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *
 		   u64 *max_seq)
 {
 	struct flaz_sb_info info;
-	bool magic = false, blank = true, found = false;
+	bool magic = false, blank = true, found = false, old = false;
 	u32 copy;
 	int r;
 
@@ -208,6 +238,8 @@ static int read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *
 			blank = false;
 		if (le32_to_cpu(((struct flaz_sb *)m->buf)->magic) == FLAZ_SB_MAGIC)
 			magic = true;
+		if (flaz_sb_other_version(m->buf))
+			old = true;
 		if (r)
 			continue;
 		*max_seq = max(*max_seq, info.seq);
@@ -222,6 +254,8 @@ static int read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *
 		*state = SB_OK;
 	else if (blank)
 		*state = SB_BLANK;
+	else if (old)
+		*state = SB_OLD;
 	else
 		*state = magic ? SB_CORRUPT : SB_FOREIGN;
 	return 0;
@@ -268,6 +302,10 @@ static int check_sb(struct flaz_meta *m, bool cold, char **error)
 		*error = "SSD superblock is corrupt (give 'cold' to start empty)";
 		return -EINVAL;
 	}
+	if (state == SB_OLD) {
+		*error = "SSD superblock is of another flaz format version (give 'cold' to start empty)";
+		return -EINVAL;
+	}
 	if (state == SB_FOREIGN) {
 		*error = "SSD holds no flaz superblock and is not blank (give 'cold' to overwrite it)";
 		return -EINVAL;
@@ -302,11 +340,11 @@ static int write_sb(struct flaz_meta *m, u32 flags)
 	m->sb.seq++;
 	m->sb.flags = flags;
 	m->sb.next_seq = atomic64_read(&c->seq) + 1 + META_SEQ_LEASE;
-	flaz_sb_encode(m->buf, &m->sb, m->bitmap);
+	flaz_sb_encode(m->sb_buf, &m->sb, m->bitmap);
 	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, FLAZ_BLOCK_SIZE);
 	r = meta_io(c, c->ssd, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA,
 		    (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS, FLAZ_BLOCK_SECTORS,
-		    m->buf);
+		    m->sb_buf);
 	if (r)
 		meta_error(c);
 	return r;
@@ -347,6 +385,9 @@ static int format(struct flaz_meta *m, u64 max_seq)
 		return r;
 	memset(m->bitmap, 0, FLAZ_SB_BITMAP_BYTES);
 	flaz_intent_load(c->intent, m->bitmap);
+	/* a new format has no gen blocks: every extent is at generation 0 */
+	memset(m->gens, 0, c->geo->nr_extents);
+	bitmap_zero(m->gen_dirty, flaz_gen_blocks(c->geo));
 	for (copy = 0; copy < FLAZ_SB_COPIES && !r; copy++)
 		r = write_sb(m, 0);
 	return r;
@@ -371,10 +412,11 @@ static bool entry_marked(struct flaz_meta *m, u64 line, const struct flaz_entry_
 
 /*
  * Take table block @idx's entries (@blk, or nothing if it failed) into the
- * table. Returns whether the block must be written again.
+ * table. Returns whether the block must be written again; *stale is set when
+ * it holds an entry void by its extent's generation.
  */
 static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, unsigned long *used,
-		       bool unclean)
+		       bool unclean, bool *stale)
 {
 	struct flaz_cache *c = m->c;
 	struct flaz_entry_info ei;
@@ -402,6 +444,11 @@ static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, unsigned lon
 			rewrite = true;
 			continue;
 		}
+		/* left by an eviction: the extent has had other tenants since */
+		if (ei.units != FLAZ_ENTRY_ZERO_UNITS && ei.gen != m->gens[ei.ext]) {
+			*stale = true;
+			continue;
+		}
 		if (unclean && entry_marked(m, line, &ei)) {
 			rewrite = true;
 			continue;
@@ -422,13 +469,44 @@ static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, unsigned lon
 	return rewrite;
 }
 
+/*
+ * Read the extents' generations. Returns -EILSEQ when a gen block cannot be
+ * read or fails its checks: entries into its extents could be void or not.
+ */
+static int load_gens(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	u64 nr = flaz_gen_blocks(c->geo), idx, i, n, commit;
+	u8 *gens;
+	int r;
+
+	for (idx = 0; idx < nr; idx += n) {
+		n = min_t(u64, nr - idx, META_READ_BLOCKS);
+		r = meta_io(c, c->ssd, REQ_OP_READ, c->geo->gen_start + idx * FLAZ_BLOCK_SECTORS,
+			    n * FLAZ_BLOCK_SECTORS, m->buf);
+		if (r)
+			return -EILSEQ;
+		for (i = 0; i < n; i++) {
+			gens = m->gens + (idx + i) * FLAZ_GEN_ENTRIES;
+			r = flaz_gen_decode(m->buf + i * FLAZ_BLOCK_SIZE, m->sb.gen, idx + i,
+					    &commit, gens);
+			if (r == -ENODATA)
+				memset(gens, 0, FLAZ_GEN_ENTRIES);
+			else if (r)
+				return -EILSEQ;
+		}
+	}
+	bitmap_zero(m->gen_dirty, nr);
+	return 0;
+}
+
 /* Read the table into memory; the lines of marked regions are left out. */
 static int load_table(struct flaz_meta *m)
 {
 	struct flaz_cache *c = m->c;
 	u64 nr = flaz_l2p_nr_blocks(c->l2p), idx, i, n;
 	bool unclean = flaz_intent_nr_marked(c->intent);
-	bool rewrite;
+	bool rewrite, stale;
 	int r;
 
 	/* allocated at ctr: this runs at preresume, where no allocation may wait for I/O */
@@ -441,9 +519,12 @@ static int load_table(struct flaz_meta *m)
 		if (r)
 			meta_error(c);
 		for (i = 0; i < n; i++) {
+			stale = false;
 			rewrite = r || load_block(m, idx + i, m->buf + i * FLAZ_BLOCK_SIZE,
-						  m->used, unclean);
+						  m->used, unclean, &stale);
 			flaz_l2p_set_dirty(c->l2p, idx + i, rewrite);
+			if (stale)
+				flaz_l2p_set_stale(c->l2p, idx + i);
 		}
 		cond_resched();
 	}
@@ -489,15 +570,17 @@ static int void_generation(struct flaz_meta *m)
 }
 
 /*
- * The SSD cannot be used at activation: the volume starts in passthrough, and
- * the state on it (if any could be read) is void, since writes will now reach
- * the HDD unmarked; a new generation replaces it once the SSD takes writes.
+ * The SSD cannot be used at activation: the volume starts in passthrough (once
+ * flaz_meta_resume() has let go of m->lock, which a mode change takes inside the
+ * mode lock), and the state on it (if any could be read) is void, since writes
+ * will now reach the HDD unmarked; a new generation replaces it once the SSD
+ * takes writes.
  */
 static int load_unusable(struct flaz_meta *m, enum sb_state state, enum flaz_why why)
 {
 	if (state == SB_OK)
 		remember_void(m, m->sb.uuid, m->sb.gen);
-	flaz_cache_start_passthrough(m->c, why);
+	m->start_why = why;
 	return 0;
 }
 
@@ -532,6 +615,13 @@ static int load(struct flaz_meta *m, bool cold)
 		/* It changed since the table was loaded. */
 		DMERR("%s: %s", dm_table_device_name(c->ti->table), why);
 		return -EINVAL;
+	}
+	if (load_gens(m)) {
+		meta_error(c);
+		DMWARN("%s: the SSD's extent generations are damaged: starting empty",
+		       dm_table_device_name(c->ti->table));
+		r = void_generation(m);
+		return r ? load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
 	flaz_intent_load(c->intent, m->bitmap);
 	r = load_table(m);
@@ -666,10 +756,13 @@ static bool encode_table_block(struct flaz_meta *m, u64 idx, u8 *blk)
 		m->entries[i] = 0;
 		if (line >= c->geo->nr_lines)
 			continue;
+		memset(&ei, 0, sizeof(ei));
 		flaz_l2p_lock(c->l2p, line);
 		flaz_l2p_get(c->l2p, line, &e);
+		/* under the lock: an eviction bumps the gen only after emptying the line */
+		if (e.kind == FLAZ_ENTRY_SLOT)
+			ei.gen = READ_ONCE(m->gens[e.ext]);
 		flaz_l2p_unlock(c->l2p, line);
-		memset(&ei, 0, sizeof(ei));
 		ei.tag = e.tag;
 		if (e.kind == FLAZ_ENTRY_ZERO) {
 			ei.units = FLAZ_ENTRY_ZERO_UNITS;
@@ -689,74 +782,178 @@ static bool encode_table_block(struct flaz_meta *m, u64 idx, u8 *blk)
 	return again;
 }
 
-/* Write @n table blocks from @first in one I/O. */
-static int write_table_run(struct flaz_meta *m, u64 first, u32 n)
+static void write_done(unsigned long error, void *context)
 {
-	struct flaz_cache *c = m->c;
-	u32 i;
-	int r;
+	struct meta_write *w = context;
 
-	for (i = 0; i < n; i++)
-		if (encode_table_block(m, first + i, m->buf + i * FLAZ_BLOCK_SIZE))
-			flaz_l2p_set_dirty(c->l2p, first + i, true);
-	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, (u64)n * FLAZ_BLOCK_SIZE);
-	r = meta_io(c, c->ssd, REQ_OP_WRITE, c->geo->meta_start + first * FLAZ_BLOCK_SECTORS,
-		    n * FLAZ_BLOCK_SECTORS, m->buf);
-	if (r) {
-		meta_error(c);
-		for (i = 0; i < n; i++)
-			flaz_l2p_set_dirty(c->l2p, first + i, true);
+	w->error = error ? -EIO : 0;
+	complete(&w->done);
+}
+
+/* Wait for write @w if it is out. Returns false if it failed: its blocks are dirty again. */
+static bool write_reap(struct meta_write *w)
+{
+	struct flaz_meta *m = w->m;
+	u32 i, n = w->n;
+
+	if (!n)
+		return true;
+	wait_for_completion(&w->done);
+	w->n = 0;
+	if (!w->error)
+		return true;
+	meta_error(m->c);
+	for (i = 0; i < n; i++) {
+		if (w->gens)
+			set_bit(w->first + i, m->gen_dirty);
+		else
+			flaz_l2p_set_dirty(m->c->l2p, w->first + i, true);
 	}
-	return r;
+	return false;
+}
+
+/* Wait for every write out; false if any failed. */
+static bool writes_reap(struct flaz_meta *m)
+{
+	bool ok = true;
+	u32 i;
+
+	for (i = 0; i < META_WRITES; i++)
+		if (!write_reap(&m->writes[i]))
+			ok = false;
+	return ok;
 }
 
 /*
- * Write the table blocks that changed, neighbours merged into runs of up to
- * META_READ_BLOCKS. Returns false if any write failed (those stay dirty).
+ * Encode @n table blocks (or gen blocks, with @gens) from @first into the next
+ * write buffer (waiting for its last write first) and send them in one I/O,
+ * without waiting. Returns false if the buffer's last write failed.
  */
-static bool write_table(struct flaz_meta *m)
+static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
 {
-	u64 idx, first = 0, nr = flaz_l2p_nr_blocks(m->c->l2p);
+	struct flaz_cache *c = m->c;
+	struct meta_write *w = &m->writes[m->next_write++ % META_WRITES];
+	struct dm_io_region where = {
+		.bdev = c->ssd,
+		.sector = (gens ? c->geo->gen_start : c->geo->meta_start) +
+			  first * FLAZ_BLOCK_SECTORS,
+		.count = n * FLAZ_BLOCK_SECTORS,
+	};
+	struct dm_io_request req = {
+		.bi_opf = REQ_OP_WRITE,
+		.mem.type = DM_IO_VMA,
+		.mem.ptr.vma = w->buf,
+		.notify.fn = write_done,
+		.notify.context = w,
+		.client = c->io,
+	};
+	bool ok = write_reap(w);
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (gens)
+			flaz_gen_encode(w->buf + i * FLAZ_BLOCK_SIZE, m->sb.gen, m->sb.commit + 1,
+					first + i, m->gens + (first + i) * FLAZ_GEN_ENTRIES);
+		else if (encode_table_block(m, first + i, w->buf + i * FLAZ_BLOCK_SIZE))
+			flaz_l2p_set_dirty(c->l2p, first + i, true);
+	}
+	w->gens = gens;
+	w->first = first;
+	w->n = n;
+	reinit_completion(&w->done);
+	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, (u64)n * FLAZ_BLOCK_SIZE);
+	/* with a notify function dm_io() fails only before it sends anything */
+	if (dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))
+		write_done(1, w);
+	return ok;
+}
+
+/*
+ * Send the table blocks that changed (and with @sweep, those holding a void
+ * entry), neighbours merged into runs of up to META_READ_BLOCKS, META_WRITES
+ * runs in flight. Returns false if a write already known failed; writes_reap()
+ * tells about the rest.
+ */
+static bool write_table(struct flaz_meta *m, bool sweep)
+{
+	u64 idx, first = 0, nr = flaz_l2p_nr_blocks(m->c->l2p), gen = m->sb.gen;
 	bool ok = true;
 	u32 n = 0;
 
 	for (idx = 0; idx < nr; idx++) {
 		if (!(idx % 4096))
 			cond_resched();
-		if (!flaz_l2p_take_dirty(m->c->l2p, idx))
+		if (!flaz_l2p_take_dirty(m->c->l2p, idx, sweep))
 			continue;
 		if (n && (first + n != idx || n == META_READ_BLOCKS)) {
-			if (write_table_run(m, first, n))
+			if (!write_run(m, false, first, n))
 				ok = false;
 			n = 0;
 			/* a write waiting for its mark waits for one run, not the whole commit */
 			if (flaz_intent_waiting(m->c->intent))
 				mark(m);
+			/* it failed and voided the generation: no entry may go into the new one */
+			if (m->sb.gen != gen)
+				return false;
 		}
 		if (!n)
 			first = idx;
 		n++;
 	}
-	if (n && write_table_run(m, first, n))
+	if (n && !write_run(m, false, first, n))
+		ok = false;
+	return ok;
+}
+
+/* Send the gen blocks that changed, as write_table() does. */
+static bool write_gens(struct flaz_meta *m)
+{
+	u64 idx, first = 0, nr = flaz_gen_blocks(m->c->geo);
+	bool ok = true;
+	u32 n = 0;
+
+	for (idx = 0; idx < nr; idx++) {
+		if (!test_and_clear_bit(idx, m->gen_dirty))
+			continue;
+		if (n && (first + n != idx || n == META_READ_BLOCKS)) {
+			if (!write_run(m, true, first, n))
+				ok = false;
+			n = 0;
+		}
+		if (!n)
+			first = idx;
+		n++;
+	}
+	if (n && !write_run(m, true, first, n))
 		ok = false;
 	return ok;
 }
 
 /*
- * Write the table blocks that changed, then the superblock, clearing the bits
- * of regions the table now covers (all of them with @clean: nothing is in flight).
+ * Write the table blocks that changed and the gens of evicted extents, then the
+ * superblock, clearing the bits of regions the table now covers (all of them
+ * with @clean: nothing is in flight).
  */
 static void commit(struct flaz_meta *m, bool clean)
 {
 	struct flaz_cache *c = m->c;
 	struct bio_list released = BIO_EMPTY_LIST;
 	u32 evicted = flaz_alloc_nr_pending(c->alloc);
+	/* after the count: the extents it covers had their gens bumped before */
+	bool sweep = test_and_clear_bit(META_SWEEP, &m->flags);
+	u64 gen = m->sb.gen;
 	u32 ext;
 	bool ok = true;
 
 	/* writes waiting for their marks go first: the flushes below take a while */
 	if (flaz_intent_waiting(c->intent))
 		mark(m);
+	/* the mark failed and voided the generation: nothing of the old one goes into it */
+	if (m->sb.gen != gen) {
+		if (sweep)
+			set_bit(META_SWEEP, &m->flags);
+		return;
+	}
 	flaz_intent_commit_begin(c->intent);
 	/* the HDD holds every write that completed before the commit began */
 	if (blkdev_issue_flush(c->hdd)) {
@@ -775,8 +972,15 @@ static void commit(struct flaz_meta *m, bool clean)
 		meta_error(c);
 		ok = false;
 	}
-	if (ok && !write_table(m))
+	if (ok && !write_table(m, sweep))
 		ok = false;
+	if (ok && !write_gens(m))
+		ok = false;
+	/* the superblock's PREFLUSH makes them durable before it */
+	if (!writes_reap(m))
+		ok = false;
+	if (!ok && sweep)
+		set_bit(META_SWEEP, &m->flags);
 	if (clean && ok && hdd_fingerprint(m, &m->sb.hdd_fp))
 		ok = false;
 	if (ok)
@@ -844,7 +1048,7 @@ static void tick_work(struct work_struct *work)
 	struct flaz_cache *c = m->c;
 
 	if (flaz_l2p_any_dirty(c->l2p) || flaz_intent_nr_marked(c->intent) ||
-	    flaz_alloc_nr_pending(c->alloc))
+	    flaz_alloc_nr_pending(c->alloc) || test_bit(META_SWEEP, &m->flags))
 		flaz_meta_kick(m);
 	if (READ_ONCE(m->void_pending))
 		queue_work(c->wq.io, &m->work);
@@ -859,6 +1063,25 @@ void flaz_meta_kick(struct flaz_meta *m)
 		return;
 	set_bit(META_COMMIT, &m->flags);
 	queue_work(m->c->wq.io, &m->work);
+}
+
+/*
+ * Extent @ext was evicted (its lines emptied): its next tenant gets a new
+ * generation, so entries left on the SSD for this one are void. It is reused
+ * only after a commit has written that (alloc.c: retired, freed by a commit).
+ */
+void flaz_meta_evict(struct flaz_meta *m, u32 ext)
+{
+	int wrapped;
+
+	WRITE_ONCE(m->gens[ext], flaz_gen_next(m->gens[ext], &wrapped));
+	/* the gen before its dirty bit: a commit that takes the bit writes this gen */
+	smp_mb__before_atomic();
+	if (wrapped)
+		set_bit(META_SWEEP, &m->flags);
+	set_bit(ext / FLAZ_GEN_ENTRIES, m->gen_dirty);
+	/* both before the extent is retired, which a commit counts before taking them */
+	smp_mb__after_atomic();
 }
 
 /* A write is waiting for its regions' bits (unless writes are held: a retry is due). */
@@ -882,12 +1105,17 @@ int flaz_meta_resume(struct flaz_meta *m, bool cold)
 		r = load(m, cold);
 	else if (flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH)
 		mark(m);
-	if (!r) {
+	if (!r)
 		m->loaded = true;
+	mutex_unlock(&m->lock);
+	if (m->start_why != FLAZ_WHY_NONE) {
+		flaz_cache_start_passthrough(c, m->start_why);
+		m->start_why = FLAZ_WHY_NONE;
+	}
+	if (!r) {
 		WRITE_ONCE(m->running, true);
 		queue_delayed_work(c->wq.io, &m->tick, META_PERIOD);
 	}
-	mutex_unlock(&m->lock);
 	return r;
 }
 
@@ -930,14 +1158,19 @@ int flaz_meta_reformat(struct flaz_meta *m)
 /* DRAM the metadata context takes for @nr_extents extents (meta_create's allocations). */
 u64 flaz_meta_bytes(u64 nr_extents)
 {
-	return sizeof(struct flaz_meta) + META_READ_BLOCKS * FLAZ_BLOCK_SIZE +
-	       FLAZ_SB_BITMAP_BYTES + FLAZ_META_ENTRIES * sizeof(u64) +
-	       2 * META_FREE_BATCH * sizeof(u32) + BITS_TO_LONGS(nr_extents) * sizeof(long);
+	u64 gen_blocks = DIV_ROUND_UP_ULL(nr_extents, FLAZ_GEN_ENTRIES);
+
+	return sizeof(struct flaz_meta) + (1 + META_WRITES) * META_READ_BLOCKS * FLAZ_BLOCK_SIZE +
+	       FLAZ_BLOCK_SIZE + FLAZ_SB_BITMAP_BYTES + FLAZ_META_ENTRIES * sizeof(u64) +
+	       2 * META_FREE_BATCH * sizeof(u32) + BITS_TO_LONGS(nr_extents) * sizeof(long) +
+	       gen_blocks * FLAZ_GEN_ENTRIES + BITS_TO_LONGS(gen_blocks) * sizeof(long);
 }
 
 struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error)
 {
 	struct flaz_meta *m;
+	bool nomem = false;
+	u32 i;
 	int r;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
@@ -957,7 +1190,19 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	m->freed = kcalloc(META_FREE_BATCH, sizeof(u32), GFP_KERNEL);
 	m->runs = kcalloc(META_FREE_BATCH, sizeof(u32), GFP_KERNEL);
 	m->used = bitmap_zalloc(c->geo->nr_extents, GFP_KERNEL);
-	if (!m->buf || !m->bitmap || !m->entries || !m->freed || !m->runs || !m->used) {
+	/* whole gen blocks: encoded and decoded in place */
+	m->gens = kvzalloc(flaz_gen_blocks(c->geo) * FLAZ_GEN_ENTRIES, GFP_KERNEL);
+	m->gen_dirty = bitmap_zalloc(flaz_gen_blocks(c->geo), GFP_KERNEL);
+	m->sb_buf = kmalloc(FLAZ_BLOCK_SIZE, GFP_KERNEL);
+	for (i = 0; i < META_WRITES; i++) {
+		m->writes[i].m = m;
+		init_completion(&m->writes[i].done);
+		m->writes[i].buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
+		if (!m->writes[i].buf)
+			nomem = true;
+	}
+	if (nomem || !m->buf || !m->bitmap || !m->entries || !m->freed || !m->runs ||
+	    !m->used || !m->gens || !m->gen_dirty || !m->sb_buf) {
 		*error = "Cannot allocate the metadata buffers";
 		r = -ENOMEM;
 		goto bad;
@@ -975,11 +1220,18 @@ bad:
 /* After flaz_meta_suspend(), or before any use; before the work queues go. */
 void flaz_meta_destroy(struct flaz_meta *m)
 {
+	u32 i;
+
 	if (IS_ERR_OR_NULL(m))
 		return;
 	cancel_delayed_work_sync(&m->tick);
 	cancel_delayed_work_sync(&m->retry);
 	cancel_work_sync(&m->work);
+	for (i = 0; i < META_WRITES; i++)
+		vfree(m->writes[i].buf);
+	kfree(m->sb_buf);
+	bitmap_free(m->gen_dirty);
+	kvfree(m->gens);
 	bitmap_free(m->used);
 	kfree(m->runs);
 	kfree(m->freed);

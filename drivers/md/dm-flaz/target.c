@@ -383,4 +383,4 @@ module_exit(dm_flaz_exit);
 MODULE_DESCRIPTION(DM_NAME " compressed write-through SSD cache target");
 MODULE_AUTHOR("dm-flaz developers");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.3.0");
+MODULE_VERSION("0.4.0");

@@ -33,10 +33,11 @@ PAPER_TABLE_MB_PER_GB=2.31
 GOAL_WRITE=0.97	# a write-through cache must not slow writes down
 WRITE_S=15
 # flaz's per-extent DRAM besides the table (dram_bytes): allocator chain (4), freshness seq
-# (8), five bitmaps; l2p.c's entry: 8 length bits + offset + extent + tag (at most 12 bits)
-PER_EXTENT_BYTES=12.625
+# (8), generation (1), five bitmaps; l2p.c's entry: 8 length bits + offset + extent + tag
+# (at most 4 bits)
+PER_EXTENT_BYTES=13.625
 L2P_LEN_BITS=8
-L2P_MAX_TAG_BITS=12
+L2P_MAX_TAG_BITS=4
 ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents" per row, for the summaries
 dmesg -n 1
 # the boot leaves escape codes on the console's current line: start the "::" lines on a new one
@@ -72,6 +73,10 @@ bench() {
 	tbl=$1 name=$2 dev=$3 wset=$4 hits_cmd=$5
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
+	if [ "$hits_cmd" = flaz_hits ]; then
+		dmsetup status vol >/tmp/status
+		fc0="$(flaz_val fills) $(flaz_val evictions) $(flaz_val meta_bytes)"
+	fi
 	zipf_reads "$dev" "$wset" $WARM_S /tmp/warm.terse
 	h0=$($hits_cmd)
 	c0=$(cpu_ticks)
@@ -94,6 +99,9 @@ bench() {
 		extents=$(flaz_val total_extents)
 		[ "$tbl/$name" != main/flaz-lz4 ] ||
 			echo "$(flaz_val dram_bytes) $tbytes $extents" >/tmp/dram
+		[ "$tbl/$name" != main/flaz-lz4 ] ||
+			echo "$fc0 $(flaz_val fills) $(flaz_val evictions) $(flaz_val meta_bytes)" \
+				>/tmp/fillcost
 	fi
 	row "$name" "$hit" "$iops" "$(pct /tmp/run.terse 50)" "$(pct /tmp/run.terse 99)" \
 		"${cpu:--}" "${ratio:--}" "${mib:--}"
@@ -188,6 +196,17 @@ table_size() {
 			printf "::  target <= %s MB per GB: %s; FlaZ paper: %s MB per GB\n",
 				goal, mb <= goal ? "met" : "not met", paper
 		}' $ROWS
+}
+
+# What the main read load (fills, and evictions to make room) cost flaz-lz4 in metadata
+# writes: an eviction bumps a gen byte instead of rewriting the table blocks of its lines.
+fill_cost() {
+	say
+	say "metadata written under the main read load (flaz-lz4, warm-up and measured pass)"
+	[ -s /tmp/fillcost ] || { say "  no flaz-lz4 status: nothing to report"; return 0; }
+	awk '{ f = $4 - $1; e = $5 - $2; m = $6 - $3
+		printf "::  %d fills, %d lines evicted, %.0f KiB of table, gen and superblocks: %.1f KiB per MiB filled\n",
+			f, e, m / 1024, f > 0 ? m / 1024 / (f * 4 / 1024) : 0 }' /tmp/fillcost
 }
 
 # All of flaz's metadata DRAM (dram_bytes, saved by the flaz-lz4 main row), per GiB of the
@@ -345,3 +364,4 @@ write_ratios
 dmsetup remove slowhdd
 table_size
 dram_size
+fill_cost

@@ -607,6 +607,86 @@ t_persist_mode_vs_suspend() {
 	[ "$mode1" = normal ] || fail "mode=$mode1 after 'passthrough 0', want normal"
 }
 
+# ---- eviction costs a gen block, not a table rewrite
+
+# The commit numbers of table blocks 0..$1-1 of the SSD slice, on one line.
+p_table_commits() {
+	i=0
+	while [ $i -lt "$1" ]; do
+		# a table block's header: magic, crc, gen, then its commit at byte 16
+		dd if=$PSSD bs=4096 skip=$((2 + i)) count=1 iflag=direct 2>/dev/null |
+			od -An -t u8 -j 16 -N 8 | tr -d ' \n'
+		echo -n " "
+		i=$((i + 1))
+	done
+}
+
+# Read the first $1 MiB of pv again, twice over (fills, then hits), and compare it to
+# the HDD's.
+p_same_as_hdd() {
+	[ "$(sha_mib $PV 0 "$1")" = "$(sha_mib $PHDD 0 "$1")" ] ||
+		fail "$2: pv's first $1 MiB differ from the HDD's"
+}
+
+t_persist_evict() {
+	p_data
+	p_slices
+	# 16 MiB of 2:1 data on the HDD: ~4096 lines, about half of the SSD slice's
+	i=0
+	while [ $i -lt 4 ]; do
+		must dd if=$P_DATA of=$PHDD bs=1M seek=$((i * P_DATA_MIB)) oflag=direct
+		i=$((i + 1))
+	done
+	# and 256 KiB at 24 MiB: lines ~6144 on, in a table block of their own
+	must dd if=$P_DATA of=$PHDD bs=256k count=1 seek=96 oflag=direct
+	p_create cold
+	p_same_as_hdd 16 "after the first read"
+	wait_settled pv
+	must dmsetup suspend pv
+	must dmsetup resume pv
+	n_tb=$(( ($(status_val pv blocks_cached) + 507) / 508 ))
+	before=$(p_table_commits "$n_tb")
+	c0=$(status_val pv blocks_cached)
+	ev0=$(status_val pv evictions)
+	# evict nearly everything: reclaim runs when the next extent opens
+	must dmsetup message pv 0 high_watermark 95
+	must dmsetup message pv 0 low_watermark 90
+	must dd if=$PV of=/dev/null bs=256k count=1 skip=96 iflag=direct
+	wait_settled pv
+	must dmsetup suspend pv
+	must dmsetup resume pv
+	ev=$(($(status_val pv evictions) - ev0))
+	c1=$(status_val pv blocks_cached)
+	after=$(p_table_commits "$n_tb")
+	show_status pv
+	echo "table blocks 0..$((n_tb - 1)) commits before: $before; after: $after"
+	must dmsetup remove pv
+	if have_flazctl_check; then
+		flazctl check $PSSD >/tmp/check.out 2>&1 ||
+			fail "flazctl check after the evictions: $(tail -n 3 /tmp/check.out | tr '\n' ' ')"
+		cat /tmp/check.out
+	fi
+	p_create
+	p_read_back
+	c2=$P_C
+	p_same_as_hdd 16 "after the warm restart"
+	# refill: the evicted extents get new tenants next to the void entries of the old
+	must dmsetup suspend pv
+	must dmsetup resume pv
+	must dmsetup remove pv
+	p_create
+	c3=$(status_val pv blocks_cached)
+	p_same_as_hdd 16 "after the refill and a second warm restart"
+	must dmsetup remove pv
+	p_remove_slices
+	echo "cached $c0; $ev lines evicted; $c1 cached after; $c2 loaded; $c3 loaded after the refill"
+	[ "$ev" -ge $((c0 / 2)) ] || fail "only $ev of $c0 cached blocks evicted at high_watermark 95"
+	[ "$before" = "$after" ] ||
+		fail "the evictions rewrote table blocks (commit numbers before: $before; after: $after)"
+	[ "$c2" -eq "$c1" ] || fail "$c2 blocks loaded warm, $c1 were cached at the remove"
+	[ "$c3" -ge $((c0 * 9 / 10)) ] || fail "$c3 blocks loaded after the refill, want >= 90% of $c0"
+}
+
 # ---- fuzzed metadata
 
 # A seeded generator (an LCG; busybox has no seeded one): rnd N sets RND to 0..N-1.

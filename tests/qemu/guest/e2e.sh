@@ -82,6 +82,7 @@ check persist-ssd-error-writes t_persist_fault error-writes
 check persist-fail-closed t_persist_fail_closed
 check persist-unusable-ssd t_persist_unusable
 check persist-mode-vs-suspend t_persist_mode_vs_suspend
+check persist-evict t_persist_evict
 check persist-fuzz t_persist_fuzz
 check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 check module-unload t_module_unload
