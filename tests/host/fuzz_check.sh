@@ -1,13 +1,15 @@
 #!/bin/bash
 # Fuzz flazctl check and dump: flazctl and mkimage built with ASan and UBSan into a temp
-# dir, one clean image, then ITERATIONS rounds of flipping 1-8 bytes where they matter
-# (superblock copies, table blocks, extent headers, the checksummed bytes of live slots,
-# superseded slots) and running `check` and `dump --json` on it. Neither may crash or
-# trip a sanitizer; check must exit non-zero when a flip hit the current superblock, a
-# table block, an extent header or a live slot, exactly 1 when only the other superblock
-# copy was hit, 0 when only superseded slots were (a table block whose magic and gen are
-# both hit looks like leftovers from before the format and may pass as empty, as the
-# kernel takes it); dump --json must print valid JSON.
+# dir, one clean image (two of its extents evicted: their entries are void), then
+# ITERATIONS rounds of flipping 1-8 bytes where they matter (superblock copies, table
+# blocks, gen blocks, extent headers, the checksummed bytes of live slots, superseded
+# slots, the slots and headers of evicted extents) and running `check` and `dump --json`
+# on it. Neither may crash or trip a sanitizer; check must exit non-zero when a flip hit
+# the current superblock, a table block, a gen block, an extent header or a live slot,
+# exactly 1 when only the other superblock copy was hit, 0 when only superseded slots or
+# evicted extents were (a table or gen block whose magic and gen are both hit looks like
+# leftovers from before the format and may pass as empty, as the kernel takes it);
+# dump --json must print valid JSON.
 # Every 10th round also runs check --repair on a copy: afterwards check must exit 0 or 1
 # (2 only when both superblock copies were hit). The image must be unchanged at the end:
 # plain check and dump never write. The rounds stop early at a time budget
@@ -40,7 +42,7 @@ if ! make -s -j2 -C "$T/src" FLAZ_DIR="$FLAZ" CFLAGS="-O0 -g $SAN" LDFLAGS="$SAN
 fi
 
 if ! "$T/mkimage" "$T/base.img" --map "$T/base.map" --slots 200 --zeros 20 --dead 30 \
-	--seed 11 >"$T/base.sum" 2>"$T/mk.err"; then
+	--evict 2 --seed 11 >"$T/base.sum" 2>"$T/mk.err"; then
 	fail fuzz-image "mkimage failed: $(head -n1 "$T/mk.err")"
 	exit 1
 fi
@@ -63,7 +65,8 @@ ranges = {}
 for l in open(f'{T}/base.map'):
     kind, off, length = l.split()
     ranges.setdefault(kind, []).append((int(off), int(length)))
-MUST_FAIL = {'sbcur', 'table', 'exthdr', 'slot'}
+MUST_FAIL = {'sbcur', 'table', 'gen', 'exthdr', 'slot'}
+UNREAD = {'dead', 'void', 'voidext'}	# no live entry points there: check never fails for them
 SANITIZER = ('AddressSanitizer', 'LeakSanitizer', 'runtime error:', 'UndefinedBehaviorSanitizer')
 original = hashlib.sha256(open(img, 'rb').read()).hexdigest()
 failures, counts = [], {'runs': 0, 'detected': 0, 'warned': 0, 'clean': 0, 'repairs': 0}
@@ -85,11 +88,12 @@ def flips():
     return chosen
 
 def leftover_like(chosen):
-    """Table blocks whose magic (bytes 0-3) and gen (8-15) were both hit: they look like
-    leftovers from before the format, which the kernel takes as empty, so check may too."""
+    """Table and gen blocks whose magic (bytes 0-3) and gen (8-15) were both hit: they look
+    like leftovers from before the format, which the kernel takes as empty (a gen block: all
+    its extents at gen 0), so check may too."""
     blocks = {}
     for off, (kind, start) in chosen.items():
-        if kind == 'table':
+        if kind in ('table', 'gen'):
             blocks.setdefault(start, set()).add(off - start)
     return {s for s, rel in blocks.items()
             if any(r < 4 for r in rel) and any(8 <= r < 16 for r in rel)}
@@ -100,7 +104,7 @@ for it in range(iterations):
         break
     chosen = flips()
     spared = leftover_like(chosen)
-    hit = {k for k, start in chosen.values() if not (k == 'table' and start in spared)}
+    hit = {k for k, start in chosen.values() if not (k in ('table', 'gen') and start in spared)}
     table_spared = bool(spared)
     what = f'iteration {it}: flips {sorted((o, k) for o, (k, _) in chosen.items())}'
     with open(img, 'r+b') as f:
@@ -119,8 +123,8 @@ for it in range(iterations):
             failures.append(f'{what}: check exited 0')
         elif not hit & MUST_FAIL and 'sbold' in hit and rc != 1 and not table_spared:
             failures.append(f'{what}: check exited {rc}, want 1 (only the other copy hit)')
-        elif hit == {'dead'} and rc != 0 and not table_spared:
-            failures.append(f'{what}: check exited {rc}, want 0 (only superseded slots hit)')
+        elif hit <= UNREAD and rc != 0 and not table_spared:
+            failures.append(f'{what}: check exited {rc}, want 0 (only superseded slots or evicted extents hit)')
         counts[['clean', 'warned', 'detected'][min(max(rc, 0), 2)]] += 1
         rc, out, err = run('dump', '--json', '--entries', img)
         if crashed(rc, err) or rc not in (0, 1):

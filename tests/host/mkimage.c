@@ -6,15 +6,28 @@
  *
  * Usage: mkimage OUT [options]   (see usage() below)
  *
+ * Extents carry generations as the kernel's would after some evictions: each
+ * extent's gen is random (extent 1's is 255 before it is evicted, so --evict
+ * wraps it to 0), every slot entry carries its extent's gen, and the gen blocks
+ * are written after the table blocks. With --evict N, extents 1-N are evicted
+ * after their entries were written: their gens are bumped and their entries
+ * left in the table, void.
+ *
  * Prints one summary line of what the image holds (what flazctl should find):
- *   lines=N table_blocks=N slots=N zeros=N extents=N slot_bytes=N marked=N dropped=N
- * and with --map FILE writes the byte ranges that matter, one "KIND OFFSET LENGTH" a line:
+ *   lines=N table_blocks=N gen_blocks=N slots=N zeros=N void=N extents=N slot_bytes=N
+ *   marked=N dropped=N
+ * (void: entries left by evictions; dropped: live entries the kernel drops for
+ * the marked regions, by its rule for cut tags) and with --map FILE writes the
+ * byte ranges that matter, one "KIND OFFSET LENGTH" a line:
  *   sbcur / sbold   the current / the other superblock copy
  *   table           a table block of this format (its lines' entries)
+ *   gen             a gen block of this format (the extents' generations)
  *   exthdr          the header of an extent a live entry points into
  *   slot            the header and payload of a slot a live entry points at
  *   dead            a superseded slot no entry points at
+ *   void / voidext  a slot / the header of an evicted extent: only void entries point there
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,7 +46,10 @@ struct opts {
 	unsigned int unclean;		/* regions to mark (0: clean shutdown) */
 	unsigned int past_bit;		/* set a bitmap bit past the last region */
 	const char *wrong;		/* the first live slot is wrong in this field */
-	long stale_block, foreign_block, unwritten_block;
+	const char *gens;		/* the gen blocks: written, unwritten, void or foreign */
+	long stale_block, foreign_block, unwritten_block, bad_gen_block;
+	unsigned int evict;		/* extents 1-N evicted: gens bumped, entries left */
+	unsigned int sb_version;	/* 0: FLAZ_SB_VERSION */
 };
 
 static unsigned long long rng_state;
@@ -84,6 +100,11 @@ static void usage(void)
 	      "        [--unwritten-block I: table block I never written]\n"
 	      "        [--past-bit 1: a bitmap bit set past the last region]\n"
 	      "        [--wrong codec|line|block|size: the first slot (sound checksum) is wrong]\n"
+	      "        [--gens written|unwritten|void|foreign (written): the gen blocks; but\n"
+	      "         written, every extent is at gen 0 (a format with no eviction since)]\n"
+	      "        [--evict N: extents 1-N evicted (gens bumped, their entries left, void)]\n"
+	      "        [--bad-gen-block I: gen block I damaged (a flipped byte)]\n"
+	      "        [--sb-version V: both superblock copies of format version V]\n"
 	      "        [--seed S] [--map FILE]\n", stderr);
 	exit(2);
 }
@@ -108,13 +129,18 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "map", required_argument, NULL, 'm' },
 		{ "past-bit", required_argument, NULL, 'P' },
 		{ "wrong", required_argument, NULL, 'w' },
+		{ "gens", required_argument, NULL, 'g' },
+		{ "evict", required_argument, NULL, 'E' },
+		{ "bad-gen-block", required_argument, NULL, 'B' },
+		{ "sb-version", required_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	*o = (struct opts){ .ssd_kib = 8192, .hdd_mib = 1024, .seed = 1, .extent_kib = 32,
 			    .overbook = 200, .codec = 1, .slots = 300, .zeros = 20, .dead = 20,
-			    .stale_block = -1, .foreign_block = -1, .unwritten_block = -1 };
+			    .stale_block = -1, .foreign_block = -1, .unwritten_block = -1,
+			    .bad_gen_block = -1, .gens = "written" };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long long v;
 		char *end;
@@ -128,6 +154,13 @@ static void parse(int argc, char **argv, struct opts *o)
 			    strcmp(optarg, "block") && strcmp(optarg, "size"))
 				usage();
 			o->wrong = optarg;
+			continue;
+		}
+		if (c == 'g') {
+			if (strcmp(optarg, "written") && strcmp(optarg, "unwritten") &&
+			    strcmp(optarg, "void") && strcmp(optarg, "foreign"))
+				usage();
+			o->gens = optarg;
 			continue;
 		}
 		if (c == '?')
@@ -151,9 +184,13 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'U': o->unwritten_block = v; break;
 		case 'r': o->seed = v; break;
 		case 'P': o->past_bit = v; break;
+		case 'E': o->evict = v; break;
+		case 'B': o->bad_gen_block = v; break;
+		case 'V': o->sb_version = v; break;
 		}
 	}
-	if (optind + 1 != argc)
+	/* an eviction writes its gen block */
+	if (optind + 1 != argc || (o->evict && strcmp(o->gens, "written")))
 		usage();
 	o->out = argv[optind];
 }
@@ -165,6 +202,7 @@ struct filler {
 	__u32 bytes, used, nr_slots, ext;
 	__u64 seq;
 	unsigned char *live;	/* per extent: a live entry points into it */
+	const unsigned char *evicted;	/* per extent: evicted after it was filled */
 };
 
 static void seal(struct filler *f)
@@ -174,9 +212,10 @@ static void seal(struct filler *f)
 	flaz_extent_encode(f->buf, f->seq++, f->ext, f->used, f->nr_slots);
 	put(((f->g->data_start + (__u64)f->ext * f->g->extent_sectors) << FLAZ_SECTOR_SHIFT),
 	    f->buf, (f->used + FLAZ_BLOCK_SIZE - 1) & ~(FLAZ_BLOCK_SIZE - 1));
-	if (f->live[f->ext])
-		mapped("exthdr", (f->g->data_start + (__u64)f->ext * f->g->extent_sectors) <<
-				 FLAZ_SECTOR_SHIFT, sizeof(struct flaz_extent_hdr));
+	if (f->live[f->ext] || f->evicted[f->ext])
+		mapped(f->live[f->ext] ? "exthdr" : "voidext",
+		       (f->g->data_start + (__u64)f->ext * f->g->extent_sectors) << FLAZ_SECTOR_SHIFT,
+		       sizeof(struct flaz_extent_hdr));
 	f->ext++;
 	if (f->ext >= f->g->nr_extents) {
 		fputs("mkimage: the SSD is too small for these slots\n", stderr);
@@ -187,8 +226,12 @@ static void seal(struct filler *f)
 	f->nr_slots = 0;
 }
 
-/* Append a slot for @block on @line; returns its offset (its extent is f->ext). */
-static __u32 add_slot(struct filler *f, __u64 block, __u32 line, __u8 codec, bool live,
+/*
+ * Append a slot for @block on @line; returns its offset (its extent is f->ext).
+ * *live says whether an entry will point at it, and is cleared when its extent
+ * is one that gets evicted.
+ */
+static __u32 add_slot(struct filler *f, __u64 block, __u32 line, __u8 codec, bool *live,
 		      __u32 *bytes)
 {
 	struct flaz_slot_info s = { .block = block, .line = line, .codec = codec };
@@ -208,6 +251,7 @@ static __u32 add_slot(struct filler *f, __u64 block, __u32 line, __u8 codec, boo
 	}
 	if (f->used + flaz_slot_bytes(s.len) > f->bytes)
 		seal(f);
+	*live = *live && !f->evicted[f->ext];
 	off = f->used;
 	p = f->buf + off;
 	for (i = 0; i < s.len; i++)
@@ -216,14 +260,46 @@ static __u32 add_slot(struct filler *f, __u64 block, __u32 line, __u8 codec, boo
 	flaz_slot_encode(p, &s);
 	f->used += s.bytes;
 	f->nr_slots++;
-	if (live)
+	if (*live)
 		f->live[f->ext] = 1;
 	/* the bytes a checksum covers: header and payload, not the padding */
-	mapped(live ? "slot" : "dead",
+	mapped(*live ? "slot" : f->evicted[f->ext] ? "void" : "dead",
 	       ((f->g->data_start + (__u64)f->ext * f->g->extent_sectors) << FLAZ_SECTOR_SHIFT) +
 	       off, sizeof(struct flaz_slot_hdr) + s.len);
 	*bytes = s.bytes;
 	return off;
+}
+
+/*
+ * Whether the kernel drops live entry @e of @line at load: a block it may stand
+ * for (for a cut tag, any block of the line with those low tag bits) is in a
+ * marked region.
+ */
+static bool dropped_at_load(const struct flaz_geometry *g, const unsigned char *bitmap,
+			    __u32 shift, __u64 hdd_blocks, __u64 line,
+			    const struct flaz_entry_info *e)
+{
+	__u64 step = e->units == FLAZ_ENTRY_ZERO_UNITS ? 0 : 1ULL << FLAZ_TAG_BITS;
+	__u64 tag, r;
+
+	for (tag = e->tag; tag * g->nr_lines + line < hdd_blocks; tag += step) {
+		r = (tag * g->nr_lines + line) >> shift;
+		if (bitmap[r / 8] & (1U << (r % 8)))
+			return true;
+		if (!step)
+			break;
+	}
+	return false;
+}
+
+/* Give the superblock block @blk format version @version, its checksum made anew. */
+static void set_sb_version(unsigned char *blk, __u32 version)
+{
+	struct flaz_sb *sb = (struct flaz_sb *)blk;
+
+	sb->version = htole32(version);
+	sb->crc = 0;
+	sb->crc = htole32(~flaz_crc32c(~0U, blk, FLAZ_BLOCK_SIZE));
 }
 
 int main(int argc, char **argv)
@@ -232,14 +308,19 @@ int main(int argc, char **argv)
 	struct flaz_sb_info info = { 0 };
 	struct flaz_geometry *g = &info.geo;
 	struct filler f = { 0 };
+	struct flaz_entry_info e;
 	unsigned char blk[FLAZ_BLOCK_SIZE], bitmap[FLAZ_SB_BITMAP_BYTES] = { 0 };
 	unsigned char zero_bitmap[FLAZ_SB_BITMAP_BYTES] = { 0 };
-	__u64 hdd_blocks, nr_tb, i, line, block, tag, max_tag, slot_bytes = 0;
-	__u64 *entries, *blocks;
-	__u32 n, nslots = 0, nzeros = 0, nextents = 0, marked = 0, dropped = 0, bytes, off;
-	unsigned char *live_block;
+	__u64 hdd_blocks, nr_tb, nr_gb, i, line, block, tag, max_tag, slot_bytes = 0;
+	__u64 *entries;
+	__u32 n, nslots = 0, nzeros = 0, nvoid = 0, nextents = 0, marked = 0, dropped = 0;
+	__u32 bytes, off;
+	unsigned char *live_block, *evicted, *gens;
+	bool written;
+	int wrapped;
 
 	parse(argc, argv, &o);
+	written = !strcmp(o.gens, "written");
 	rng_state = o.seed * 0x9e3779b97f4a7c15ULL + 1;
 	if (flaz_geometry_init(g, o.ssd_kib * 2, o.extent_kib, o.overbook)) {
 		fputs("mkimage: bad geometry\n", stderr);
@@ -264,19 +345,34 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	nr_tb = (g->nr_lines + FLAZ_META_ENTRIES - 1) / FLAZ_META_ENTRIES;
+	nr_tb = flaz_table_blocks(g);
+	nr_gb = flaz_gen_blocks(g);
+	if (o.bad_gen_block >= 0 && (__u64)o.bad_gen_block >= nr_gb) {
+		fputs("mkimage: no such gen block\n", stderr);
+		return 2;
+	}
 	entries = calloc(nr_tb * FLAZ_META_ENTRIES, sizeof(*entries));
-	blocks = calloc(g->nr_lines, sizeof(*blocks));
 	live_block = calloc(nr_tb, 1);
+	evicted = calloc(g->nr_extents, 1);
+	gens = calloc(nr_gb * FLAZ_GEN_ENTRIES, 1);
 	f.g = g;
 	f.bytes = g->extent_sectors << FLAZ_SECTOR_SHIFT;
 	f.buf = calloc(1, f.bytes);
 	f.live = calloc(g->nr_extents, 1);
-	if (!entries || !blocks || !live_block || !f.buf || !f.live)
+	f.evicted = evicted;
+	if (!entries || !live_block || !evicted || !gens || !f.buf || !f.live)
 		die("calloc");
 	for (i = 0; i < nr_tb; i++)
 		live_block[i] = (long)i != o.stale_block && (long)i != o.foreign_block &&
 				(long)i != o.unwritten_block;
+	for (i = 1; i <= o.evict && i < g->nr_extents; i++)
+		evicted[i] = 1;
+	/*
+	 * Each extent's generation: some evictions behind it. Without gen blocks of
+	 * this format (none written since the format) every extent is at 0.
+	 */
+	for (i = 0; written && i < g->nr_extents; i++)
+		gens[i] = i == 1 && o.evict ? 255 : (__u8)rnd();
 
 	fd = open(o.out, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -293,16 +389,17 @@ int main(int argc, char **argv)
 	f.used = sizeof(struct flaz_extent_hdr);
 	f.seq = 1000;
 	for (n = 0; n < o.slots + o.zeros; n++) {
-		struct flaz_entry_info e = { 0 };
-		bool live;
+		bool live, in_table, dead = false;
 
+		memset(&e, 0, sizeof(e));
 		do
 			line = rnd_below(g->nr_lines < hdd_blocks ? g->nr_lines : hdd_blocks);
 		while (entries[line]);
 		max_tag = (hdd_blocks - 1 - line) / g->nr_lines;
 		tag = rnd_below(max_tag + 1);
 		block = tag * g->nr_lines + line;
-		live = live_block[line / FLAZ_META_ENTRIES];
+		in_table = live_block[line / FLAZ_META_ENTRIES];
+		live = in_table;
 		e.tag = tag;
 		if (n >= o.slots) {
 			e.units = FLAZ_ENTRY_ZERO_UNITS;
@@ -310,23 +407,25 @@ int main(int argc, char **argv)
 		} else {
 			/* now and then an older copy of the block first, superseded */
 			if (n < o.dead)
-				add_slot(&f, block, line, o.codec, false, &bytes);
+				add_slot(&f, block, line, o.codec, &dead, &bytes);
 			bool bad = n == 0 && o.wrong;
 
 			off = add_slot(&f, bad && !strcmp(o.wrong, "block") ? block + 1 : block,
 				       bad && !strcmp(o.wrong, "line") ? line + 1 : line,
 				       bad && !strcmp(o.wrong, "codec") ? (o.codec + 1) % 4 : o.codec,
-				       live, &bytes);
+				       &live, &bytes);
 			e.units = bytes / FLAZ_SLOT_ALIGN + (bad && !strcmp(o.wrong, "size"));
 			e.off = off;
 			e.ext = f.ext;
+			e.gen = gens[f.ext];	/* the extent's generation when the entry was made */
 			if (live) {
 				nslots++;
 				slot_bytes += bytes;
+			} else if (in_table) {
+				nvoid++;	/* its extent is evicted below */
 			}
 		}
 		entries[line] = flaz_entry_pack(&e);
-		blocks[line] = block + 1;
 		/* unclean: mark the regions of the first cached blocks */
 		if (live && marked < o.unclean) {
 			__u64 r = block >> info.region_shift;
@@ -338,17 +437,23 @@ int main(int argc, char **argv)
 		}
 	}
 	seal(&f);
+	/* extents 1-N evicted: their gens move on, the entries into them stay in the table */
+	if (o.evict && o.evict >= f.ext) {
+		fprintf(stderr, "mkimage: --evict %u: only %u extents were filled\n", o.evict, f.ext);
+		return 2;
+	}
+	for (i = 1; i <= o.evict; i++)
+		gens[i] = flaz_gen_next(gens[i], &wrapped);
 	if (o.past_bit && info.nr_regions < FLAZ_MAX_REGIONS)
 		bitmap[info.nr_regions / 8] |= 1U << (info.nr_regions % 8);
 	for (i = 0; i < g->nr_extents; i++)
 		nextents += f.live[i];
 	for (line = 0; line < g->nr_lines; line++) {
-		__u64 r;
-
-		if (!blocks[line] || !live_block[line / FLAZ_META_ENTRIES])
+		flaz_entry_unpack(entries[line], &e);
+		if (!e.units || !live_block[line / FLAZ_META_ENTRIES] ||
+		    (e.units != FLAZ_ENTRY_ZERO_UNITS && e.gen != gens[e.ext]))
 			continue;
-		r = (blocks[line] - 1) >> info.region_shift;
-		dropped += !!(bitmap[r / 8] & (1U << (r % 8)));
+		dropped += dropped_at_load(g, bitmap, info.region_shift, hdd_blocks, line, &e);
 	}
 
 	/* the table: every block written (the kernel may leave some unwritten) */
@@ -369,27 +474,55 @@ int main(int argc, char **argv)
 		put(off_tb, blk, FLAZ_BLOCK_SIZE);
 	}
 
+	/* the gen blocks, after the table blocks */
+	for (i = 0; i < nr_gb && strcmp(o.gens, "unwritten"); i++) {
+		__u64 off_gb = (g->gen_start << FLAZ_SECTOR_SHIFT) + i * FLAZ_BLOCK_SIZE;
+
+		if (!strcmp(o.gens, "foreign")) {
+			for (n = 0; n < FLAZ_BLOCK_SIZE; n++)
+				blk[n] = rnd();
+		} else if (!strcmp(o.gens, "void")) {
+			/* an earlier format's, with its own gens */
+			for (n = 0; n < FLAZ_BLOCK_SIZE; n++)
+				blk[n] = rnd();
+			flaz_gen_encode(blk, info.gen ^ 0xa5a5, info.commit, i, blk);
+		} else {
+			flaz_gen_encode(blk, info.gen, info.commit, i, gens + i * FLAZ_GEN_ENTRIES);
+			if ((long)i == o.bad_gen_block)
+				blk[sizeof(struct flaz_gen_hdr) + 7] ^= 0x5a;
+			else
+				mapped("gen", off_gb, FLAZ_BLOCK_SIZE);
+		}
+		put(off_gb, blk, FLAZ_BLOCK_SIZE);
+	}
+
 	/* two superblock copies: the current one, and the one before it (clean, empty bitmap) */
 	info.next_seq = f.seq;
 	flaz_sb_encode(blk, &info, bitmap);
+	if (o.sb_version)
+		set_sb_version(blk, o.sb_version);
 	put((__u64)o.current * FLAZ_BLOCK_SIZE, blk, FLAZ_BLOCK_SIZE);
 	mapped("sbcur", (__u64)o.current * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
 	info.seq--;
 	info.commit--;
 	info.flags = FLAZ_SB_CLEAN;
 	flaz_sb_encode(blk, &info, zero_bitmap);
+	if (o.sb_version)
+		set_sb_version(blk, o.sb_version);
 	put((__u64)!o.current * FLAZ_BLOCK_SIZE, blk, FLAZ_BLOCK_SIZE);
 	mapped("sbold", (__u64)!o.current * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
 
-	printf("lines=%llu table_blocks=%llu slots=%u zeros=%u extents=%u slot_bytes=%llu marked=%u dropped=%u\n",
-	       g->nr_lines, nr_tb, nslots, nzeros, nextents, slot_bytes, marked, dropped);
+	printf("lines=%llu table_blocks=%llu gen_blocks=%llu slots=%u zeros=%u void=%u extents=%u slot_bytes=%llu marked=%u dropped=%u\n",
+	       g->nr_lines, nr_tb, nr_gb, nslots, nzeros, nvoid, nextents, slot_bytes, marked,
+	       dropped);
 	if (map && fclose(map))
 		die(o.map);
 	if (close(fd))
 		die("close");
 	free(entries);
-	free(blocks);
 	free(live_block);
+	free(evicted);
+	free(gens);
 	free(f.buf);
 	free(f.live);
 	return 0;

@@ -113,10 +113,26 @@ jexpect dump-json "d['current'] == 0 and d['superblocks'][0]['valid'] and
 	d['table']['entries']['empty'] == $clean_lines - $clean_slots - $clean_zeros and
 	d['table']['extents_referenced'] == $clean_extents and d['table']['slot_bytes'] == $clean_slot_bytes" \
 	dump "$T/clean.img" --json
+# a 1 GiB volume has more blocks per line than a cut tag names: zero blocks alone tell theirs
 jexpect dump-json-entries "len(d['entries']) == $clean_slots + $clean_zeros and
 	sum(e['kind'] == 'slot' for e in d['entries']) == $clean_slots and
-	all('block' in e for e in d['entries'])" dump --json --entries "$T/clean.img"
+	all(('block' in e) == (e['kind'] == 'zero') for e in d['entries']) and
+	all(0 <= e['gen'] < 256 for e in d['entries'] if e['kind'] == 'slot')" \
+	dump --json --entries "$T/clean.img"
+jexpect dump-json-gens "d['gens']['blocks'] == $clean_gen_blocks and
+	d['gens']['valid'] == $clean_gen_blocks and d['gens']['bad'] == 0 and
+	d['table']['entries']['void'] == 0 and d['table']['entries']['unusable'] == 0 and
+	d['superblocks'][0]['version'] == 2 and
+	d['superblocks'][0]['geometry']['gen_blocks'] == $clean_gen_blocks and
+	d['superblocks'][0]['geometry']['gen_start'] == d['superblocks'][0]['geometry']['meta_start']
+	+ 8 * $clean_table_blocks and d['superblocks'][0]['geometry']['data_start'] >=
+	d['superblocks'][0]['geometry']['gen_start'] + 8 * $clean_gen_blocks" dump --json "$T/clean.img"
+img whole --hdd-mib 128
+jexpect dump-json-entries-blocks "len(d['entries']) == $whole_slots + $whole_zeros and
+	all('block' in e for e in d['entries'])" dump --json --entries "$T/whole.img"
 expect dump-human 0 'superblock copy 0 \(sector 0\): valid, current' dump "$T/clean.img"
+expect dump-human-gens 0 "gen blocks +$clean_gen_blocks from sector [0-9]+" dump "$T/clean.img"
+expect dump-human-gens-summary 0 "^gens: $clean_gen_blocks blocks from sector" dump "$T/clean.img"
 expect dump-human-entries 0 "entries +$clean_slots slot, $clean_zeros zero" dump --entries "$T/clean.img"
 if [ "$(grep -c '^  line ' "$T/out")" -ne $((clean_slots + clean_zeros)) ]; then
 	fail dump-human-entries-lines "$(grep -c '^  line ' "$T/out") entry lines, want $((clean_slots + clean_zeros))"
@@ -200,6 +216,66 @@ flip "$T/tbm2.img" "$off"
 flip "$T/tbm2.img" $((off + 2000))
 expect table-magic-and-more 2 'table block 1 .*: bad magic' check "$T/tbm2.img"
 
+# --- extent generations: entries left by evictions are void, not damage
+img evict --evict 3
+expect gen-evicted 0 '^result: clean$' check "$T/evict.img"
+expect gen-evicted-void 0 "$evict_slots slots .*, $evict_void void entries \(left by evictions\), 0 unusable" \
+	check "$T/evict.img"
+[ "$evict_void" -gt 0 ] && pass gen-evicted-has-void ||
+	fail gen-evicted-has-void "mkimage left no void entry"
+jexpect gen-evicted-json "d['table']['entries']['void'] == $evict_void and
+	d['table']['entries']['slot'] == $evict_slots and d['table']['extents_referenced'] == $evict_extents
+	and d['gens']['valid'] == $evict_gen_blocks" dump --json "$T/evict.img"
+# extent 1 was at gen 255: its eviction wraps it to 0
+jexpect gen-evicted-entries "sum(e['kind'] == 'void' for e in d['entries']) == $evict_void and
+	all(e['gen'] != e['extent_gen'] for e in d['entries'] if e['kind'] == 'void') and
+	any(e.get('ext') == 1 and e['gen'] == 255 and e['extent_gen'] == 0 for e in d['entries'])" \
+	dump --json --entries "$T/evict.img"
+expect gen-evicted-entries-human 0 '^  line [0-9]+: void: .* gen [0-9]+ \(the extent is at gen [0-9]+: evicted since\)' \
+	dump --entries "$T/evict.img"
+# the slots and extent headers void entries point at are not looked at: they may be anything now
+cp "$T/evict.img" "$T/evictslot.img"
+flip "$T/evictslot.img" $(($(nth void 2 "$T/evict.map") + 40))
+flip "$T/evictslot.img" $(($(nth voidext 1 "$T/evict.map") + 12))
+expect gen-evicted-slot-unread 0 '^result: clean$' check "$T/evictslot.img"
+# void entries are no cached lines: the kernel drops none of them for a marked region
+img evunclean --evict 3 --unclean 3
+expect gen-evicted-unclean 1 "3 write-intent regions marked .*drops the $evunclean_dropped cached line" \
+	check "$T/evunclean.img"
+# no gen block of this format: every extent at gen 0, as after a format
+img gunwritten --gens unwritten
+expect gen-unwritten 0 '^result: clean$' check "$T/gunwritten.img"
+jexpect gen-unwritten-json "d['gens']['unwritten'] == $gunwritten_gen_blocks and
+	d['table']['entries']['slot'] == $gunwritten_slots" dump --json "$T/gunwritten.img"
+img gvoid --gens void
+expect gen-void 0 '^result: clean$' check "$T/gvoid.img"
+jexpect gen-void-json "d['gens']['void'] == $gvoid_gen_blocks and
+	d['table']['entries']['slot'] == $gvoid_slots" dump --json "$T/gvoid.img"
+img gforeign --gens foreign
+expect gen-foreign 0 'note: 1 gen block is neither blank nor of a flaz format' check "$T/gforeign.img"
+# a damaged gen block is damage, as a damaged table block is: no entry into its extents is usable
+img badgen --evict 2 --bad-gen-block 0
+sum=$(sha "$T/badgen.img")
+expect gen-block-crc 2 'corrupt: gen block 0 \(sector [0-9]+\): bad checksum; entries into extents 0-[0-9]+ are unusable' \
+	check "$T/badgen.img"
+expect gen-block-crc-summary 2 "0 slots .*, 0 void entries \(left by evictions\), $((badgen_slots + badgen_void)) unusable entries" \
+	check "$T/badgen.img"
+jexpect gen-block-crc-json "d['gens']['bad'] == 1 and d['gens']['bad_blocks'] == [0] and
+	d['table']['entries']['unusable'] == $badgen_slots + $badgen_void and
+	d['table']['entries']['slot'] == 0" dump --json "$T/badgen.img"
+jexpect gen-block-crc-entries "all(e['kind'] == 'unusable' for e in d['entries'] if 'ext' in e)" \
+	dump --json --entries "$T/badgen.img"
+[ "$(sha "$T/badgen.img")" = "$sum" ] && pass gen-block-check-writes-nothing ||
+	fail gen-block-check-writes-nothing "check or dump changed the image"
+expect gen-block-repair 1 'repaired: gen block 0: rewritten at generation 0' check --repair "$T/badgen.img"
+expect gen-block-repaired 0 '^result: clean$' check "$T/badgen.img"
+jexpect gen-block-repaired-json "d['gens']['valid'] == 1 and d['table']['entries']['slot'] == 0 and
+	d['table']['entries']['unusable'] == 0 and d['table']['entries']['zero'] == $badgen_zeros" \
+	dump --json "$T/badgen.img"
+cp "$T/clean.img" "$T/genmagic.img"
+flip "$T/genmagic.img" "$(nth gen 1 "$T/clean.map")"
+expect gen-block-magic 2 'corrupt: gen block 0 .*: bad magic' check "$T/genmagic.img"
+
 # --- slots and extents
 cp "$T/clean.img" "$T/slot.img"
 flip "$T/slot.img" $(($(nth slot 5 "$T/clean.map") + 40))
@@ -244,6 +320,31 @@ expect bitmap-past-end 1 'warning: the write-intent bitmap has 1 bit set past it
 	check "$T/pastbit.img"
 jexpect unclean-json "not d['superblocks'][0]['clean'] and
 	len(d['superblocks'][0]['marked_regions']) == 3" dump --json "$T/unclean.img"
+
+# --- a superblock of another format version: not corrupt, just not readable here
+img v1 --sb-version 1
+sum=$(sha "$T/v1.img")
+expect sb-version-1 2 '^unsupported: superblock of format version 1; this flazctl reads version 2 \(recreate the volume with --cold' \
+	check "$T/v1.img"
+if grep -q '^corrupt' "$T/out"; then
+	fail sb-version-1-not-corrupt "$(grep -m1 '^corrupt' "$T/out")"
+else
+	pass sb-version-1-not-corrupt
+fi
+expect sb-version-1-repair 2 'format version 1, which this flazctl does not read' check --repair "$T/v1.img"
+[ "$(sha "$T/v1.img")" = "$sum" ] && pass sb-version-1-repair-writes-nothing ||
+	fail sb-version-1-repair-writes-nothing "the image changed"
+expect sb-version-1-dump 1 'superblock of format version 1; this flazctl reads version 2' dump "$T/v1.img"
+expect sb-version-1-dump-copy 1 'superblock copy 1 \(sector 8\): format version 1 \(this flazctl reads version 2\)' \
+	dump "$T/v1.img"
+jexpect sb-version-1-json "d['current'] is None and d['gens'] is None and
+	all(c['state'] == 'other format version' and c['version'] == 1 for c in d['superblocks'])" \
+	dump --json "$T/v1.img"
+# one copy left of the earlier version beside a sound one: that one is used
+cp "$T/clean.img" "$T/v1copy.img"
+dd if="$T/v1.img" of="$T/v1copy.img" bs=4096 skip=1 seek=1 count=1 conv=notrunc status=none
+expect sb-version-1-other-copy 1 'warning: superblock copy 1 \(sector 8\): of format version 1; copy 0 is used' \
+	check "$T/v1copy.img"
 
 # --- not a flaz SSD, or not this one
 truncate -s 8M "$T/blank.img"

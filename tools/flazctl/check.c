@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flazctl check: verify a flaz SSD offline, as the kernel would find it at load:
- * the superblock copies, the geometry, every table block and every cached line's
- * slot. With --repair, rewrite what is damaged so that it holds less but nothing
- * wrong: a bad superblock copy from the good one, a bad table block as an empty
- * one, a bad entry as empty. Exit 0 clean, 1 ignorable or repaired, 2 corrupt.
+ * the superblock copies, the geometry, the extents' generations (gen blocks),
+ * every table block and every cached line's slot. An entry whose generation is
+ * not its extent's any more was left by an eviction: it holds nothing, as at the
+ * kernel's load, and its slot is not looked at. With --repair, rewrite what is
+ * damaged so that it holds less but nothing wrong: a bad superblock copy from the
+ * good one, a bad table block as an empty one, a bad entry as empty, a bad gen
+ * block as generation 0 once every entry into its extents is cleared. Exit 0
+ * clean, 1 ignorable or repaired, 2 corrupt.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,23 +24,28 @@
 #define MAX_SHOWN	20	/* problem lines printed; the rest are counted */
 
 enum verdict { CLEAN = 0, IGNORABLE = 1, CORRUPT = 2 };
-enum kind { K_CORRUPT, K_WARNING, K_REPAIRED };
+enum kind { K_CORRUPT, K_WARNING, K_REPAIRED, K_UNSUPPORTED };
 
 struct checker {
 	struct ssd *ssd;
 	bool repair;		/* fix what can be fixed */
 	bool repair_table;	/* the superblock matches the device: the table may be fixed */
 	bool quiet;		/* count only: the check after a repair */
+	bool table_unwritten;	/* a table block could not be rewritten */
+	int other_version;	/* no current copy: a copy of another format version, or -1 */
 	struct sb_pair sb;
 	const struct flaz_sb_info *info;	/* the current superblock */
 	const unsigned char *sb_blk;
 	__u64 hdd_blocks;
 
-	__u64 count[3];	/* problems by enum kind */
+	__u64 count[K_UNSUPPORTED + 1];	/* problems by enum kind */
 	__u64 shown, hidden;
 
 	__u64 tb[TB_UNREADABLE + 1];	/* table blocks by state */
+	struct ext_gens gens;	/* the extents' generations */
 	__u64 slots, slot_bytes, zeros, empty, dropped;
+	__u64 void_entries;	/* left by evictions: their extent's gen moved on */
+	__u64 unusable;		/* into extents whose gen block is damaged */
 	__u32 marked;		/* write-intent regions marked */
 	__u64 extent_reads;
 
@@ -63,7 +72,7 @@ static void note(struct checker *c, const char *fmt, ...)
 /* One problem (or repair): counted always, printed up to MAX_SHOWN. */
 static void say(struct checker *c, enum kind k, const char *fmt, ...)
 {
-	static const char *const prefix[] = { "corrupt", "warning", "repaired" };
+	static const char *const prefix[] = { "corrupt", "warning", "repaired", "unsupported" };
 	va_list ap;
 
 	c->count[k]++;
@@ -127,6 +136,7 @@ static bool check_superblocks(struct checker *c)
 	unsigned int i, blank = 0, corrupt = 0;
 
 	sb_load(c->ssd, sb);
+	c->other_version = sb_other_version(sb);
 	for (i = 0; i < FLAZ_SB_COPIES; i++) {
 		const struct sb_copy *cp = &sb->copy[i];
 
@@ -151,6 +161,9 @@ static bool check_superblocks(struct checker *c)
 		if (cp->state == SB_UNREADABLE)
 			say(c, K_WARNING, "superblock copy %u (sector %u): cannot read it: %s; copy %d is used",
 			    i, i * FLAZ_BLOCK_SECTORS, ssd_strerror(cp->err), sb->cur);
+		else if (cp->state == SB_OTHER_VERSION)
+			say(c, K_WARNING, "superblock copy %u (sector %u): of format version %u; copy %d is used",
+			    i, i * FLAZ_BLOCK_SECTORS, cp->version, sb->cur);
 		else
 			say(c, K_WARNING, "superblock copy %u (sector %u): %s; copy %d is used", i,
 			    i * FLAZ_BLOCK_SECTORS, sb_state_name(cp->state), sb->cur);
@@ -164,7 +177,10 @@ static bool check_superblocks(struct checker *c)
 		c->marked = sb_marked_count(c->sb_blk, c->info->nr_regions);
 		return true;
 	}
-	if (sb->copy[0].state == SB_UNREADABLE && sb->copy[1].state == SB_UNREADABLE)
+	if (c->other_version >= 0)
+		say(c, K_UNSUPPORTED, "superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",
+		    sb->copy[c->other_version].version, FLAZ_SB_VERSION);
+	else if (sb->copy[0].state == SB_UNREADABLE && sb->copy[1].state == SB_UNREADABLE)
 		say(c, K_CORRUPT, "cannot read the superblock: %s", ssd_strerror(sb->copy[0].err));
 	else if (blank == FLAZ_SB_COPIES)
 		say(c, K_CORRUPT, "no flaz superblock: the superblock area is blank (a new SSD, or never used by flaz)");
@@ -185,9 +201,10 @@ static void check_geometry(struct checker *c)
 
 	note(c, "geometry: %llu sectors, %u KiB extents, overbook %u%%: %llu"
 	     " extents from sector %llu, %llu lines in %llu"
-	     " table blocks from sector %llu",
+	     " table blocks from sector %llu, %llu gen blocks from sector %llu",
 	     g->ssd_sectors, in->extent_kib, in->overbook, g->nr_extents, g->data_start,
-	     g->nr_lines, table_blocks(g), g->meta_start);
+	     g->nr_lines, flaz_table_blocks(g), g->meta_start, flaz_gen_blocks(g),
+	     g->gen_start);
 	note(c, "volume: %llu sectors, codec %s, gen %016llx, commit %llu"
 	     ", %u write-intent regions of %llu KiB",
 	     in->hdd_sectors, codec_name(in->codec), in->gen, in->commit, in->nr_regions,
@@ -297,10 +314,12 @@ static void write_tblock(struct checker *c, __u32 i, __u64 commit, const __u64 *
 
 	flaz_meta_encode(c->t.blk, c->info->gen, commit, i, entries);
 	r = ssd_write(c->ssd, table_offset(&c->info->geo, i), c->t.blk, FLAZ_BLOCK_SIZE);
-	if (r)
+	if (r) {
 		say(c, K_CORRUPT, "cannot rewrite table block %u: %s", i, ssd_strerror(r));
-	else
+		c->table_unwritten = true;
+	} else {
 		say(c, K_REPAIRED, "table block %u: %s", i, what);
+	}
 }
 
 static bool region_marked(const struct checker *c, __u64 block)
@@ -333,6 +352,7 @@ static void check_entries(struct checker *c, __u32 i)
 	const struct flaz_sb_info *in = c->info;
 	__u64 first = (__u64)i * FLAZ_META_ENTRIES, line;
 	struct flaz_entry_info e;
+	enum entry_gen gen;
 	unsigned int k, cleared = 0;
 	char what[64];
 	bool ok;
@@ -345,6 +365,7 @@ static void check_entries(struct checker *c, __u32 i)
 			continue;
 		}
 		ok = false;
+		gen = EG_LIVE;
 		if (line >= in->geo.nr_lines)
 			say(c, K_CORRUPT, "table block %u: an entry for line %llu, past the last line (%llu)",
 			    i, line, in->geo.nr_lines - 1);
@@ -353,8 +374,17 @@ static void check_entries(struct checker *c, __u32 i)
 			    line, c->t.entries[k],
 			    e.units == FLAZ_ENTRY_ZERO_UNITS ? "a zero block past the volume" :
 			    "slot size, extent, offset or tag");
-		else
-			ok = e.units == FLAZ_ENTRY_ZERO_UNITS || check_slot(c, line, &e);
+		else if (e.units == FLAZ_ENTRY_ZERO_UNITS)
+			ok = true;
+		else if ((gen = entry_gen(&c->gens, &e)) == EG_LIVE)
+			ok = check_slot(c, line, &e);
+		else if (gen == EG_UNUSABLE)
+			c->unusable++;	/* its gen block was reported */
+		if (gen == EG_VOID) {
+			/* left by an eviction: holds nothing, its slot may be another's now */
+			c->void_entries++;
+			continue;
+		}
 		if (!ok) {
 			if (c->repair_table) {
 				c->t.entries[k] = 0;
@@ -378,11 +408,102 @@ static void check_entries(struct checker *c, __u32 i)
 	}
 }
 
+/* The last extent of gen block @i. */
+static __u64 gen_block_last(const struct checker *c, __u64 i)
+{
+	__u64 last = (i + 1) * FLAZ_GEN_ENTRIES - 1;
+
+	return last < c->info->geo.nr_extents ? last : c->info->geo.nr_extents - 1;
+}
+
+/*
+ * The gen blocks: each extent's generation. A damaged one leaves its extents'
+ * generations unknown: every entry into them is unusable (cleared when repairing,
+ * then the block is rewritten by repair_gens()).
+ */
+static bool check_gens(struct checker *c)
+{
+	const struct flaz_geometry *g = &c->info->geo;
+	struct ext_gens *eg = &c->gens;
+	__u64 i, first;
+
+	if (gens_load(c->ssd, c->info, eg)) {
+		say(c, K_CORRUPT, "out of memory");
+		return false;
+	}
+	for (i = 0; i < eg->nr_blocks; i++) {
+		first = i * FLAZ_GEN_ENTRIES;
+		if (eg->state[i] == TB_UNREADABLE && eg->err[i] == -EOVERFLOW) {
+			/* a superblock for a larger SSD: one line, not one per block */
+			say(c, K_CORRUPT, "gen blocks %llu-%llu are beyond the end of %s", i,
+			    eg->nr_blocks - 1, c->ssd->path);
+			break;
+		}
+		switch (eg->state[i]) {
+		case TB_VALID:
+		case TB_UNWRITTEN:
+		case TB_VOID:
+		case TB_FOREIGN:	/* holds nothing: its extents are at generation 0 */
+			continue;
+		case TB_BAD_INDEX:
+			say(c, K_CORRUPT, "gen block %llu (sector %llu): holds the generations of gen block %u; entries into extents %llu-%llu are unusable",
+			    i, gen_offset(g, i) >> FLAZ_SECTOR_SHIFT, eg->index[i], first,
+			    gen_block_last(c, i));
+			break;
+		case TB_UNREADABLE:
+			say(c, K_CORRUPT, "gen block %llu (sector %llu): cannot read it: %s; entries into extents %llu-%llu are unusable",
+			    i, gen_offset(g, i) >> FLAZ_SECTOR_SHIFT, ssd_strerror(eg->err[i]),
+			    first, gen_block_last(c, i));
+			break;
+		default:
+			say(c, K_CORRUPT, "gen block %llu (sector %llu): %s; entries into extents %llu-%llu are unusable",
+			    i, gen_offset(g, i) >> FLAZ_SECTOR_SHIFT, tb_state_name(eg->state[i]),
+			    first, gen_block_last(c, i));
+			break;
+		}
+	}
+	if (eg->count[TB_FOREIGN])
+		note(c, "note: %llu gen block%s neither blank nor of a flaz format (left from before this format): %s extents at generation 0",
+		     eg->count[TB_FOREIGN], eg->count[TB_FOREIGN] == 1 ? " is" : "s are",
+		     eg->count[TB_FOREIGN] == 1 ? "its" : "their");
+	return true;
+}
+
+/*
+ * Rewrite each damaged gen block with generation 0 for its extents, once the
+ * table holds no entry into them any more (check_entries() cleared them).
+ */
+static void repair_gens(struct checker *c)
+{
+	static const __u8 zero[FLAZ_GEN_ENTRIES];
+	const struct ext_gens *eg = &c->gens;
+	__u64 i;
+	int r;
+
+	if (!c->repair_table || !gens_bad(eg))
+		return;
+	if (c->table_unwritten) {
+		say(c, K_CORRUPT, "not rewriting the damaged gen blocks: the table still holds entries into their extents");
+		return;
+	}
+	for (i = 0; i < eg->nr_blocks; i++) {
+		if (!tb_damaged(eg->state[i]))
+			continue;
+		flaz_gen_encode(c->t.blk, c->info->gen, c->info->commit, i, zero);
+		r = ssd_write(c->ssd, gen_offset(&c->info->geo, i), c->t.blk, FLAZ_BLOCK_SIZE);
+		if (r)
+			say(c, K_CORRUPT, "cannot rewrite gen block %llu: %s", i, ssd_strerror(r));
+		else
+			say(c, K_REPAIRED, "gen block %llu: rewritten at generation 0 (no entry into extents %llu-%llu is left)",
+			    i, i * FLAZ_GEN_ENTRIES, gen_block_last(c, i));
+	}
+}
+
 static void check_table(struct checker *c)
 {
 	static const __u64 empty[FLAZ_META_ENTRIES];
 	const struct flaz_geometry *g = &c->info->geo;
-	__u64 n = table_blocks(g), i, first;
+	__u64 n = flaz_table_blocks(g), i, first;
 	struct tblock *t = &c->t;
 
 	for (i = 0; i < n; i++) {
@@ -456,7 +577,7 @@ static void check_intent(struct checker *c)
 
 static enum verdict verdict(const struct checker *c)
 {
-	if (c->count[K_CORRUPT])
+	if (c->count[K_CORRUPT] || c->count[K_UNSUPPORTED])
 		return CORRUPT;
 	return c->count[K_WARNING] || c->count[K_REPAIRED] ? IGNORABLE : CLEAN;
 }
@@ -464,16 +585,19 @@ static enum verdict verdict(const struct checker *c)
 static void summary(const struct checker *c)
 {
 	const struct flaz_sb_info *in = c->info;
+	const __u64 *gb = c->gens.count;
 	__u64 bad = c->tb[TB_BAD_MAGIC] + c->tb[TB_BAD_CRC] + c->tb[TB_BAD_INDEX] +
 		    c->tb[TB_UNREADABLE];
 
 	if (c->hidden)
 		printf("... and %llu more problem lines not shown\n", c->hidden);
 	if (in)
-		printf("summary: copy %d current (seq %llu); %llu table blocks (%llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad); %llu slots (%llu bytes), %llu zero blocks, %llu empty lines; %llu extent reads\n",
-		       c->sb.cur, in->seq, table_blocks(&in->geo), c->tb[TB_VALID],
-		       c->tb[TB_UNWRITTEN], c->tb[TB_VOID], c->tb[TB_FOREIGN], bad, c->slots,
-		       c->slot_bytes, c->zeros, c->empty, c->extent_reads);
+		printf("summary: copy %d current (seq %llu); %llu table blocks (%llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad); %llu gen blocks (%llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad); %llu slots (%llu bytes), %llu zero blocks, %llu empty lines, %llu void entries (left by evictions), %llu unusable entries; %llu extent reads\n",
+		       c->sb.cur, in->seq, flaz_table_blocks(&in->geo), c->tb[TB_VALID],
+		       c->tb[TB_UNWRITTEN], c->tb[TB_VOID], c->tb[TB_FOREIGN], bad,
+		       flaz_gen_blocks(&in->geo), gb[TB_VALID], gb[TB_UNWRITTEN], gb[TB_VOID],
+		       gb[TB_FOREIGN], gens_bad(&c->gens), c->slots, c->slot_bytes, c->zeros,
+		       c->empty, c->void_entries, c->unusable, c->extent_reads);
 }
 
 /* One pass over the SSD; returns its verdict. */
@@ -490,8 +614,11 @@ static enum verdict run(struct checker *c)
 		say(c, K_CORRUPT, "out of memory");
 		return verdict(c);
 	}
-	check_table(c);
-	check_intent(c);
+	if (check_gens(c)) {
+		check_table(c);
+		repair_gens(c);
+		check_intent(c);
+	}
 	free(c->ext);
 	c->ext = NULL;
 	return verdict(c);
@@ -556,6 +683,7 @@ int cmd_check(int argc, char **argv)
 			again->ssd = &ssd;
 			again->quiet = true;
 			v = run(again) == CORRUPT ? CORRUPT : IGNORABLE;
+			gens_free(&again->gens);
 			free(again);
 		} else {
 			v = CORRUPT;
@@ -566,6 +694,9 @@ int cmd_check(int argc, char **argv)
 		else
 			printf("result: repaired (%llu repair%s)\n", c->count[K_REPAIRED],
 			       plural(c->count[K_REPAIRED]));
+	} else if (c->count[K_UNSUPPORTED]) {
+		printf("result: format version %u, which this flazctl does not read (recreate the volume with --cold)\n",
+		       c->sb.copy[c->other_version].version);
 	} else if (v == CORRUPT) {
 		printf("result: corrupt (%llu problem%s%s)\n", c->count[K_CORRUPT],
 		       plural(c->count[K_CORRUPT]), repair ? ", none repairable" : "; flazctl check --repair may fix some");
@@ -575,6 +706,7 @@ int cmd_check(int argc, char **argv)
 	} else {
 		printf("result: clean\n");
 	}
+	gens_free(&c->gens);
 	free(c);
 	ssd_close(&ssd);
 	return v;

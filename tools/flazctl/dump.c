@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flazctl dump: what a flaz SSD holds, for people or as JSON: both superblock
- * copies field by field and a summary of the table (with --entries, every
- * cached line). It reads the superblock and the table only, never the extents;
- * `flazctl check` is the one that verifies slots.
+ * copies field by field, a summary of the extents' generations (gen blocks) and
+ * of the table (with --entries, every cached line). It reads the superblock, the
+ * gen blocks and the table only, never the extents; `flazctl check` is the one
+ * that verifies slots.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include "flazctl.h"
 #include "ssdmeta.h"
 
-#define MAX_BAD_LISTED	64	/* bad table block numbers listed in JSON */
+#define MAX_BAD_LISTED	64	/* bad table (gen) block numbers listed in JSON */
 
 struct dump_opts {
 	const char *path;
@@ -24,8 +25,11 @@ struct dump_opts {
 struct table_sum {
 	__u64 tb[TB_UNREADABLE + 1];
 	__u64 slots, zeros, empty, invalid, slot_bytes, extents;
+	__u64 void_entries;	/* left by evictions: their extent's gen moved on */
+	__u64 unusable;		/* into extents whose gen block is damaged */
 	__u64 bad[MAX_BAD_LISTED];
 	unsigned int nr_bad;
+	struct ext_gens gens;
 };
 
 static void uuid_string(const unsigned char *u, char *buf)
@@ -45,8 +49,12 @@ static void print_copy_human(const struct sb_pair *sb, unsigned int i)
 	__u32 marked;
 	char uuid[40], list[160];
 
-	printf("superblock copy %u (sector %u): %s%s", i, i * FLAZ_BLOCK_SECTORS,
-	       sb_state_name(c->state), (int)i == sb->cur ? ", current" : "");
+	printf("superblock copy %u (sector %u): ", i, i * FLAZ_BLOCK_SECTORS);
+	if (c->state == SB_OTHER_VERSION)
+		printf("format version %u (this flazctl reads version %u)", c->version,
+		       FLAZ_SB_VERSION);
+	else
+		printf("%s%s", sb_state_name(c->state), (int)i == sb->cur ? ", current" : "");
 	if (c->state == SB_UNREADABLE)
 		printf(" (%s)", ssd_strerror(c->err));
 	putchar('\n');
@@ -67,9 +75,11 @@ static void print_copy_human(const struct sb_pair *sb, unsigned int i)
 	printf("  ssd_sectors    %llu\n", g->ssd_sectors);
 	printf("  extents        %llu of %u sectors from sector %llu\n",
 	       g->nr_extents, g->extent_sectors, g->data_start);
-	printf("  lines          %llu in %llu table blocks, %llu"
-	       " sectors from sector %llu\n",
-	       g->nr_lines, table_blocks(g), g->meta_sectors, g->meta_start);
+	printf("  lines          %llu in %llu table blocks from sector %llu\n",
+	       g->nr_lines, flaz_table_blocks(g), g->meta_start);
+	printf("  gen blocks     %llu from sector %llu\n", flaz_gen_blocks(g), g->gen_start);
+	printf("  metadata       %llu sectors from sector %llu (table, then gen blocks)\n",
+	       g->meta_sectors, g->meta_start);
 	printf("  region_shift   %u (%llu KiB regions)\n", in->region_shift,
 	       4ULL << in->region_shift);
 	printf("  nr_regions     %u\n", in->nr_regions);
@@ -96,15 +106,17 @@ static void print_copy_json(const struct sb_pair *sb, unsigned int i)
 		fputs(",\"error\":", stdout);
 		json_string(ssd_strerror(c->err));
 	}
+	if (c->state == SB_OTHER_VERSION)
+		printf(",\"version\":%u", c->version);
 	if (c->state != SB_VALID) {
 		putchar('}');
 		return;
 	}
 	uuid_string(in->uuid, uuid);
-	printf(",\"seq\":%llu,\"gen\":\"%016llx\",\"uuid\":\"%s\",\"flags\":%u,"
+	printf(",\"version\":%u,\"seq\":%llu,\"gen\":\"%016llx\",\"uuid\":\"%s\",\"flags\":%u,"
 	       "\"clean\":%s,\"hdd_sectors\":%llu,\"codec\":",
-	       in->seq, in->gen, uuid, in->flags, in->flags & FLAZ_SB_CLEAN ? "true" : "false",
-	       in->hdd_sectors);
+	       FLAZ_SB_VERSION, in->seq, in->gen, uuid, in->flags,
+	       in->flags & FLAZ_SB_CLEAN ? "true" : "false", in->hdd_sectors);
 	json_string(codec_name(in->codec));
 	printf(",\"codec_id\":%u,\"extent_kib\":%u,\"overbook\":%u,\"region_shift\":%u,"
 	       "\"nr_regions\":%u,\"marked_regions\":[",
@@ -119,48 +131,75 @@ static void print_copy_json(const struct sb_pair *sb, unsigned int i)
 	       ",\"hdd_fp\":%u,\"geometry\":{\"ssd_sectors\":%llu,\"extent_sectors\":%u,"
 	       "\"blocks_per_extent\":%u,\"nr_extents\":%llu,\"nr_lines\":%llu"
 	       ",\"meta_start\":%llu,\"meta_sectors\":%llu,\"table_blocks\":%llu"
-	       ",\"data_start\":%llu}}",
+	       ",\"gen_start\":%llu,\"gen_blocks\":%llu,\"data_start\":%llu}}",
 	       sb_marked_past(c->blk, in->nr_regions), in->commit, in->next_seq, in->hdd_fp,
 	       g->ssd_sectors, g->extent_sectors, g->blocks_per_extent, g->nr_extents,
-	       g->nr_lines, g->meta_start, g->meta_sectors, table_blocks(g), g->data_start);
+	       g->nr_lines, g->meta_start, g->meta_sectors, flaz_table_blocks(g), g->gen_start,
+	       flaz_gen_blocks(g), g->data_start);
+}
+
+/* What an entry is: "invalid", "zero", or for a slot by its extent's generation. */
+static const char *entry_kind(bool valid, const struct flaz_entry_info *e, enum entry_gen gen)
+{
+	if (!valid)
+		return "invalid";
+	if (e->units == FLAZ_ENTRY_ZERO_UNITS)
+		return "zero";
+	return gen == EG_VOID ? "void" : gen == EG_UNUSABLE ? "unusable" : "slot";
 }
 
 /* One non-empty entry, for --entries. */
 static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in,
-			__u64 line, __u64 raw, bool *first)
+			const struct ext_gens *eg, __u64 line, __u64 raw, bool *first)
 {
 	struct flaz_entry_info e;
+	enum entry_gen gen = EG_LIVE;
 	__u64 block;
 	bool valid, known;
 
 	flaz_entry_unpack(raw, &e);
 	valid = flaz_entry_valid(&e, &in->geo, line, sb_hdd_blocks(in));
 	known = valid && entry_block(&e, in, line, &block);
+	if (valid && e.units != FLAZ_ENTRY_ZERO_UNITS)
+		gen = entry_gen(eg, &e);
 	if (o->json) {
 		printf("%s{\"line\":%llu,\"kind\":\"%s\"", *first ? "" : ",", line,
-		       !valid ? "invalid" : e.units == FLAZ_ENTRY_ZERO_UNITS ? "zero" : "slot");
+		       entry_kind(valid, &e, gen));
 		*first = false;
 		if (!valid)
 			printf(",\"raw\":\"%016llx\"", raw);
 		else if (e.units != FLAZ_ENTRY_ZERO_UNITS)
-			printf(",\"ext\":%u,\"off\":%u,\"bytes\":%u,\"tag\":%llu", e.ext, e.off,
-			       e.units * FLAZ_SLOT_ALIGN, e.tag);
+			printf(",\"ext\":%u,\"off\":%u,\"bytes\":%u,\"tag\":%llu,\"gen\":%u", e.ext,
+			       e.off, e.units * FLAZ_SLOT_ALIGN, e.tag, e.gen);
+		if (gen == EG_VOID)
+			printf(",\"extent_gen\":%u", eg->gen[e.ext]);
 		if (known)
 			printf(",\"block\":%llu", block);
 		putchar('}');
 		return;
 	}
 	printf("  line %llu: ", line);
-	if (!valid)
+	if (!valid) {
 		printf("invalid entry %016llx\n", raw);
-	else if (e.units == FLAZ_ENTRY_ZERO_UNITS)
+		return;
+	}
+	if (e.units == FLAZ_ENTRY_ZERO_UNITS) {
 		printf("zero block %llu\n", block);
-	else if (known)
-		printf("block %llu in extent %u offset %u, %u bytes\n", block, e.ext, e.off,
-		       e.units * FLAZ_SLOT_ALIGN);
+		return;
+	}
+	if (gen != EG_LIVE)
+		printf("%s: ", entry_kind(valid, &e, gen));
+	if (known)
+		printf("block %llu in extent %u offset %u, %u bytes, gen %u", block, e.ext, e.off,
+		       e.units * FLAZ_SLOT_ALIGN, e.gen);
 	else
-		printf("tag %llu (low bits) in extent %u offset %u, %u bytes\n", e.tag, e.ext, e.off,
-		       e.units * FLAZ_SLOT_ALIGN);
+		printf("tag %llu (low bits) in extent %u offset %u, %u bytes, gen %u", e.tag, e.ext,
+		       e.off, e.units * FLAZ_SLOT_ALIGN, e.gen);
+	if (gen == EG_VOID)
+		printf(" (the extent is at gen %u: evicted since)", eg->gen[e.ext]);
+	else if (gen == EG_UNUSABLE)
+		printf(" (the extent's gen block is damaged)");
+	putchar('\n');
 }
 
 /* Walk the table of the current superblock, counting (and with --entries listing). */
@@ -168,7 +207,7 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 		      const struct flaz_sb_info *in, struct table_sum *sum)
 {
 	const struct flaz_geometry *g = &in->geo;
-	__u64 n = table_blocks(g), i, line;
+	__u64 n = flaz_table_blocks(g), i, line;
 	unsigned char *seen;
 	struct tblock *t;
 	struct flaz_entry_info e;
@@ -178,6 +217,11 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 	t = malloc(sizeof(*t));
 	seen = calloc(g->nr_extents / 8 + 1, 1);
 	if (!t || !seen) {
+		free(t);
+		free(seen);
+		return fail(EXIT_FAIL, "out of memory");
+	}
+	if (gens_load(s, in, &sum->gens)) {
 		free(t);
 		free(seen);
 		return fail(EXIT_FAIL, "out of memory");
@@ -209,11 +253,15 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 				continue;
 			}
 			if (o->entries)
-				print_entry(o, in, line, t->entries[k], &first);
+				print_entry(o, in, &sum->gens, line, t->entries[k], &first);
 			if (!flaz_entry_valid(&e, g, line, sb_hdd_blocks(in))) {
 				sum->invalid++;
 			} else if (e.units == FLAZ_ENTRY_ZERO_UNITS) {
 				sum->zeros++;
+			} else if (entry_gen(&sum->gens, &e) == EG_VOID) {
+				sum->void_entries++;
+			} else if (entry_gen(&sum->gens, &e) == EG_UNUSABLE) {
+				sum->unusable++;
 			} else {
 				sum->slots++;
 				sum->slot_bytes += e.units * FLAZ_SLOT_ALIGN;
@@ -236,14 +284,47 @@ static __u64 bad_blocks(const struct table_sum *sum)
 	       sum->tb[TB_BAD_INDEX] + sum->tb[TB_UNREADABLE];
 }
 
+/* Gen block numbers of damaged ones, at most MAX_BAD_LISTED. */
+static void print_bad_gens_json(const struct ext_gens *eg)
+{
+	__u64 i;
+	unsigned int n = 0;
+
+	for (i = 0; i < eg->nr_blocks && n < MAX_BAD_LISTED; i++)
+		if (tb_damaged(eg->state[i]))
+			printf("%s%llu", n++ ? "," : "", i);
+}
+
+static void print_gens_human(const struct flaz_sb_info *in, const struct ext_gens *eg)
+{
+	const __u64 *n = eg->count;
+
+	printf("gens: %llu blocks from sector %llu\n", eg->nr_blocks, in->geo.gen_start);
+	printf("  blocks         %llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad\n",
+	       n[TB_VALID], n[TB_UNWRITTEN], n[TB_VOID], n[TB_FOREIGN], gens_bad(eg));
+}
+
+static void print_gens_json(const struct flaz_sb_info *in, const struct ext_gens *eg)
+{
+	const __u64 *n = eg->count;
+
+	printf(",\"gens\":{\"blocks\":%llu,\"start\":%llu,\"valid\":%llu,\"unwritten\":%llu"
+	       ",\"void\":%llu,\"foreign\":%llu,\"bad\":%llu,\"bad_blocks\":[",
+	       eg->nr_blocks, in->geo.gen_start, n[TB_VALID], n[TB_UNWRITTEN], n[TB_VOID],
+	       n[TB_FOREIGN], gens_bad(eg));
+	print_bad_gens_json(eg);
+	fputs("]}", stdout);
+}
+
 static void print_table_human(const struct flaz_sb_info *in, const struct table_sum *sum)
 {
 	printf("table (gen %016llx): %llu blocks from sector %llu\n",
-	       in->gen, table_blocks(&in->geo), in->geo.meta_start);
+	       in->gen, flaz_table_blocks(&in->geo), in->geo.meta_start);
 	printf("  blocks         %llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad\n",
 	       sum->tb[TB_VALID], sum->tb[TB_UNWRITTEN], sum->tb[TB_VOID], sum->tb[TB_FOREIGN],
 	       bad_blocks(sum));
-	printf("  entries        %llu slot, %llu zero, %llu empty, %llu invalid\n", sum->slots, sum->zeros, sum->empty, sum->invalid);
+	printf("  entries        %llu slot, %llu zero, %llu empty, %llu invalid, %llu void, %llu unusable\n",
+	       sum->slots, sum->zeros, sum->empty, sum->invalid, sum->void_entries, sum->unusable);
 	printf("  extents        %llu referenced\n", sum->extents);
 	printf("  slot bytes     %llu\n", sum->slot_bytes);
 }
@@ -255,14 +336,15 @@ static void print_table_json(const struct flaz_sb_info *in, const struct table_s
 	printf(",\"table\":{\"gen\":\"%016llx\",\"blocks\":%llu,\"valid\":%llu"
 	       ",\"unwritten\":%llu,\"void\":%llu,\"foreign\":%llu,\"bad\":%llu,"
 	       "\"bad_blocks\":[",
-	       in->gen, table_blocks(&in->geo), sum->tb[TB_VALID], sum->tb[TB_UNWRITTEN],
+	       in->gen, flaz_table_blocks(&in->geo), sum->tb[TB_VALID], sum->tb[TB_UNWRITTEN],
 	       sum->tb[TB_VOID], sum->tb[TB_FOREIGN], bad_blocks(sum));
 	for (i = 0; i < sum->nr_bad; i++)
 		printf("%s%llu", i ? "," : "", sum->bad[i]);
 	printf("],\"entries\":{\"slot\":%llu,\"zero\":%llu,\"empty\":%llu"
-	       ",\"invalid\":%llu},\"extents_referenced\":%llu,\"slot_bytes\":%llu}",
-	       sum->slots, sum->zeros, sum->empty, sum->invalid, sum->extents,
-	       sum->slot_bytes);
+	       ",\"invalid\":%llu,\"void\":%llu,\"unusable\":%llu},\"extents_referenced\":%llu"
+	       ",\"slot_bytes\":%llu}",
+	       sum->slots, sum->zeros, sum->empty, sum->invalid, sum->void_entries,
+	       sum->unusable, sum->extents, sum->slot_bytes);
 }
 
 static int parse_dump(int argc, char **argv, struct dump_opts *o)
@@ -297,7 +379,7 @@ int cmd_dump(int argc, char **argv)
 	const struct flaz_sb_info *in;
 	struct ssd s;
 	unsigned int i;
-	int r;
+	int r, old;
 
 	r = parse_dump(argc, argv, &o);
 	if (r)
@@ -328,7 +410,7 @@ int cmd_dump(int argc, char **argv)
 		if (sb->cur >= 0)
 			printf(",\"current\":%d", sb->cur);
 		else
-			fputs(",\"current\":null,\"table\":null", stdout);
+			fputs(",\"current\":null,\"gens\":null,\"table\":null", stdout);
 	} else {
 		printf("%s: %llu sectors%s\n", o.path, s.bytes >> FLAZ_SECTOR_SHIFT,
 		       s.busy ? " (in use)" : "");
@@ -339,15 +421,23 @@ int cmd_dump(int argc, char **argv)
 	if (sb->cur >= 0) {
 		in = &sb->copy[sb->cur].info;
 		r = walk_table(&s, &o, in, sum);
-		if (!r && o.json)
+		if (!r && o.json) {
+			print_gens_json(in, &sum->gens);
 			print_table_json(in, sum);
-		else if (!r)
+		} else if (!r) {
+			print_gens_human(in, &sum->gens);
 			print_table_human(in, sum);
+		}
 	}
 	if (o.json)
 		fputs("}\n", stdout);
-	if (sb->cur < 0)
+	old = sb_other_version(sb);
+	if (old >= 0)
+		r = fail(EXIT_FAIL, "%s: superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",
+			 o.path, sb->copy[old].version, FLAZ_SB_VERSION);
+	else if (sb->cur < 0)
 		r = fail(EXIT_FAIL, "%s holds no valid flaz superblock", o.path);
+	gens_free(&sum->gens);
 	free(sb);
 	free(sum);
 	ssd_close(&s);

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define FLAZCTL_VERSION "0.3.0"
+#define FLAZCTL_VERSION "0.4.0"
 
 /* Exit codes, documented in flazctl(8). */
 enum {

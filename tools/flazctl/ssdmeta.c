@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -151,12 +152,16 @@ void sb_load(const struct ssd *s, struct sb_pair *sb)
 			continue;
 		}
 		r = flaz_sb_decode(c->blk, &c->info);
-		if (r == -ENODATA)
+		if (r == -ENODATA) {
 			c->state = SB_BLANK;
-		else if (r)
+		} else if (r && flaz_sb_other_version(c->blk)) {
+			c->state = SB_OTHER_VERSION;
+			c->version = le32toh(h->version);
+		} else if (r) {
 			c->state = le32toh(h->magic) == FLAZ_SB_MAGIC ? SB_CORRUPT : SB_FOREIGN;
-		else
+		} else {
 			c->state = SB_VALID;
+		}
 		if (c->state == SB_VALID &&
 		    (sb->cur < 0 || c->info.seq > sb->copy[sb->cur].info.seq))
 			sb->cur = i;
@@ -172,12 +177,26 @@ const char *sb_state_name(enum sb_state st)
 		return "blank";
 	case SB_CORRUPT:
 		return "corrupt";
+	case SB_OTHER_VERSION:
+		return "other format version";
 	case SB_FOREIGN:
 		return "not a flaz superblock";
 	case SB_UNREADABLE:
 		return "unreadable";
 	}
 	return "?";
+}
+
+int sb_other_version(const struct sb_pair *sb)
+{
+	unsigned int i;
+
+	if (sb->cur >= 0)
+		return -1;
+	for (i = 0; i < FLAZ_SB_COPIES; i++)
+		if (sb->copy[i].state == SB_OTHER_VERSION)
+			return i;
+	return -1;
 }
 
 __u32 sb_marked_count(const void *blk, __u32 nr_regions)
@@ -198,10 +217,39 @@ __u32 sb_marked_past(const void *blk, __u32 nr_regions)
 	return n;
 }
 
+/*
+ * The state of a table or gen block @blk (their headers are alike) whose decode
+ * against this format's gen and its own index returned @r; @sound_elsewhere tells
+ * whether it decodes at another index (then it is sound but misplaced).
+ */
+static enum tb_state classify(const void *blk, int r, const struct flaz_sb_info *info,
+			      __u32 magic, bool sound_elsewhere)
+{
+	const struct flaz_meta_hdr *h = blk;
+
+	if (!r)
+		return TB_VALID;
+	if (r == -EILSEQ)
+		return sound_elsewhere ? TB_BAD_INDEX : TB_BAD_CRC;
+	/* -ENODATA: no magic, or (checksum right) another format's gen */
+	if (le32toh(h->magic) == magic)
+		return TB_VOID;
+	if (all_zero(blk, FLAZ_BLOCK_SIZE))
+		return TB_UNWRITTEN;
+	/*
+	 * The kernel takes a block without the magic as never written: after a
+	 * format the metadata area keeps whatever it held until a commit writes each
+	 * block. One that carries this format's gen (random, 64 bits) is a block of
+	 * this format with a damaged magic, though.
+	 */
+	return le64toh(h->gen) == info->gen ? TB_BAD_MAGIC : TB_FOREIGN;
+}
+
 void tblock_read(const struct ssd *s, const struct flaz_sb_info *info, __u32 i,
 		 struct tblock *t)
 {
 	const struct flaz_meta_hdr *h = (const void *)t->blk;
+	bool elsewhere = false;
 	__u64 commit;
 	int r;
 
@@ -216,30 +264,81 @@ void tblock_read(const struct ssd *s, const struct flaz_sb_info *info, __u32 i,
 	t->gen = le64toh(h->gen);
 	t->index = le32toh(h->index);
 	r = flaz_meta_decode(t->blk, info->gen, i, &t->commit, t->entries);
-	if (!r)
-		return;
-	if (r == -EILSEQ) {
-		/* sound with its own index: written in the wrong place; else damaged */
-		t->state = flaz_meta_decode(t->blk, info->gen, t->index, &commit,
-					    t->entries) ? TB_BAD_CRC : TB_BAD_INDEX;
-		return;
+	/* sound with its own index: written in the wrong place; else damaged */
+	if (r == -EILSEQ)
+		elsewhere = !flaz_meta_decode(t->blk, info->gen, t->index, &commit, t->entries);
+	t->state = classify(t->blk, r, info, FLAZ_META_MAGIC, elsewhere);
+}
+
+int gens_load(const struct ssd *s, const struct flaz_sb_info *info, struct ext_gens *eg)
+{
+	const struct flaz_geometry *g = &info->geo;
+	const struct flaz_gen_hdr *h;
+	unsigned char *blk;
+	__u8 *gens;
+	__u64 i, k, first, commit;
+	bool elsewhere;
+	int r;
+
+	memset(eg, 0, sizeof(*eg));
+	eg->nr_blocks = flaz_gen_blocks(g);
+	eg->nr_extents = g->nr_extents;
+	eg->gen = calloc(g->nr_extents ? g->nr_extents : 1, 1);
+	eg->state = calloc(eg->nr_blocks + 1, sizeof(*eg->state));
+	eg->err = calloc(eg->nr_blocks + 1, sizeof(*eg->err));
+	eg->index = calloc(eg->nr_blocks + 1, sizeof(*eg->index));
+	blk = malloc(FLAZ_BLOCK_SIZE);
+	gens = malloc(FLAZ_GEN_ENTRIES);
+	if (!eg->gen || !eg->state || !eg->err || !eg->index || !blk || !gens) {
+		free(blk);
+		free(gens);
+		gens_free(eg);
+		return -ENOMEM;
 	}
-	/* -ENODATA: no table magic, or (checksum right) another format's gen */
-	if (le32toh(h->magic) == FLAZ_META_MAGIC) {
-		t->state = TB_VOID;
-		return;
+	h = (const void *)blk;
+	for (i = 0; i < eg->nr_blocks; i++) {
+		r = ssd_read(s, gen_offset(g, i), blk, FLAZ_BLOCK_SIZE);
+		if (r) {
+			eg->state[i] = TB_UNREADABLE;
+			eg->err[i] = r;
+			eg->beyond += r == -EOVERFLOW;
+			eg->count[TB_UNREADABLE]++;
+			continue;
+		}
+		eg->index[i] = le32toh(h->index);
+		r = flaz_gen_decode(blk, info->gen, i, &commit, gens);
+		elsewhere = false;
+		if (r == -EILSEQ)
+			elsewhere = !flaz_gen_decode(blk, info->gen, eg->index[i], &commit, gens);
+		eg->state[i] = classify(blk, r, info, FLAZ_GEN_MAGIC, elsewhere);
+		eg->count[eg->state[i]]++;
+		if (eg->state[i] != TB_VALID)
+			continue;	/* nothing or unknown: gens stay 0 */
+		first = i * FLAZ_GEN_ENTRIES;
+		for (k = 0; k < FLAZ_GEN_ENTRIES && first + k < g->nr_extents; k++)
+			eg->gen[first + k] = gens[k];
 	}
-	if (all_zero(t->blk, FLAZ_BLOCK_SIZE)) {
-		t->state = TB_UNWRITTEN;
-		return;
-	}
-	/*
-	 * The kernel takes a block without the magic as never written: after a
-	 * format the table area keeps whatever it held until a commit writes each
-	 * block. One that carries this format's gen (random, 64 bits) is a table
-	 * block of this format with a damaged magic, though.
-	 */
-	t->state = t->gen == info->gen ? TB_BAD_MAGIC : TB_FOREIGN;
+	free(blk);
+	free(gens);
+	return 0;
+}
+
+void gens_free(struct ext_gens *eg)
+{
+	free(eg->gen);
+	free(eg->state);
+	free(eg->err);
+	free(eg->index);
+	eg->gen = NULL;
+	eg->state = NULL;
+	eg->err = NULL;
+	eg->index = NULL;
+}
+
+__u64 gens_bad(const struct ext_gens *eg)
+{
+	return eg->count[TB_BAD_MAGIC] + eg->count[TB_BAD_CRC] + eg->count[TB_BAD_INDEX] +
+	       eg->count[TB_UNREADABLE];
 }
 
 const char *tb_state_name(enum tb_state st)

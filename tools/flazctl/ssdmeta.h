@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * flazctl: reading a flaz SSD's metadata (superblock copies, table blocks,
- * extents) from a block device or an image file, for `check` and `dump`. All
- * decoding is done by the module's own format.c.
+ * flazctl: reading a flaz SSD's metadata (superblock copies, table blocks, gen
+ * blocks, extents) from a block device or an image file, for `check` and `dump`.
+ * All decoding is done by the module's own format.c.
  */
 #ifndef FLAZCTL_SSDMETA_H
 #define FLAZCTL_SSDMETA_H
@@ -40,6 +40,7 @@ enum sb_state {
 	SB_VALID,
 	SB_BLANK,		/* all zero: never written */
 	SB_CORRUPT,		/* has the magic but fails its checks */
+	SB_OTHER_VERSION,	/* a sound superblock of another format version */
 	SB_FOREIGN,		/* no flaz superblock magic */
 	SB_UNREADABLE,
 };
@@ -47,7 +48,8 @@ enum sb_state {
 struct sb_copy {
 	enum sb_state state;
 	int err;		/* SB_UNREADABLE: the read error */
-	unsigned char blk[FLAZ_BLOCK_SIZE];
+	__u32 version;		/* SB_OTHER_VERSION: its format version */
+	unsigned char blk[FLAZ_BLOCK_SIZE] __attribute__((aligned(8)));	/* decoded in place */
 	struct flaz_sb_info info;	/* SB_VALID only */
 };
 
@@ -64,6 +66,12 @@ static inline __u64 sb_offset(unsigned int i)
 
 void sb_load(const struct ssd *s, struct sb_pair *sb);
 const char *sb_state_name(enum sb_state st);
+
+/*
+ * With no current copy: the copy that is a superblock of another format version
+ * (the lower-numbered one if both are), or -1.
+ */
+int sb_other_version(const struct sb_pair *sb);
 
 /* The HDD blocks of the volume a superblock describes. */
 static inline __u64 sb_hdd_blocks(const struct flaz_sb_info *info)
@@ -92,13 +100,13 @@ void format_regions(const void *blk, __u32 nr_regions, char *buf, size_t len);
 const char *codec_name(__u32 codec);
 #define NR_CODECS 4U
 
-/* A table block as found on the SSD. */
+/* A table block (or a gen block) as found on the SSD. */
 enum tb_state {
 	TB_VALID,
 	TB_UNWRITTEN,		/* all zero */
-	TB_VOID,		/* a sound table block of another format (gen) */
-	TB_FOREIGN,		/* neither zero nor a table block: left from before the format */
-	TB_BAD_MAGIC,		/* a table block of this format whose magic is damaged */
+	TB_VOID,		/* a sound block of another format (gen) */
+	TB_FOREIGN,		/* neither zero nor a block of its kind: left from before the format */
+	TB_BAD_MAGIC,		/* a block of this format whose magic is damaged */
 	TB_BAD_CRC,
 	TB_BAD_INDEX,		/* sound, but written for another index */
 	TB_UNREADABLE,
@@ -114,12 +122,7 @@ struct tblock {
 	__u64 entries[FLAZ_META_ENTRIES];	/* TB_VALID only */
 };
 
-/* Table blocks of a geometry, and the byte offset of block @i. */
-static inline __u64 table_blocks(const struct flaz_geometry *g)
-{
-	return (g->nr_lines + FLAZ_META_ENTRIES - 1) / FLAZ_META_ENTRIES;
-}
-
+/* The byte offset of table block @i (flaz_table_blocks() of them). */
 static inline __u64 table_offset(const struct flaz_geometry *g, __u64 i)
 {
 	return (g->meta_start << FLAZ_SECTOR_SHIFT) + i * FLAZ_BLOCK_SIZE;
@@ -139,6 +142,52 @@ static inline bool tb_damaged(enum tb_state st)
 {
 	return st == TB_BAD_MAGIC || st == TB_BAD_CRC || st == TB_BAD_INDEX ||
 	       st == TB_UNREADABLE;
+}
+
+/*
+ * The extents' generations (gen blocks), as the kernel reads them at load: a gen
+ * block classified as a table block is; one that holds nothing (unwritten, void,
+ * foreign) leaves its extents at generation 0; a damaged one leaves them unknown,
+ * so every entry into them is unusable.
+ */
+struct ext_gens {
+	__u64 nr_blocks;	/* flaz_gen_blocks() */
+	__u64 nr_extents;
+	__u8 *gen;		/* per extent */
+	enum tb_state *state;	/* per gen block */
+	int *err;		/* per gen block: TB_UNREADABLE's read error */
+	__u32 *index;		/* per gen block: TB_BAD_INDEX's index */
+	__u64 count[TB_UNREADABLE + 1];	/* gen blocks by state */
+	__u64 beyond;		/* gen blocks past the end of the device (TB_UNREADABLE) */
+};
+
+/* The byte offset of gen block @i. */
+static inline __u64 gen_offset(const struct flaz_geometry *g, __u64 i)
+{
+	return (g->gen_start << FLAZ_SECTOR_SHIFT) + i * FLAZ_BLOCK_SIZE;
+}
+
+/* Read and classify every gen block of the format @info describes. Returns 0 or -ENOMEM. */
+int gens_load(const struct ssd *s, const struct flaz_sb_info *info, struct ext_gens *eg);
+void gens_free(struct ext_gens *eg);
+
+/* Damaged gen blocks (tb_damaged()). */
+__u64 gens_bad(const struct ext_gens *eg);
+
+/* What a slot entry is, by its extent's generation. */
+enum entry_gen {
+	EG_LIVE,		/* its gen is its extent's: it holds the slot */
+	EG_VOID,		/* the extent was evicted since: it holds nothing */
+	EG_UNUSABLE,		/* the extent's gen block is damaged: void or not is unknown */
+};
+
+/* For a slot entry @e that flaz_entry_valid() passed. */
+static inline enum entry_gen entry_gen(const struct ext_gens *eg,
+				       const struct flaz_entry_info *e)
+{
+	if (tb_damaged(eg->state[e->ext / FLAZ_GEN_ENTRIES]))
+		return EG_UNUSABLE;
+	return e->gen == eg->gen[e->ext] ? EG_LIVE : EG_VOID;
 }
 
 /*
