@@ -491,12 +491,17 @@ t_persist_fail_closed() {
 			dd if=$P_DATA of=$PV bs=1M oflag=direct conv=fsync 2>/dev/null
 		done &
 		bg=$!
-		sleep 1
+		# read before the flip: once installs fail, passthrough forgets the marks
+		marked=0
+		for _ in $(seq 100); do
+			marked=$(status_val pv marked_regions)
+			[ "$marked" -gt 0 ] && break
+			sleep 0.1
+		done
 		must p_flakey error-writes
 		touch /tmp/flipped
 		wait $bg
-		marked=$(status_val pv marked_regions)
-		[ "$marked" -gt 0 ] || fail "no region marked when the SSD began failing writes"
+		[ "$marked" -gt 0 ] || fail "no region marked in 10 s of rewrites before the SSD began failing writes"
 	else
 		must p_flakey error-writes
 	fi
