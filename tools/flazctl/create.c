@@ -71,12 +71,15 @@ static const struct table_opt topts[NR_TOPTS] = {
 static const char *const compressors[] = { "lzo", "lz4", "zstd", "deflate" };
 
 /* getopt_long values: table option i is OPT_TABLE + i. */
-enum { OPT_HDD = 0x100, OPT_SSD, OPT_TABLE = 0x200 };
+enum { OPT_HDD = 0x100, OPT_SSD, OPT_FORCE, OPT_TABLE = 0x200 };
+
+#define NR_FIXED_OPTS 5	/* --hdd --ssd --force --verbose --help */
 
 /* What the command line asked for, each value already checked. */
 struct create_args {
 	const char *name, *hdd, *ssd;
 	bool verbose;
+	bool force;		/* --cold may overwrite an SSD holding something else */
 	bool set[NR_TOPTS];
 	const char *text[NR_TOPTS];
 	unsigned long num[NR_TOPTS];
@@ -94,11 +97,13 @@ static void build_long_opts(struct option *lo)
 	static const struct option fixed[] = {
 		{ "hdd", required_argument, NULL, OPT_HDD },
 		{ "ssd", required_argument, NULL, OPT_SSD },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	size_t i, n = sizeof(fixed) / sizeof(fixed[0]);
 
+	_Static_assert(sizeof(fixed) / sizeof(fixed[0]) == NR_FIXED_OPTS, "NR_FIXED_OPTS");
 	memcpy(lo, fixed, sizeof(fixed));
 	for (i = 0; i < NR_TOPTS; i++) {
 		lo[n + i] = (struct option){ topts[i].flag,
@@ -189,6 +194,9 @@ static int handle_opt(struct create_args *a, int c, char **argv)
 		return set_device(&a->hdd, "hdd", optarg);
 	case OPT_SSD:
 		return set_device(&a->ssd, "ssd", optarg);
+	case OPT_FORCE:
+		a->force = true;
+		return EXIT_OK;
 	case 'v':
 		a->verbose = true;
 		return EXIT_OK;
@@ -207,7 +215,7 @@ static int handle_opt(struct create_args *a, int c, char **argv)
 /* Parse "create NAME --hdd DEV --ssd DEV [options]" (options and NAME in any order). */
 static int parse_create(int argc, char **argv, struct create_args *a)
 {
-	struct option lo[4 + NR_TOPTS + 1];
+	struct option lo[NR_FIXED_OPTS + NR_TOPTS + 1];
 	int c, r;
 
 	build_long_opts(lo);
@@ -226,8 +234,75 @@ static int parse_create(int argc, char **argv, struct create_args *a)
 		return fail(EXIT_USAGE, "create needs --hdd DEV");
 	if (!a->ssd)
 		return fail(EXIT_USAGE, "create needs --ssd DEV");
+	if (a->force && !a->set[T_COLD])
+		return fail(EXIT_USAGE, "--force only goes with --cold");
 	r = check_name(a->name);
 	return r ? r : check_watermarks(a);
+}
+
+/* The start of an SSD that --cold may overwrite without --force: blank or flaz. */
+#define SSD_PROBE_BYTES 8192
+
+/* Whether the 4 bytes at @p are the little-endian superblock magic. */
+static bool sb_magic_at(const unsigned char *p)
+{
+	return (p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24) == FLAZ_SB_MAGIC;
+}
+
+/* What the SSD's first bytes @b hold, in words, or NULL when blank or a flaz cache. */
+static const char *ssd_content(const unsigned char *b, char *buf, size_t len)
+{
+	size_t i;
+
+	if (sb_magic_at(b) || sb_magic_at(b + FLAZ_BLOCK_SIZE))
+		return NULL;
+	for (i = 0; i < SSD_PROBE_BYTES && !b[i]; i++)
+		;
+	if (i == SSD_PROBE_BYTES)
+		return NULL;
+	if (b[1080] == 0x53 && b[1081] == 0xef)
+		return "an ext2/3/4 filesystem";
+	if (!memcmp(b, "XFSB", 4))
+		return "an XFS filesystem";
+	if (!memcmp(b, "LUKS\xba\xbe", 6))
+		return "a LUKS volume";
+	if (!memcmp(b + 512, "LABELONE", 8))
+		return "an LVM physical volume";
+	if (!memcmp(b + 4086, "SWAPSPACE2", 10) || !memcmp(b + 4086, "SWAP-SPACE", 10))
+		return "swap space";
+	if (!memcmp(b + 512, "EFI PART", 8))
+		return "a GPT partition table";
+	if (b[510] == 0x55 && b[511] == 0xaa)
+		return "a partition table or boot sector";
+	snprintf(buf, len, "data (not zeros at byte %zu, and no flaz superblock)", i);
+	return buf;
+}
+
+/*
+ * --cold starts a new cache over whatever the SSD holds: unless --force, refuse an
+ * SSD that is neither blank nor a flaz cache. One that cannot be read is left to
+ * the device checks that follow.
+ */
+static int check_ssd_content(const char *path)
+{
+	unsigned char b[SSD_PROBE_BYTES] = { 0 };
+	const char *what;
+	char buf[80];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return EXIT_OK;
+	n = pread(fd, b, sizeof(b), 0);
+	close(fd);
+	if (n < 0)
+		return fail(EXIT_FAIL, "cannot read SSD %s: %s", path, strerror(errno));
+	what = ssd_content(b, buf, sizeof(buf));
+	if (!what)
+		return EXIT_OK;
+	return fail(EXIT_FAIL, "SSD %s holds %s, not a flaz cache; --cold would overwrite it (add --force to do so)",
+		    path, what);
 }
 
 /* Stat @path and insist on a block device; its number goes to @rdev. */
@@ -383,7 +458,9 @@ int cmd_create(int argc, char **argv)
 	if (r)
 		return r < 0 ? EXIT_OK : r;
 	dm_setup(a.verbose);
-	r = check_devices(&a, &d);
+	r = a.set[T_COLD] && !a.force ? check_ssd_content(a.ssd) : EXIT_OK;
+	if (!r)
+		r = check_devices(&a, &d);
 	if (!r)
 		r = check_ssd_size(&a, &d);
 	if (r)

@@ -183,6 +183,7 @@ int dm_get_flaz(const char *name, struct flaz_vol *vol, bool with_status)
 
 void flaz_vol_free(struct flaz_vol *vol)
 {
+	free(vol->name);
 	free(vol->table);
 	free(vol->status);
 	memset(vol, 0, sizeof(*vol));
@@ -257,6 +258,141 @@ bool dm_remove(const char *name)
 		return false;
 	/* Retry a remove that a brief open (blkid, udev) would make fail with EBUSY. */
 	ok = dm_task_retry_remove(dmt) && run_with_cookie(dmt);
+	dm_task_destroy(dmt);
+	return ok;
+}
+
+/* The params of @name's target for a TABLE or STATUS request, if it is exactly one flaz target. */
+static char *quiet_flaz_params(const char *name, int type, uint64_t *sectors)
+{
+	struct dm_task *dmt = named_task(type, name);
+	char *ttype = NULL, *params = NULL, *copy = NULL;
+	uint64_t start, length;
+	void *next;
+
+	if (dmt && dm_task_run(dmt)) {
+		next = dm_get_next_target(dmt, NULL, &start, &length, &ttype, &params);
+		if (ttype && !next && !strcmp(ttype, "flaz")) {
+			*sectors = length;
+			copy = strdup(params ? params : "");
+		}
+	}
+	if (dmt)
+		dm_task_destroy(dmt);
+	return copy;
+}
+
+/* All device-mapper device names, copied, so later requests do not clobber the list. */
+static int list_names(char ***out, size_t *n)
+{
+	struct dm_task *dmt;
+	struct dm_names *names;
+	unsigned int next = 0;
+	char **v = NULL, **grown;
+	size_t cap = 0;
+	int r = EXIT_OK;
+
+	*n = 0;
+	first_error[0] = '\0';
+	dmt = dm_task_create(DM_DEVICE_LIST);
+	if (!dmt || !dm_task_run(dmt) || !(names = dm_task_get_names(dmt))) {
+		r = fail(EXIT_FAIL, "cannot list device-mapper devices: %s", dm_last_error());
+		goto out;
+	}
+	if (!names->dev)
+		goto out;
+	do {
+		names = (struct dm_names *)((char *)names + next);
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				r = fail(EXIT_FAIL, "out of memory");
+				break;
+			}
+			v = grown;
+		}
+		v[*n] = strdup(names->name);
+		if (!v[*n]) {
+			r = fail(EXIT_FAIL, "out of memory");
+			break;
+		}
+		(*n)++;
+		next = names->next;
+	} while (next);
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	*out = v;
+	return r;
+}
+
+static int cmp_vol_name(const void *a, const void *b)
+{
+	return strcmp(((const struct flaz_vol *)a)->name, ((const struct flaz_vol *)b)->name);
+}
+
+int dm_list_flaz(struct flaz_vol **vols, size_t *n)
+{
+	struct flaz_vol *v = NULL, *cur;
+	uint64_t sectors;
+	char **names;
+	size_t i, nr_names;
+	int r;
+
+	*vols = NULL;
+	*n = 0;
+	r = list_names(&names, &nr_names);
+	if (!r && nr_names) {
+		v = calloc(nr_names, sizeof(*v));
+		if (!v)
+			r = fail(EXIT_FAIL, "out of memory");
+	}
+	for (i = 0; !r && i < nr_names; i++) {
+		cur = &v[*n];
+		cur->table = quiet_flaz_params(names[i], DM_DEVICE_TABLE, &cur->sectors);
+		if (cur->table)
+			cur->status = quiet_flaz_params(names[i], DM_DEVICE_STATUS, &sectors);
+		if (!cur->status) {
+			/* not flaz, or gone meanwhile */
+			flaz_vol_free(cur);
+			continue;
+		}
+		cur->name = names[i];
+		names[i] = NULL;
+		(*n)++;
+	}
+	for (i = 0; i < nr_names; i++)
+		free(names[i]);
+	free(names);
+	if (r) {
+		flaz_vols_free(v, *n);
+		*n = 0;
+		return r;
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_vol_name);
+	*vols = v;
+	return EXIT_OK;
+}
+
+void flaz_vols_free(struct flaz_vol *vols, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		flaz_vol_free(&vols[i]);
+	free(vols);
+}
+
+bool dm_message(const char *name, const char *msg)
+{
+	struct dm_task *dmt = named_task(DM_DEVICE_TARGET_MSG, name);
+	bool ok;
+
+	if (!dmt)
+		return false;
+	ok = dm_task_set_sector(dmt, 0) && dm_task_set_message(dmt, msg) && dm_task_run(dmt);
 	dm_task_destroy(dmt);
 	return ok;
 }

@@ -7,10 +7,12 @@
 #define FLAZCTL_DM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A live flaz volume as device-mapper reports it. */
 struct flaz_vol {
+	char *name;		/* the device's name, from dm_list_flaz() only */
 	uint64_t sectors;	/* length of the single flaz target */
 	char *table;		/* its table params: "<hdd> <ssd> <#opt args> ..." */
 	char *status;		/* its status params, when asked for */
@@ -34,6 +36,17 @@ int dm_exists(const char *name, bool *exists);
  */
 int dm_get_flaz(const char *name, struct flaz_vol *vol, bool with_status);
 void flaz_vol_free(struct flaz_vol *vol);
+
+/*
+ * Every device that is exactly one flaz target, sorted by name, each with its table
+ * and status (and name). A device that goes away or changes while it is listed is
+ * left out. EXIT_OK, or EXIT_FAIL with a message; free with flaz_vols_free().
+ */
+int dm_list_flaz(struct flaz_vol **vols, size_t *n);
+void flaz_vols_free(struct flaz_vol *vols, size_t n);
+
+/* Send target message @msg to sector 0 of @name; on failure dm_last_error() says why. */
+bool dm_message(const char *name, const char *msg);
 
 /*
  * Create @name with the single flaz target @params of @sectors, in one

@@ -2,8 +2,9 @@
 /*
  * flazctl: create, remove and inspect dm-flaz volumes (compressed write-through
  * SSD cache in front of an HDD). The command dispatch, the shared helpers and
- * `remove` live here; create.c and status.c hold the two larger commands, and
- * check.c and dump.c the offline ones that read an SSD (through ssdmeta.c).
+ * `remove` live here; create.c, status.c (with prom.c), list.c, rates.c (stats)
+ * and tune.c (set, get) the commands on live volumes, and check.c and dump.c the
+ * offline ones that read an SSD (through ssdmeta.c).
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -29,34 +30,118 @@ int fail(int code, const char *fmt, ...)
 	return code;
 }
 
+/* A subcommand, the function that runs it on (argc, argv) from its own name on, and its help. */
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *synopsis;
+	const char *help;	/* its options, for "flazctl COMMAND --help" */
+};
+
+#define CREATE_OPTIONS \
+	"(defaults are the kernel's):\n" \
+	"  --compressor lzo|lz4|zstd|deflate   codec for cached blocks (lz4)\n" \
+	"  --extent-kib N            SSD extent size, power of two 4..256 (32)\n" \
+	"  --overbook P              cache lines per SSD data block, 100..1000 % (200)\n" \
+	"  --low-watermark P         cleaner starts below P % free extents, 1..98 (10)\n" \
+	"  --high-watermark P        cleaner stops above P %, 2..99, > low (20)\n" \
+	"  --seq-cutoff-kib N        bypass sequential streams longer than N KiB, 0 = off (0)\n" \
+	"  --compress-min-saving P   store blocks saving less than P % raw, 0..100 (10)\n" \
+	"  --hot-uncompressed 0|1    keep hot lines uncompressed (0)\n" \
+	"  --ssd-hold-s N            hold writes up to N s while the SSD takes no mark (30)\n" \
+	"  --cold                    ignore the SSD's saved state, start empty\n" \
+	"  --force                   with --cold: overwrite an SSD that holds something\n" \
+	"                            other than a flaz cache\n" \
+	"  -v, --verbose             print the table line and libdevmapper's messages\n"
+
+static const struct command commands[] = {
+	{ "create", cmd_create,
+	  "flazctl create NAME --hdd DEV --ssd DEV [options] [--cold [--force]] [-v|--verbose]",
+	  "Options " CREATE_OPTIONS },
+	{ "remove", cmd_remove, "flazctl remove NAME",
+	  "Remove the volume; the HDD keeps all data.\n" },
+	{ "list", cmd_list, "flazctl list [-o FIELD[,FIELD...]] [--json | --csv]",
+	  "One line per flaz volume.\n"
+	  "  -o FIELD,...   columns to show (default name,hdd,ssd,mode,cached,hit_ratio,saving);\n"
+	  "                 -o help lists the fields\n"
+	  "  --json         a JSON array of objects, raw numbers\n"
+	  "  --csv          a header line and one line per volume, raw numbers\n" },
+	{ "status", cmd_status, "flazctl status [NAME] [--json | --prometheus]",
+	  "Every statistic of the volume, or of every flaz volume without NAME.\n"
+	  "  --json         one JSON object per volume per line\n"
+	  "  --prometheus   metrics in the Prometheus text format (node_exporter textfile)\n" },
+	{ "stats", cmd_stats, "flazctl stats NAME [--interval N] [--count K] [--json]",
+	  "Totals since the volume was created, then rates over each interval.\n"
+	  "  --interval N   seconds between reports, 1..86400 (1)\n"
+	  "  --count K      stop after K interval reports (default: until interrupted)\n"
+	  "  --json         one JSON object per report per line\n" },
+	{ "set", cmd_set, "flazctl set NAME KEY VALUE",
+	  "Change a tunable of a live volume. KEY is one of low_watermark,\n"
+	  "high_watermark, seq_cutoff_kib, compress_min_saving, hot_uncompressed, ssd_hold_s.\n" },
+	{ "get", cmd_get, "flazctl get NAME [KEY] [--json]",
+	  "The volume's table options, set or default, as KEY=VALUE lines; with KEY its\n"
+	  "value alone.\n"
+	  "  --json         one JSON object\n" },
+	{ "check", cmd_check, "flazctl check SSD [--repair]",
+	  "Verify a stopped volume's SSD (device or image) offline.\n"
+	  "  --repair       rewrite what is damaged, so the cache holds less but nothing wrong\n" },
+	{ "dump", cmd_dump, "flazctl dump SSD [--json] [--entries]",
+	  "Show an SSD's superblocks, gen blocks and table summary.\n"
+	  "  --json         one JSON object\n"
+	  "  --entries      list every cached line too\n" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const char *command_synopsis(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return commands[i].synopsis;
+	return "flazctl --help";
+}
+
 void usage(FILE *out)
 {
-	fputs("Usage:\n"
-	      "  flazctl create NAME --hdd DEV --ssd DEV [options] [-v|--verbose]\n"
-	      "  flazctl remove NAME\n"
-	      "  flazctl status NAME [--json]\n"
-	      "  flazctl check SSD [--repair]\n"
-	      "  flazctl dump SSD [--json] [--entries]\n"
+	size_t i;
+
+	fputs("Usage:\n", out);
+	for (i = 0; i < NR_COMMANDS; i++)
+		fprintf(out, "  %s\n", commands[i].synopsis);
+	fputs("  flazctl COMMAND --help\n"
 	      "  flazctl --help | --version\n"
 	      "\n"
-	      "create options (defaults are the kernel's):\n"
-	      "  --compressor lzo|lz4|zstd|deflate   codec for cached blocks (lz4)\n"
-	      "  --extent-kib N            SSD extent size, power of two 4..256 (32)\n"
-	      "  --overbook P              cache lines per SSD data block, 100..1000 % (200)\n"
-	      "  --low-watermark P         cleaner starts below P % free extents, 1..98 (10)\n"
-	      "  --high-watermark P        cleaner stops above P %, 2..99, > low (20)\n"
-	      "  --seq-cutoff-kib N        bypass sequential streams longer than N KiB, 0 = off (0)\n"
-	      "  --compress-min-saving P   store blocks saving less than P % raw, 0..100 (10)\n"
-	      "  --hot-uncompressed 0|1    keep hot lines uncompressed (0)\n"
-	      "  --ssd-hold-s N            hold writes up to N s while the SSD takes no mark (30)\n"
-	      "  --cold                    ignore the SSD's saved state, start empty\n"
-	      "  -v, --verbose             print the table line and libdevmapper's messages\n"
+	      "create options " CREATE_OPTIONS
 	      "\n"
-	      "check and dump read an SSD (device or image) offline; check --repair rewrites\n"
-	      "what is damaged so it holds less but nothing wrong.\n"
+	      "list and status without NAME cover every flaz volume; stats shows rates; set and\n"
+	      "get change and read tunables of a live volume. check and dump read an SSD\n"
+	      "(device or image) offline; check --repair rewrites what is damaged so it holds\n"
+	      "less but nothing wrong. COMMAND --help shows a command's options.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 failure, 2 usage error; check: 0 clean, 1 ignorable\n"
 	      "problems or repaired, 2 corrupt. See flazctl(8).\n", out);
+}
+
+/* "flazctl COMMAND --help": the command's synopsis and options. */
+static void command_usage(const struct command *c)
+{
+	printf("Usage: %s\n\n%s", c->synopsis, c->help);
+}
+
+/* Whether the arguments after the command ask for help (-h or --help before any "--"). */
+static bool wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	}
+	return false;
 }
 
 int bad_option(char **argv)
@@ -113,7 +198,7 @@ int cmd_remove(int argc, char **argv)
 	int r;
 
 	if (argc != 2)
-		return fail(EXIT_USAGE, "usage: flazctl remove NAME");
+		return fail(EXIT_USAGE, "usage: %s", command_synopsis("remove"));
 	r = check_name(argv[1]);
 	if (r)
 		return r;
@@ -128,20 +213,6 @@ int cmd_remove(int argc, char **argv)
 		return fail(EXIT_FAIL, "cannot remove %s: %s", argv[1], dm_last_error());
 	return EXIT_OK;
 }
-
-/* A subcommand and the function that runs it on (argc, argv) from its own name on. */
-struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-};
-
-static const struct command commands[] = {
-	{ "create", cmd_create },
-	{ "remove", cmd_remove },
-	{ "status", cmd_status },
-	{ "check", cmd_check },
-	{ "dump", cmd_dump },
-};
 
 int main(int argc, char **argv)
 {
@@ -158,8 +229,14 @@ int main(int argc, char **argv)
 		printf("flazctl %s\n", FLAZCTL_VERSION);
 		return EXIT_OK;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(cmd, commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	for (i = 0; i < NR_COMMANDS; i++) {
+		if (strcmp(cmd, commands[i].name))
+			continue;
+		if (wants_help(argc - 1, argv + 1)) {
+			command_usage(&commands[i]);
+			return EXIT_OK;
+		}
+		return commands[i].run(argc - 1, argv + 1);
+	}
 	return fail(EXIT_USAGE, "unknown command '%s' (see flazctl --help)", cmd);
 }

@@ -23,6 +23,9 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The command-line summary, for --help and usage errors. */
 void usage(FILE *out);
 
+/* "flazctl COMMAND ..." as --help shows it, for usage errors. */
+const char *command_synopsis(const char *name);
+
 /* getopt_long() returned '?': say which option was wrong; returns EXIT_USAGE. */
 int bad_option(char **argv);
 
@@ -35,6 +38,10 @@ void json_string(const char *s);
 int cmd_create(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_get(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 

@@ -91,3 +91,186 @@ t_module_unload() {
 	dmsetup targets | grep -q '^flaz ' && fail "dmsetup targets still lists flaz after rmmod"
 	return 0
 }
+
+# --- the reporting commands (list, status without NAME, stats, set/get, --prometheus) on two
+# volumes, fa and fb, each over its own dm-linear slices: FZ_HDD_MIB of the HDD and FZ_SSD_MIB
+# of the SSD. The SSD slices are blanked first (the one at FZ_SSD_MIB may hold an earlier
+# check's extents), so both volumes start fresh without --cold.
+FZ_HDD_MIB=64
+FZ_SSD_MIB=16
+
+two_volumes() {
+	must dmsetup create fz_h1 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD 0"
+	must dmsetup create fz_h2 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD $((FZ_HDD_MIB * 2048))"
+	must dmsetup create fz_s1 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD 0"
+	must dmsetup create fz_s2 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD $((FZ_SSD_MIB * 2048))"
+	must dd if=/dev/zero of=/dev/mapper/fz_s1 bs=64k count=1 conv=fsync
+	must dd if=/dev/zero of=/dev/mapper/fz_s2 bs=64k count=1 conv=fsync
+	must flazctl create fa --hdd /dev/mapper/fz_h1 --ssd /dev/mapper/fz_s1
+	must flazctl create fb --hdd /dev/mapper/fz_h2 --ssd /dev/mapper/fz_s2 --compressor zstd
+	# what flazctl shows for them: /dev/<DEVNAME> from sysfs, dm-<minor> for dm devices
+	H1=$(dm_dev fz_h1)
+	H2=$(dm_dev fz_h2)
+	S1=$(dm_dev fz_s1)
+	S2=$(dm_dev fz_s2)
+}
+
+two_volumes_remove() {
+	for d in fa fb fz_h1 fz_h2 fz_s1 fz_s2; do
+		must dmsetup remove $d
+	done
+}
+
+dm_dev() { echo "/dev/dm-$(dmsetup info -c --noheadings -o minor "$1" | tr -d ' ')"; }
+
+t_flazctl_list() {
+	two_volumes
+	flazctl_run list
+	[ $rc -eq 0 ] || fail "flazctl list exited $rc"
+	head -n 1 /tmp/flazctl.out | grep -Eq '^Name +HDD +SSD +Mode +Cached +Hit +Saving$' ||
+		fail "flazctl list header: $(head -n 1 /tmp/flazctl.out)"
+	# the linear slices are not flaz volumes: a header and two lines
+	[ "$(wc -l </tmp/flazctl.out)" -eq 3 ] || fail "flazctl list: want 3 lines, got $(wc -l </tmp/flazctl.out)"
+	grep -Eq "^fa +$H1 +$S1 +normal " /tmp/flazctl.out || fail "no 'fa $H1 $S1 normal' line"
+	grep -Eq "^fb +$H2 +$S2 +normal " /tmp/flazctl.out || fail "no 'fb $H2 $S2 normal' line"
+	two_volumes_remove
+}
+
+t_flazctl_status_all() {
+	two_volumes
+	flazctl_run status
+	[ $rc -eq 0 ] || fail "flazctl status (all) exited $rc"
+	grep -qx "fa: $H1 -> cache $S1" /tmp/flazctl.out || fail "flazctl status lacks 'fa: $H1 -> cache $S1'"
+	grep -qx "fb: $H2 -> cache $S2" /tmp/flazctl.out || fail "flazctl status lacks 'fb: $H2 -> cache $S2'"
+	[ "$(grep -c '^  mode ' /tmp/flazctl.out)" -eq 2 ] || fail "flazctl status: want two mode lines"
+	flazctl_run status --json
+	[ $rc -eq 0 ] || fail "flazctl status --json exited $rc"
+	[ "$(wc -l </tmp/flazctl.out)" -eq 2 ] || fail "flazctl status --json: want one line per volume"
+	grep -q '^{"name":"fa",' /tmp/flazctl.out || fail "status --json has no fa object"
+	grep -q '^{"name":"fb",' /tmp/flazctl.out || fail "status --json has no fb object"
+	grep -Eq '"ssd_used":[0-9.]+}$' /tmp/flazctl.out || fail "status --json has no numeric ssd_used"
+	grep -q '"hit_ratio":null' /tmp/flazctl.out || fail "status --json: hit_ratio before any read is not null"
+	two_volumes_remove
+}
+
+t_flazctl_list_fields() {
+	two_volumes
+	must dd if=/dev/mapper/fa of=/dev/null bs=4k count=16 iflag=direct
+	flazctl_run list -o name,hdd,ssd,read_misses,size --csv
+	[ $rc -eq 0 ] || fail "flazctl list -o ... --csv exited $rc"
+	[ "$(sed -n 1p /tmp/flazctl.out)" = "name,hdd,ssd,read_misses,size" ] ||
+		fail "CSV header: $(sed -n 1p /tmp/flazctl.out)"
+	size=$((FZ_HDD_MIB * 1024 * 1024))
+	[ "$(sed -n 2p /tmp/flazctl.out)" = "fa,$H1,$S1,16,$size" ] ||
+		fail "CSV fa: '$(sed -n 2p /tmp/flazctl.out)', want 'fa,$H1,$S1,16,$size'"
+	[ "$(sed -n 3p /tmp/flazctl.out)" = "fb,$H2,$S2,0,$size" ] ||
+		fail "CSV fb: '$(sed -n 3p /tmp/flazctl.out)', want 'fb,$H2,$S2,0,$size'"
+	flazctl_run list -o name,mode,hit_ratio
+	grep -Eq '^fa +normal +0\.0%$' /tmp/flazctl.out || fail "list -o name,mode,hit_ratio: no 'fa normal 0.0%'"
+	grep -Eq '^fb +normal +-$' /tmp/flazctl.out || fail "list -o name,mode,hit_ratio: no 'fb normal -'"
+	flazctl_run list --json
+	[ $rc -eq 0 ] || fail "flazctl list --json exited $rc"
+	grep -q '^\[{"name":"fa",.*},{"name":"fb",.*}\]$' /tmp/flazctl.out || fail "list --json is not an array of fa and fb"
+	flazctl_run list -o name,colour
+	[ $rc -eq 2 ] || fail "list -o with an unknown field: exit $rc, want 2"
+	two_volumes_remove
+}
+
+# stats: the totals line, then rates; reads go on while it runs, so the rates move. The
+# blocks are cached first (fills are asynchronous: wait_settled, e2e-cache.sh), so they hit.
+t_flazctl_stats() {
+	two_volumes
+	must dd if=/dev/mapper/fa of=/dev/null bs=4k count=64 iflag=direct
+	wait_settled fa
+	flazctl stats fa --interval 1 --count 2 >/tmp/stats.out 2>&1 &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		dd if=/dev/mapper/fa of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
+	done
+	wait $pid
+	rc=$?
+	cat /tmp/stats.out
+	[ $rc -eq 0 ] || fail "flazctl stats exited $rc: $(tail -n 1 /tmp/stats.out)"
+	[ "$(wc -l </tmp/stats.out)" -eq 4 ] || fail "flazctl stats: want a header, totals and 2 lines"
+	grep -Eq '^time +reads/s +writes/s +hit% +ssdMiB/s +hddMiB/s +fills/s +evicts/s +commits/s +metaKiB/s$' /tmp/stats.out ||
+		fail "flazctl stats header: $(head -n 1 /tmp/stats.out)"
+	grep -Eq '^total +[0-9]+ +[0-9]+ ' /tmp/stats.out || fail "flazctl stats has no totals line"
+	n=$(awk '$1 ~ /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$/ && NF == 10' /tmp/stats.out | wc -l)
+	[ "$n" -eq 2 ] || fail "flazctl stats: $n interval lines of 10 columns, want 2"
+	n=$(awk '$1 ~ /:/ && $2 > 0' /tmp/stats.out | wc -l)
+	[ "$n" -ge 1 ] || fail "flazctl stats: no interval with reads/s > 0 while reading"
+	n=$(awk '$1 ~ /:/ && $4 + 0 > 0' /tmp/stats.out | wc -l)
+	[ "$n" -ge 1 ] || fail "flazctl stats: no interval with hit% > 0 while re-reading cached blocks"
+	flazctl_run stats fb --count 1 --json
+	[ $rc -eq 0 ] || fail "flazctl stats --json exited $rc"
+	grep -q '^{"volume":"fb","kind":"total",' /tmp/flazctl.out || fail "stats --json: no total object"
+	grep -q '^{"volume":"fb","kind":"interval",.*"reads_per_s":' /tmp/flazctl.out || fail "stats --json: no interval object"
+	two_volumes_remove
+}
+
+t_flazctl_set_get() {
+	must flazctl create v --hdd $HDD --ssd $SSD
+	flazctl_run get v
+	[ $rc -eq 0 ] || fail "flazctl get v exited $rc"
+	grep -qx 'low_watermark=10' /tmp/flazctl.out || fail "get v: no default low_watermark=10"
+	grep -qx 'compressor=lz4' /tmp/flazctl.out || fail "get v: no default compressor=lz4"
+	must flazctl set v seq_cutoff_kib 1024
+	must flazctl set v low_watermark 15
+	[ "$(flazctl get v seq_cutoff_kib)" = 1024 ] || fail "get seq_cutoff_kib after set: $(flazctl get v seq_cutoff_kib 2>&1)"
+	[ "$(flazctl get v low_watermark)" = 15 ] || fail "get low_watermark after set: $(flazctl get v low_watermark 2>&1)"
+	dmsetup table v | grep -q ' seq_cutoff_kib 1024' || fail "dmsetup table lacks seq_cutoff_kib 1024: $(dmsetup table v)"
+	flazctl get v --json | grep -q '"low_watermark":15,' || fail "get --json: $(flazctl get v --json 2>&1)"
+	# in range, but not below high_watermark (20): the kernel refuses, flazctl says why
+	flazctl_run set v low_watermark 50
+	[ $rc -eq 1 ] || fail "set low_watermark 50 (above high): exit $rc, want 1"
+	grep -q 'kernel refused low_watermark 50: .*low_watermark must be below high_watermark' /tmp/flazctl.out ||
+		fail "set refused without the kernel's reason: $(cat /tmp/flazctl.out)"
+	[ "$(flazctl get v low_watermark)" = 15 ] || fail "a refused set changed low_watermark"
+	# refused before the kernel
+	flazctl_run set v compressor zstd
+	[ $rc -eq 2 ] || fail "set compressor: exit $rc, want 2"
+	flazctl_run set v high_watermark 100
+	[ $rc -eq 2 ] || fail "set high_watermark 100: exit $rc, want 2"
+	must flazctl remove v
+}
+
+t_flazctl_prometheus() {
+	two_volumes
+	must dd if=/dev/mapper/fa of=/dev/null bs=4k count=16 iflag=direct
+	wait_settled fa
+	must dd if=/dev/mapper/fa of=/dev/null bs=4k count=16 iflag=direct
+	flazctl status --prometheus >/tmp/flaz.prom 2>/tmp/flazctl.err
+	rc=$?
+	head -n 40 /tmp/flaz.prom
+	[ $rc -eq 0 ] || fail "status --prometheus exited $rc: $(cat /tmp/flazctl.err)"
+	for want in '# TYPE flaz_reads_total counter' '# TYPE flaz_blocks_cached gauge' \
+		'flaz_mode{volume="fa",mode="normal"} 1' 'flaz_mode{volume="fb",mode="normal"} 1' \
+		'flaz_read_hits_total{volume="fb"} 0' 'flaz_read_misses_total{volume="fb"} 0'; do
+		grep -qxF "$want" /tmp/flaz.prom || fail "--prometheus lacks '$want'"
+	done
+	grep -Eq '^flaz_meta_bytes_total[{]volume="fb"[}] [0-9]+$' /tmp/flaz.prom || fail "--prometheus lacks flaz_meta_bytes_total for fb"
+	misses=$(sed -n 's/^flaz_read_misses_total{volume="fa"} \([0-9]*\)$/\1/p' /tmp/flaz.prom)
+	[ "${misses:-0}" -ge 16 ] || fail "--prometheus: flaz_read_misses_total for fa is '$misses', want >= 16"
+	grep -Eq '^flaz_read_hits_total[{]volume="fa"[}] [1-9][0-9]*$' /tmp/flaz.prom || fail "--prometheus: no read hits for fa after a re-read"
+	grep -Eq '^flaz_blocks_cached[{]volume="fa"[}] [1-9][0-9]*$' /tmp/flaz.prom || fail "--prometheus: no blocks cached for fa"
+	bad=$(grep -v '^#' /tmp/flaz.prom | grep -Ev '^flaz_[a-z_]+[{]volume="f[ab]"[^}]*[}] [0-9.]+$' | head -n 1)
+	[ -z "$bad" ] || fail "--prometheus: bad sample line '$bad'"
+	flazctl status fb --prometheus >/tmp/flaz.prom 2>&1 || fail "status fb --prometheus failed"
+	grep -q 'volume="fa"' /tmp/flaz.prom && fail "status fb --prometheus shows fa"
+	grep -qF 'flaz_reads_total{volume="fb"} ' /tmp/flaz.prom || fail "status fb --prometheus lacks fb"
+	two_volumes_remove
+}
+
+# --cold over an SSD holding a filesystem is refused (nothing is created); --force overwrites it
+t_flazctl_cold_foreign() {
+	must mkfs.ext4 -q -F $SSD
+	flazctl_run create v --hdd $HDD --ssd $SSD --cold
+	[ $rc -eq 1 ] || fail "--cold over ext4: exit $rc, want 1"
+	grep -q 'holds an ext2/3/4 filesystem.*--force' /tmp/flazctl.out || fail "--cold over ext4: $(cat /tmp/flazctl.out)"
+	no_device v "after the refusal"
+	must flazctl create v --hdd $HDD --ssd $SSD --cold --force
+	must flazctl remove v
+	# now it holds a flaz cache: --cold alone is fine
+	must flazctl create v --hdd $HDD --ssd $SSD --cold
+	must flazctl remove v
+}

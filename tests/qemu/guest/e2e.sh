@@ -44,6 +44,13 @@ check flazctl-ssd-too-small t_flazctl_ssd_too_small
 check flazctl-bad-compressor t_flazctl_bad_compressor
 check flazctl-existing-name t_flazctl_existing_name
 check flazctl-kernel-refusal t_flazctl_kernel_refusal
+check flazctl-list t_flazctl_list
+check flazctl-status-all t_flazctl_status_all
+check flazctl-list-fields t_flazctl_list_fields
+check flazctl-stats t_flazctl_stats
+check flazctl-set-get t_flazctl_set_get
+check flazctl-prometheus t_flazctl_prometheus
+check flazctl-cold-foreign t_flazctl_cold_foreign
 check cache-hits t_cache_hits
 check cache-invalidate t_cache_invalidate
 check cache-partial-write t_cache_partial_write

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flazctl list: one line per flaz volume, columns chosen with -o as lvs(8) does,
+ * for people (human units, aligned), as CSV or as JSON (raw numbers).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flazctl.h"
+#include "vol.h"
+
+#define MAX_FIELDS 64
+#define VALUE_LEN 288
+
+enum field_kind {
+	F_TEXT,		/* shown as is, quoted in JSON */
+	F_BYTES,	/* a byte count: human size for people */
+	F_RATIO,	/* a fraction: a percentage for people, undefined allowed */
+	F_NUMBER,	/* a status count or number, shown as the kernel gives it */
+};
+
+/* How a value came out: its text, and what JSON makes of it. */
+enum value_type { V_STRING, V_NUMBER, V_NULL };
+
+struct field {
+	const char *name;
+	const char *head;	/* column header for people */
+	enum field_kind kind;
+	const char *help;
+};
+
+static const struct field fixed_fields[] = {
+	{ "name", "Name", F_TEXT, "volume name" },
+	{ "hdd", "HDD", F_TEXT, "the HDD (origin) device" },
+	{ "ssd", "SSD", F_TEXT, "the SSD (cache) device" },
+	{ "size", "Size", F_BYTES, "volume size in bytes" },
+	{ "mode", "Mode", F_TEXT, "normal, degraded or passthrough" },
+	{ "cached", "Cached", F_BYTES, "data cached: blocks_cached * 4 KiB" },
+	{ "hit_ratio", "Hit", F_RATIO, "read_hits / (read_hits + read_misses)" },
+	{ "saving", "Saving", F_RATIO, "1 - physical_bytes / logical_bytes" },
+	{ "ssd_used", "SSD used", F_RATIO, "1 - free_extents / total_extents" },
+};
+
+#define NR_FIXED (sizeof(fixed_fields) / sizeof(fixed_fields[0]))
+
+static const char default_fields[] = "name,hdd,ssd,mode,cached,hit_ratio,saving";
+
+enum list_format { HUMAN, JSON, CSV };
+
+struct list_args {
+	enum list_format fmt;
+	size_t n;
+	struct field f[MAX_FIELDS];
+};
+
+static void fields_help(void)
+{
+	size_t i;
+
+	puts("Fields for -o (comma-separated):");
+	for (i = 0; i < NR_FIXED; i++)
+		printf("  %-12s %s\n", fixed_fields[i].name, fixed_fields[i].help);
+	puts("and every status key (see flazctl status), as the kernel reports it:");
+	for (i = 0; status_keys[i]; i++)
+		printf("%s%s%s", i % 6 ? " " : "  ", status_keys[i],
+		       i % 6 == 5 || !status_keys[i + 1] ? "\n" : "");
+}
+
+/* A field by name: a fixed one, or a status key as a column of its own. */
+static bool find_field(const char *name, struct field *f)
+{
+	size_t i;
+	size_t len = strlen(name);
+
+	for (i = 0; i < NR_FIXED; i++) {
+		if (!strcmp(name, fixed_fields[i].name)) {
+			*f = fixed_fields[i];
+			return true;
+		}
+	}
+	if (!known_status_key(name))
+		return false;
+	*f = (struct field){ name, name, F_NUMBER, NULL };
+	if (!strcmp(name, "mode_reason"))
+		f->kind = F_TEXT;
+	else if (len > 6 && !strcmp(name + len - 6, "_bytes"))
+		f->kind = F_BYTES;
+	return true;
+}
+
+/* "a,b,c" into fields; the names point into @spec. EXIT_OK, EXIT_USAGE, or -1 for help. */
+static int parse_fields(char *spec, struct list_args *a)
+{
+	char *save = NULL, *w;
+
+	if (!strcmp(spec, "help")) {
+		fields_help();
+		return -1;
+	}
+	a->n = 0;
+	for (w = strtok_r(spec, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (a->n == MAX_FIELDS)
+			return fail(EXIT_USAGE, "-o: more than %d fields", MAX_FIELDS);
+		if (!find_field(w, &a->f[a->n]))
+			return fail(EXIT_USAGE, "-o: unknown field '%s' (see flazctl list -o help)", w);
+		a->n++;
+	}
+	if (!a->n)
+		return fail(EXIT_USAGE, "-o: no field given (see flazctl list -o help)");
+	return EXIT_OK;
+}
+
+/* Parse "list [-o FIELDS] [--json|--csv]"; EXIT_OK, EXIT_USAGE, or -1 after -o help. */
+static int parse_list(int argc, char **argv, struct list_args *a, char *fields, size_t len)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "options", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	snprintf(fields, len, "%s", default_fields);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if ((size_t)snprintf(fields, len, "%s", optarg) >= len)
+				return fail(EXIT_USAGE, "-o: the field list is too long");
+			break;
+		case 'j':
+		case 'c':
+			if (a->fmt != HUMAN)
+				return fail(EXIT_USAGE, "give one of --json and --csv");
+			a->fmt = c == 'j' ? JSON : CSV;
+			break;
+		case ':':
+			return fail(EXIT_USAGE, "option %s needs a value", argv[optind - 1]);
+		default:
+			return bad_option(argv);
+		}
+	}
+	if (optind < argc)
+		return fail(EXIT_USAGE, "unexpected argument '%s' (usage: %s)", argv[optind],
+			    command_synopsis("list"));
+	return parse_fields(fields, a);
+}
+
+/* A byte count from the volume, for the fixed byte fields. */
+static bool fixed_bytes(const struct field *f, const struct vol_info *vi, uint64_t *v)
+{
+	if (!strcmp(f->name, "size")) {
+		*v = vi->vol.sectors * 512;
+		return true;
+	}
+	if (!strcmp(f->name, "cached") && pair_u64(&vi->p, "blocks_cached", v)) {
+		*v *= 4096;
+		return true;
+	}
+	return pair_u64(&vi->p, f->name, v);
+}
+
+/* The text of field @f of @vi, for people when @human, else raw. */
+static enum value_type field_value(const struct field *f, const struct vol_info *vi, bool human,
+				   char *buf, size_t len)
+{
+	const char *s;
+	uint64_t v;
+	double r = 0;
+	bool ok;
+
+	switch (f->kind) {
+	case F_TEXT:
+		if (!strcmp(f->name, "name"))
+			s = vi->name;
+		else if (!strcmp(f->name, "hdd"))
+			s = vi->hdd;
+		else if (!strcmp(f->name, "ssd"))
+			s = vi->ssd;
+		else
+			s = pair_value(&vi->p, f->name);
+		snprintf(buf, len, "%s", s ? s : (human ? "-" : ""));
+		return s || human ? V_STRING : V_NULL;
+	case F_BYTES:
+		if (!fixed_bytes(f, vi, &v))
+			break;
+		if (human)
+			fmt_bytes(v, buf, len);
+		else
+			snprintf(buf, len, "%" PRIu64, v);
+		return human ? V_STRING : V_NUMBER;
+	case F_RATIO:
+		if (!strcmp(f->name, "hit_ratio"))
+			ok = vol_hit_ratio(&vi->p, &r);
+		else if (!strcmp(f->name, "saving"))
+			ok = vol_saving(&vi->p, &r);
+		else
+			ok = vol_ssd_used(&vi->p, &r);
+		if (human)
+			fmt_percent(ok, r, buf, len);
+		else if (ok)
+			snprintf(buf, len, "%.4f", r);
+		else
+			break;
+		return human ? V_STRING : V_NUMBER;
+	case F_NUMBER:
+		s = pair_value(&vi->p, f->name);
+		if (!s)
+			break;
+		snprintf(buf, len, "%s", s);
+		return s[strspn(s, "0123456789.")] || !*s ? V_STRING : V_NUMBER;
+	}
+	snprintf(buf, len, "%s", human ? "-" : "");
+	return human ? V_STRING : V_NULL;
+}
+
+/* Whether a column is right-aligned for people: everything but text. */
+static bool right_aligned(const struct field *f)
+{
+	return f->kind != F_TEXT;
+}
+
+static void print_human(const struct list_args *a, const struct vol_info *vis, size_t n)
+{
+	char buf[VALUE_LEN];
+	int width[MAX_FIELDS], w;
+	size_t i, j;
+
+	for (j = 0; j < a->n; j++) {
+		width[j] = (int)strlen(a->f[j].head);
+		for (i = 0; i < n; i++) {
+			field_value(&a->f[j], &vis[i], true, buf, sizeof(buf));
+			if ((int)strlen(buf) > width[j])
+				width[j] = (int)strlen(buf);
+		}
+	}
+	for (i = 0; i <= n; i++) {
+		for (j = 0; j < a->n; j++) {
+			if (i)
+				field_value(&a->f[j], &vis[i - 1], true, buf, sizeof(buf));
+			else
+				snprintf(buf, sizeof(buf), "%s", a->f[j].head);
+			/* no trailing blanks after the last column */
+			w = j + 1 == a->n && !right_aligned(&a->f[j]) ? 0 : width[j];
+			printf("%s%*s", j ? "  " : "", right_aligned(&a->f[j]) ? w : -w, buf);
+		}
+		putchar('\n');
+	}
+}
+
+static void print_csv(const struct list_args *a, const struct vol_info *vis, size_t n)
+{
+	char buf[VALUE_LEN];
+	size_t i, j;
+
+	for (j = 0; j < a->n; j++)
+		printf("%s%s", j ? "," : "", a->f[j].name);
+	putchar('\n');
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < a->n; j++) {
+			field_value(&a->f[j], &vis[i], false, buf, sizeof(buf));
+			/* names and device paths hold no comma or quote; quote anyway if one does */
+			if (strpbrk(buf, ",\"\n"))
+				printf("%s\"%s\"", j ? "," : "", buf);
+			else
+				printf("%s%s", j ? "," : "", buf);
+		}
+		putchar('\n');
+	}
+}
+
+static void print_json(const struct list_args *a, const struct vol_info *vis, size_t n)
+{
+	char buf[VALUE_LEN];
+	size_t i, j;
+
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		fputs(i ? ",{" : "{", stdout);
+		for (j = 0; j < a->n; j++) {
+			if (j)
+				putchar(',');
+			json_string(a->f[j].name);
+			putchar(':');
+			switch (field_value(&a->f[j], &vis[i], false, buf, sizeof(buf))) {
+			case V_STRING:
+				json_string(buf);
+				break;
+			case V_NUMBER:
+				fputs(buf, stdout);
+				break;
+			case V_NULL:
+				fputs("null", stdout);
+				break;
+			}
+		}
+		putchar('}');
+	}
+	fputs("]\n", stdout);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct list_args a = { .fmt = HUMAN };
+	struct vol_info *vis;
+	char fields[1024];
+	size_t n;
+	int r;
+
+	r = parse_list(argc, argv, &a, fields, sizeof(fields));
+	if (r)
+		return r < 0 ? EXIT_OK : r;
+	r = vols_get(NULL, &vis, &n);
+	if (r)
+		return r;
+	if (a.fmt == JSON)
+		print_json(&a, vis, n);
+	else if (a.fmt == CSV)
+		print_csv(&a, vis, n);
+	else
+		print_human(&a, vis, n);
+	vols_free(vis, n);
+	return EXIT_OK;
+}
