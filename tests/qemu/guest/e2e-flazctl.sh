@@ -253,7 +253,7 @@ t_flazctl_prometheus() {
 	[ "${misses:-0}" -ge 16 ] || fail "--prometheus: flaz_read_misses_total for fa is '$misses', want >= 16"
 	grep -Eq '^flaz_read_hits_total[{]volume="fa"[}] [1-9][0-9]*$' /tmp/flaz.prom || fail "--prometheus: no read hits for fa after a re-read"
 	grep -Eq '^flaz_blocks_cached[{]volume="fa"[}] [1-9][0-9]*$' /tmp/flaz.prom || fail "--prometheus: no blocks cached for fa"
-	bad=$(grep -v '^#' /tmp/flaz.prom | grep -Ev '^flaz_[a-z_]+[{]volume="f[ab]"[^}]*[}] [0-9.]+$' | head -n 1)
+	bad=$(grep -v '^#' /tmp/flaz.prom | grep -Ev '^flaz_[a-z_]+[{]volume="f[ab]"[^}]*[}] -?[0-9.]+$' | head -n 1)
 	[ -z "$bad" ] || fail "--prometheus: bad sample line '$bad'"
 	flazctl status fb --prometheus >/tmp/flaz.prom 2>&1 || fail "status fb --prometheus failed"
 	grep -q 'volume="fa"' /tmp/flaz.prom && fail "status fb --prometheus shows fa"
