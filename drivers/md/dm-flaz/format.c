@@ -66,8 +66,8 @@ static int fits(__u64 n, __u64 ssd_sectors, __u32 es, __u32 bpe, __u32 overbook)
 int flaz_geometry_init(struct flaz_geometry *g, __u64 ssd_sectors,
 		       __u32 extent_kib, __u32 overbook)
 {
+	__u64 n = 0, hi = FLAZ_MAX_EXTENTS, mid;
 	__u32 es, bpe;
-	__u64 n, per_extent;
 	int r;
 
 	r = check_params(extent_kib, overbook);
@@ -77,22 +77,19 @@ int flaz_geometry_init(struct flaz_geometry *g, __u64 ssd_sectors,
 	bpe = extent_kib / 4;
 
 	/*
-	 * Each extent costs its own sectors plus its lines' table entries; start from
-	 * that estimate and step to the largest count that fits (rounding moves it by
-	 * a few at most).
+	 * The largest extent count whose head and extents fit (fits() only grows
+	 * with it), by bisection: ssd_sectors comes from the superblock too, so the
+	 * steps must not depend on it.
 	 */
-	per_extent = es + div64_u64((__u64)bpe * overbook * FLAZ_META_ENTRY_BYTES,
-				    100 << FLAZ_SECTOR_SHIFT);
-	n = ssd_sectors > FLAZ_SB_SECTORS ?
-	    div64_u64(ssd_sectors - FLAZ_SB_SECTORS, per_extent) : 0;
-	while (n && !fits(n, ssd_sectors, es, bpe, overbook))
-		n--;
-	while (fits(n + 1, ssd_sectors, es, bpe, overbook))
-		n++;
+	while (n < hi) {
+		mid = n + (hi - n + 1) / 2;
+		if (fits(mid, ssd_sectors, es, bpe, overbook))
+			n = mid;
+		else
+			hi = mid - 1;
+	}
 	if (n < FLAZ_MIN_EXTENTS)
 		return -ENOSPC;
-	if (n > FLAZ_MAX_EXTENTS)
-		n = FLAZ_MAX_EXTENTS;
 
 	g->ssd_sectors = ssd_sectors;
 	g->extent_sectors = es;

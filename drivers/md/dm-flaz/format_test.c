@@ -30,6 +30,28 @@ static void geometry_min_boundary(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_geometry_init(&g, 0, 32, 200), -ENOSPC);
 }
 
+/*
+ * The extent count is the largest that fits: nothing is left for one more
+ * extent (adding one grows the head by one extent's rounding at most). Sizes
+ * beyond the cap (2^31 extents), even a crafted U64_MAX, answer at once with it.
+ */
+static void geometry_largest_fit(struct kunit *test)
+{
+	struct flaz_geometry g;
+	u64 ssd, used;
+
+	for (ssd = 1ULL << 16; ssd <= 1ULL << 36; ssd = ssd * 3 + 12345) {
+		KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, ssd, 32, 200), 0);
+		used = g.data_start + g.nr_extents * g.extent_sectors;
+		KUNIT_EXPECT_LE(test, used, ssd);
+		KUNIT_EXPECT_LT(test, ssd - used, 2ULL * g.extent_sectors);
+	}
+	KUNIT_EXPECT_EQ(test, flaz_geometry_init(&g, 1ULL << 50, 32, 200), 0);
+	KUNIT_EXPECT_EQ(test, g.nr_extents, (u64)FLAZ_MAX_EXTENTS);
+	KUNIT_EXPECT_EQ(test, flaz_geometry_init(&g, U64_MAX, 4, 1000), 0);
+	KUNIT_EXPECT_EQ(test, g.nr_extents, (u64)FLAZ_MAX_EXTENTS);
+}
+
 static void geometry_bad_params(struct kunit *test)
 {
 	struct flaz_geometry g;
@@ -765,6 +787,7 @@ static struct kunit_case flaz_format_cases[] = {
 	KUNIT_CASE(entry_pack_valid),
 	KUNIT_CASE(entry_gen_tag_bits),
 	KUNIT_CASE(geometry_min_boundary),
+	KUNIT_CASE(geometry_largest_fit),
 	KUNIT_CASE(geometry_bad_params),
 	KUNIT_CASE(geometry_layout_invariants),
 	KUNIT_CASE(geometry_overhead_large),
