@@ -50,6 +50,7 @@ struct opts {
 	long stale_block, foreign_block, unwritten_block, bad_gen_block;
 	unsigned int evict;		/* extents 1-N evicted: gens bumped, entries left */
 	unsigned int sb_version;	/* 0: FLAZ_SB_VERSION */
+	unsigned long long sb_ssd_sectors;	/* 0: the image's; else both copies claim it */
 };
 
 static unsigned long long rng_state;
@@ -105,6 +106,8 @@ static void usage(void)
 	      "        [--evict N: extents 1-N evicted (gens bumped, their entries left, void)]\n"
 	      "        [--bad-gen-block I: gen block I damaged (a flipped byte)]\n"
 	      "        [--sb-version V: both superblock copies of format version V]\n"
+	      "        [--sb-ssd-sectors N: both copies claim an SSD of N sectors (checksum\n"
+	      "         right, derived fields left: an impossible superblock)]\n"
 	      "        [--seed S] [--map FILE]\n", stderr);
 	exit(2);
 }
@@ -133,6 +136,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "evict", required_argument, NULL, 'E' },
 		{ "bad-gen-block", required_argument, NULL, 'B' },
 		{ "sb-version", required_argument, NULL, 'V' },
+		{ "sb-ssd-sectors", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -187,6 +191,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'E': o->evict = v; break;
 		case 'B': o->bad_gen_block = v; break;
 		case 'V': o->sb_version = v; break;
+		case 'X': o->sb_ssd_sectors = v; break;
 		}
 	}
 	/* an eviction writes its gen block */
@@ -272,32 +277,50 @@ static __u32 add_slot(struct filler *f, __u64 block, __u32 line, __u8 codec, boo
 
 /*
  * Whether the kernel drops live entry @e of @line at load: a block it may stand
- * for (for a cut tag, any block of the line with those low tag bits) is in a
- * marked region.
+ * for (for a cut tag, any block of the line with those low tag bits, one every
+ * period) is in a marked region. A region holds one if fewer of them lie below
+ * its start than below its end: no walk over a volume of any size.
  */
 static bool dropped_at_load(const struct flaz_geometry *g, const unsigned char *bitmap,
 			    __u32 shift, __u64 hdd_blocks, __u64 line,
 			    const struct flaz_entry_info *e)
 {
-	__u64 step = e->units == FLAZ_ENTRY_ZERO_UNITS ? 0 : 1ULL << FLAZ_TAG_BITS;
-	__u64 tag, r;
+	__u64 first = e->tag * g->nr_lines + line, period = g->nr_lines << FLAZ_TAG_BITS;
+	__u64 start, end, below_start, below_end;
+	__u32 r;
 
-	for (tag = e->tag; tag * g->nr_lines + line < hdd_blocks; tag += step) {
-		r = (tag * g->nr_lines + line) >> shift;
-		if (bitmap[r / 8] & (1U << (r % 8)))
-			return true;
-		if (!step)
+	if (e->units == FLAZ_ENTRY_ZERO_UNITS) {
+		r = first >> shift;
+		return first < hdd_blocks && (bitmap[r / 8] & (1U << (r % 8)));
+	}
+	for (r = 0; r < FLAZ_MAX_REGIONS; r++) {
+		if (!(bitmap[r / 8] & (1U << (r % 8))))
+			continue;
+		start = (__u64)r << shift;
+		end = ((__u64)r + 1) << shift;
+		if (start >= hdd_blocks)
 			break;
+		if (end > hdd_blocks)
+			end = hdd_blocks;
+		below_start = start > first ? (start - first - 1) / period + 1 : 0;
+		below_end = end > first ? (end - first - 1) / period + 1 : 0;
+		if (below_end > below_start)
+			return true;
 	}
 	return false;
 }
 
-/* Give the superblock block @blk format version @version, its checksum made anew. */
-static void set_sb_version(unsigned char *blk, __u32 version)
+/* The superblock block @blk with --sb-version and --sb-ssd-sectors, its checksum made anew. */
+static void craft_sb(unsigned char *blk, const struct opts *o)
 {
 	struct flaz_sb *sb = (struct flaz_sb *)blk;
 
-	sb->version = htole32(version);
+	if (!o->sb_version && !o->sb_ssd_sectors)
+		return;
+	if (o->sb_version)
+		sb->version = htole32(o->sb_version);
+	if (o->sb_ssd_sectors)
+		sb->ssd_sectors = htole64(o->sb_ssd_sectors);
 	sb->crc = 0;
 	sb->crc = htole32(~flaz_crc32c(~0U, blk, FLAZ_BLOCK_SIZE));
 }
@@ -499,16 +522,14 @@ int main(int argc, char **argv)
 	/* two superblock copies: the current one, and the one before it (clean, empty bitmap) */
 	info.next_seq = f.seq;
 	flaz_sb_encode(blk, &info, bitmap);
-	if (o.sb_version)
-		set_sb_version(blk, o.sb_version);
+	craft_sb(blk, &o);
 	put((__u64)o.current * FLAZ_BLOCK_SIZE, blk, FLAZ_BLOCK_SIZE);
 	mapped("sbcur", (__u64)o.current * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
 	info.seq--;
 	info.commit--;
 	info.flags = FLAZ_SB_CLEAN;
 	flaz_sb_encode(blk, &info, zero_bitmap);
-	if (o.sb_version)
-		set_sb_version(blk, o.sb_version);
+	craft_sb(blk, &o);
 	put((__u64)!o.current * FLAZ_BLOCK_SIZE, blk, FLAZ_BLOCK_SIZE);
 	mapped("sbold", (__u64)!o.current * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
 

@@ -61,9 +61,10 @@ EOF
 # nth KIND N MAP: the offset of the Nth (from 1) range of KIND in a map
 nth() { awk -v k="$1" -v n="$2" '$1 == k && ++i == n { print $2 }' "$3"; }
 
-# run ARGS...: flazctl ARGS, output in $T/out and $T/err, exit code in $rc
+# run ARGS...: flazctl ARGS, output in $T/out and $T/err, exit code in $rc; a run
+# that takes over 10 s (a loop bounded by a header field, not the device) is 124
 run() {
-	"$BIN" "$@" >"$T/out" 2>"$T/err"
+	timeout 10 "$BIN" "$@" >"$T/out" 2>"$T/err"
 	rc=$?
 }
 
@@ -82,6 +83,7 @@ expect() {
 }
 
 # jexpect NAME PYEXPR ARGS...: flazctl ARGS prints one JSON object d with PYEXPR true
+# (rc is its exit code)
 jexpect() {
 	local name=$1 expr=$2 out
 	shift 2
@@ -89,8 +91,9 @@ jexpect() {
 	if ! out=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
+rc = int(sys.argv[3])
 ok = eval("(" + sys.argv[2] + ")")
-print("ok" if ok else "false: " + json.dumps(d)[:300])' "$T/out" "$expr" 2>&1); then
+print("ok" if ok else "false: " + json.dumps(d)[:300])' "$T/out" "$expr" "$rc" 2>&1); then
 		fail "$name" "not one JSON object (exit $rc): $(tail -n1 <<<"$out")"
 	elif [ "$out" != ok ]; then
 		fail "$name" "($expr) is $out"
@@ -360,20 +363,195 @@ expect size-mismatch 2 'superblock is for an SSD of 16384 sectors' check --repai
 	fail size-mismatch-no-repair "--repair wrote to an SSD whose superblock does not fit it"
 img shrunk --ssd-kib 1048576 --slots 20 --zeros 0
 truncate -s 2M "$T/shrunk.img"
-# 2 MiB hold the superblocks and 510 table blocks; the other 518 and the extents are gone
-expect ssd-shrunk 2 'superblock is for an SSD of 2097152 sectors, .* has 4096' check "$T/shrunk.img"
-expect ssd-shrunk-table 2 '\(510 valid, 0 unwritten, 0 void, 0 foreign, 518 bad\)' check "$T/shrunk.img"
-jexpect ssd-shrunk-json "d['table']['bad'] == 518 and d['table']['valid'] == 510" \
-	dump --json "$T/shrunk.img"
+# a superblock for a larger SSD is never used: its areas would lie past the device's end
+expect ssd-shrunk 2 'corrupt: superblock copy 0 \(sector 0\): superblock field ssd_sectors=2097152 impossible for a device of 2097152 bytes' \
+	check "$T/shrunk.img"
+jexpect ssd-shrunk-json "d['current'] is None and d['table'] is None and
+	all(c['state'] == 'impossible' and c['field'] == 'ssd_sectors' and c['value'] == 2097152
+	for c in d['superblocks'])" dump --json "$T/shrunk.img"
 
-# --- the command line
-expect usage-check 2 'usage: flazctl check SSD' check
-expect usage-check-extra 2 'usage: flazctl check SSD' check a b
+# --- crafted superblocks (checksums right): every loop is bounded by the device, so
+# check and dump answer at once (run() gives each 10 s), whatever the header says
+img hugessd --sb-ssd-sectors $((1 << 62))
+expect crafted-ssd-sectors 2 "superblock field ssd_sectors=$((1 << 62)) impossible for a device of 8388608 bytes" \
+	check "$T/hugessd.img"
+expect crafted-ssd-sectors-dump 1 "impossible \(superblock field ssd_sectors=$((1 << 62)) impossible" \
+	dump "$T/hugessd.img"
+# one copy so: the other serves, and --repair rewrites it from that one
+cp "$T/clean.img" "$T/hugessd1.img"
+dd if="$T/hugessd.img" of="$T/hugessd1.img" bs=4096 skip=1 seek=1 count=1 conv=notrunc status=none
+expect crafted-ssd-sectors-one-copy 1 'warning: superblock copy 1 \(sector 8\): superblock field ssd_sectors=[0-9]+ impossible .*; copy 0 is used' \
+	check "$T/hugessd1.img"
+expect crafted-ssd-sectors-repair 1 'repaired: superblock copy 1 rewritten from copy 0' \
+	check --repair "$T/hugessd1.img"
+expect crafted-ssd-sectors-repaired 0 '^result: clean$' check "$T/hugessd1.img"
+# 8 EiB and more: no block device is that large (a loff_t)
+img hugehdd --hdd-mib $((1 << 44))
+expect crafted-hdd-sectors 2 "superblock field hdd_sectors=$((1 << 55)) impossible: no block device holds more" \
+	check "$T/hugehdd.img"
+expect crafted-hdd-sectors-dump 1 'holds no valid flaz superblock' dump --json "$T/hugehdd.img"
+# a 1 EiB volume, unclean: the kernel's rule for cut tags asks 2^48 / (16 * lines) blocks
+# per entry; check asks each marked range once
+img exa --hdd-mib $((1 << 40)) --unclean 3
+expect crafted-huge-volume-unclean 1 "3 write-intent regions marked .*drops the $exa_dropped cached line" \
+	check "$T/exa.img"
+jexpect crafted-huge-volume-dump "d['table']['entries']['slot'] == $exa_slots" \
+	dump --json --entries "$T/exa.img"
+# the most lines an SSD of this size can have: 4 KiB extents, overbook 1000
+img dense --extent-kib 4 --overbook 1000 --slots 1500 --zeros 100 --unclean 30 --hdd-mib 65536
+expect crafted-dense-unclean 1 "30 write-intent regions marked .*drops the $dense_dropped cached line" \
+	check "$T/dense.img"
+
+# --- the command line: check's usage errors are 64, apart from corrupt (2)
+expect usage-check 64 'usage: flazctl check SSD' check
+expect usage-check-extra 64 'usage: flazctl check SSD' check a b
+expect usage-check-option 64 'unknown option --yaml' check --yaml "$T/clean.img"
+expect help-check-exit 0 '2 corrupt or cannot be.*|64 usage error' check -h
 expect usage-dump-option 2 'unknown option --yaml' dump "$T/clean.img" --yaml
 expect check-missing 2 "/nonexistent/ssd: No such file or directory" check /nonexistent/ssd
 expect dump-missing 1 "/nonexistent/ssd: No such file or directory" dump /nonexistent/ssd
 expect check-directory 2 'neither a block device nor an image file' check "$T"
 expect help-check 0 'flazctl check SSD \[--repair\]' --help
+
+# --- check --json: the verdict, counts and every problem with where it is
+jexpect check-json-clean "rc == 0 and d['verdict'] == 'clean' and not d['damaged'] and
+	d['exit_code'] == 0 and d['problems'] == [] and d['current'] == 0 and
+	d['summary']['entries']['slot'] == $clean_slots and d['summary']['entries']['zero'] == $clean_zeros
+	and d['summary']['table_blocks']['valid'] == $clean_table_blocks and
+	d['summary']['extent_reads'] == $clean_extents and d['counts']['corrupt'] == 0" \
+	check --json "$T/clean.img"
+cp "$T/clean.img" "$T/tbj.img"
+flip "$T/tbj.img" $(($(nth table 3 "$T/clean.map") + 1000))
+jexpect check-json-table "rc == 2 and d['verdict'] == 'corrupt' and d['damaged'] and
+	d['exit_code'] == 2 and d['counts']['corrupt'] == 1 and d['problems'][0]['kind'] == 'corrupt'
+	and d['problems'][0]['area'] == 'table' and d['problems'][0]['block'] == 2 and
+	'bad checksum' in d['problems'][0]['message']" check "$T/tbj.img" --json
+cp "$T/clean.img" "$T/slotj.img"
+flip "$T/slotj.img" $(($(nth slot 5 "$T/clean.map") + 40))
+jexpect check-json-slot "rc == 2 and [(p['area'], p['line'] >= 0, p['extent'] >= 0, p['offset'] >= 32)
+	for p in d['problems']] == [('slot', True, True, True)]" check --json "$T/slotj.img"
+jexpect check-json-repair "rc == 1 and d['verdict'] == 'repaired' and d['repair'] and
+	d['counts']['repaired'] == 1 and d['problems'][-1]['kind'] == 'repaired' and
+	d['problems'][-1]['area'] == 'table' and not d['damaged']" check --json --repair "$T/slotj.img"
+jexpect check-json-unclean "rc == 1 and d['verdict'] == 'ignorable' and
+	d['summary']['marked_regions'] == 3 and d['summary']['dropped_lines'] == $unclean_dropped and
+	d['problems'][0]['kind'] == 'warning' and d['problems'][0]['area'] == 'bitmap'" \
+	check --json "$T/unclean.img"
+jexpect check-json-unsupported "rc == 2 and d['verdict'] == 'unsupported' and
+	d['counts']['unsupported'] == 1 and d['summary'] is None" check --json "$T/v1.img"
+jexpect check-json-impossible "rc == 2 and d['verdict'] == 'corrupt' and d['current'] is None and
+	[(p['area'], p['copy']) for p in d['problems']] == [('superblock', 0), ('superblock', 1)]" \
+	check --json "$T/hugessd.img"
+jexpect check-json-missing "rc == 2 and d['verdict'] == 'unreadable' and d['exit_code'] == 2" \
+	check --json /nonexistent/ssd
+
+# --- the userspace crc32c (slicing-by-8) against known vectors (RFC 3720) and bit by bit
+cat >"$T/crc.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "format.h"
+
+static __u32 bitwise(__u32 crc, const unsigned char *b, size_t len)
+{
+	int k;
+
+	while (len--) {
+		crc ^= *b++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
+	}
+	return crc;
+}
+
+static int bad;
+
+static void want(const char *what, const void *p, __u32 len, __u32 crc)
+{
+	__u32 got = ~flaz_crc32c(~0U, p, len);
+
+	if (got != crc) {
+		printf("%s: %08x, want %08x\n", what, got, crc);
+		bad = 1;
+	}
+}
+
+int main(void)
+{
+	unsigned char buf[4200], v[32];
+	__u32 i, off, len, split, a, b;
+
+	want("123456789", "123456789", 9, 0xe3069283);
+	memset(v, 0, 32);
+	want("32 zeros", v, 32, 0x8a9136aa);
+	memset(v, 0xff, 32);
+	want("32 ones", v, 32, 0x62a8ab43);
+	for (i = 0; i < 32; i++)
+		v[i] = i;
+	want("0..31", v, 32, 0x46dd794e);
+	for (i = 0; i < 32; i++)
+		v[i] = 31 - i;
+	want("31..0", v, 32, 0x113fdb5c);
+	srand(1);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = rand();
+	for (i = 0; i < 3000 && !bad; i++) {
+		off = rand() % 8;
+		len = i < 100 ? i : (__u32)rand() % (sizeof(buf) - 8);
+		split = len ? rand() % len : 0;
+		a = flaz_crc32c(~0U, buf + off, split);
+		a = flaz_crc32c(a, buf + off + split, len - split);
+		b = bitwise(~0U, buf + off, len);
+		if (a != b) {
+			printf("%u bytes at %u (split at %u): %08x, bit by bit %08x\n", len, off,
+			       split, a, b);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+EOF
+if ! gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$FLAZ" -o "$T/crc" "$T/crc.c" "$FLAZ/format.c" \
+	2>"$T/gcc.err"; then
+	fail crc32c "$(head -n3 "$T/gcc.err")"
+elif ! out=$("$T/crc" 2>&1); then
+	fail crc32c "$out"
+else
+	pass crc32c
+fi
+
+# --- each extent is read once: check reads at most the device's bytes (strace sums what
+# every pread64 returned), and as many extents as the table references
+img reads --ssd-kib 65536 --slots 4000 --zeros 0 --dead 0
+if ! command -v strace >/dev/null || ! strace -o /dev/null true 2>/dev/null; then
+	skip read-once "no working strace here"
+else
+	strace -e trace=pread64 -o "$T/strace" "$BIN" check "$T/reads.img" >"$T/out" 2>&1
+	bytes=$(awk -F'= ' '/^pread64/ { s += $NF } END { print s + 0 }' "$T/strace")
+	size=$(stat -c %s "$T/reads.img")
+	if [ "$bytes" -gt "$size" ]; then
+		fail read-once "check read $bytes bytes of a $size-byte image"
+	elif ! grep -q "$reads_slots slots .* $reads_extents extent reads$" "$T/out"; then
+		fail read-once "$reads_extents extents referenced, but: $(grep summary "$T/out")"
+	else
+		pass read-once
+		echo "check read $bytes bytes of a $size-byte image ($reads_slots slots in $reads_extents extents)"
+	fi
+fi
+
+# --- a progress line on a terminal only
+if ! command -v script >/dev/null; then
+	skip progress "no script(1) here"
+else
+	script -qec "timeout 10 '$BIN' check '$T/reads.img'" /dev/null >"$T/tty" 2>&1
+	if grep -qE "checking extents: $reads_extents/$reads_extents \(100%\)" "$T/tty"; then
+		pass progress-tty
+	else
+		fail progress-tty "no progress line on a terminal: $(tr '\r' '\n' <"$T/tty" | head -n3)"
+	fi
+	run check "$T/reads.img"
+	[ ! -s "$T/err" ] && pass progress-not-tty || fail progress-not-tty "stderr: $(head -c 200 "$T/err")"
+fi
 
 # --- a loop device reads the same as the file, where losetup works
 if LOOP=$(losetup -f --show -r "$T/clean.img" 2>/dev/null); then
@@ -384,6 +562,6 @@ else
 fi
 
 # --- random damage under the sanitizers
-bash "$REPO/tests/host/fuzz_check.sh" "${FUZZ_ITERATIONS:-300}" || fails=$((fails + 1))
+bash "$REPO/tests/host/fuzz_check.sh" "${FUZZ_ITERATIONS:-100000}" || fails=$((fails + 1))
 
 [ $fails -eq 0 ]

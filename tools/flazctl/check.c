@@ -8,7 +8,11 @@
  * damaged so that it holds less but nothing wrong: a bad superblock copy from the
  * good one, a bad table block as an empty one, a bad entry as empty, a bad gen
  * block as generation 0 once every entry into its extents is cleared. Exit 0
- * clean, 1 ignorable or repaired, 2 corrupt.
+ * clean, 1 ignorable or repaired, 2 corrupt or unreadable, 64 usage error.
+ *
+ * Every loop is bounded by the device: a superblock whose sizes do not fit it is
+ * never used (sb_load()), and the table is walked once, its live slot entries
+ * queued and sorted by extent so that each extent is read once per batch.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,21 +20,75 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flazctl.h"
 #include "ssdmeta.h"
 
 #define MAX_SHOWN	20	/* problem lines printed; the rest are counted */
+#define MAX_LISTED	1000	/* problems listed in JSON; the rest are counted */
+#define PROGRESS_NS	250000000ULL	/* a progress line at most 4 times a second */
+#define CHECK_USAGE	64	/* EX_USAGE: check's 2 means corrupt */
+
+/*
+ * Live slot entries queued before their extents are read (16 bytes each): memory
+ * stays bounded whatever the table holds, and each extent is read once per batch.
+ * The fuzzer builds with a small one so that batches end mid-table.
+ */
+#ifndef CHECK_BATCH
+#define CHECK_BATCH	(1U << 21)
+#endif
 
 enum verdict { CLEAN = 0, IGNORABLE = 1, CORRUPT = 2 };
 enum kind { K_CORRUPT, K_WARNING, K_REPAIRED, K_UNSUPPORTED };
+
+/* Where a problem is, for --json. */
+enum { W_INDEX = 1, W_LINE = 2, W_EXTENT = 4, W_OFFSET = 8 };
+
+struct where {
+	const char *area;
+	const char *key;	/* W_INDEX: what index is ("copy", "block") */
+	__u64 index, line;
+	__u32 extent, offset;
+	unsigned int has;	/* W_* */
+};
+
+#define AT(a)		(&(const struct where){ .area = (a) })
+#define AT_SB(i)	(&(const struct where){ .area = "superblock", .key = "copy", \
+					       .index = (i), .has = W_INDEX })
+#define AT_TABLE(i)	(&(const struct where){ .area = "table", .key = "block", \
+					       .index = (i), .has = W_INDEX })
+#define AT_GEN(i)	(&(const struct where){ .area = "gen", .key = "block", \
+					       .index = (i), .has = W_INDEX })
+#define AT_ENTRY(l)	(&(const struct where){ .area = "table", .key = "block", \
+					       .index = (l) / FLAZ_META_ENTRIES, .line = (l), \
+					       .has = W_INDEX | W_LINE })
+#define AT_EXTENT(l, x)	(&(const struct where){ .area = "extent", .line = (l), .extent = (x), \
+					       .has = W_LINE | W_EXTENT })
+#define AT_SLOT(l, x, o) (&(const struct where){ .area = "slot", .line = (l), .extent = (x), \
+						.offset = (o), \
+						.has = W_LINE | W_EXTENT | W_OFFSET })
+
+/* A live slot entry waiting for its extent. */
+struct ref {
+	__u64 line;
+	__u64 raw;
+};
+
+/* Marked HDD blocks [start, end). */
+struct range {
+	__u64 start, end;
+};
 
 struct checker {
 	struct ssd *ssd;
 	bool repair;		/* fix what can be fixed */
 	bool repair_table;	/* the superblock matches the device: the table may be fixed */
 	bool quiet;		/* count only: the check after a repair */
+	bool json;		/* problems as JSON objects, no notes */
+	bool tty;		/* a progress line on stderr */
+	bool progress_on;	/* one is shown */
 	bool table_unwritten;	/* a table block could not be rewritten */
 	int other_version;	/* no current copy: a copy of another format version, or -1 */
 	struct sb_pair sb;
@@ -40,6 +98,7 @@ struct checker {
 
 	__u64 count[K_UNSUPPORTED + 1];	/* problems by enum kind */
 	__u64 shown, hidden;
+	__u64 progress_ns;	/* when the progress line was last written */
 
 	__u64 tb[TB_UNREADABLE + 1];	/* table blocks by state */
 	struct ext_gens gens;	/* the extents' generations */
@@ -49,14 +108,20 @@ struct checker {
 	__u32 marked;		/* write-intent regions marked */
 	__u64 extent_reads;
 
-	/* the last extent read: its number, first round_up(used, 4 KiB) bytes and state */
-	unsigned char *ext;
-	bool ext_loaded;
-	__u32 ext_no;
-	__u32 ext_used;
-	int ext_err;		/* 0, a read error, or -EILSEQ for a bad header */
+	struct range *ranges;	/* the marked regions, merged */
+	__u32 nr_ranges;
 
-	struct tblock t;
+	struct ref *refs;	/* live slot entries of the batch */
+	size_t nr_refs, max_refs;
+	__u64 *clears;		/* lines whose entries the batch clears (repairing) */
+	size_t nr_clears;
+
+	/* the extent being checked: its first round_up(used, 4 KiB) bytes */
+	unsigned char *ext;
+	__u32 ext_used;
+
+	struct tblock t;	/* the table block being checked */
+	struct tblock fix;	/* one whose entries are being cleared */
 };
 
 static const char *plural(__u64 n)
@@ -64,39 +129,82 @@ static const char *plural(__u64 n)
 	return n == 1 ? "" : "s";
 }
 
-static void say(struct checker *c, enum kind k, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void say(struct checker *c, enum kind k, const struct where *w, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 static void note(struct checker *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* One problem (or repair): counted always, printed up to MAX_SHOWN. */
-static void say(struct checker *c, enum kind k, const char *fmt, ...)
+static void progress_clear(struct checker *c)
 {
-	static const char *const prefix[] = { "corrupt", "warning", "repaired", "unsupported" };
+	if (c->progress_on)
+		fputs("\r\033[K", stderr);
+	c->progress_on = false;
+}
+
+/* "WHAT: DONE/TOTAL (P%)" on a terminal, rewritten in place, at most every PROGRESS_NS. */
+static void progress(struct checker *c, const char *what, __u64 done, __u64 total)
+{
+	struct timespec now;
+	__u64 ns;
+
+	if (!c->tty)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ns = (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec;
+	if (c->progress_on && ns - c->progress_ns < PROGRESS_NS && done < total)
+		return;
+	c->progress_ns = ns;
+	c->progress_on = true;
+	fprintf(stderr, "\r%s: %llu/%llu (%llu%%)\033[K", what, done, total,
+		total ? done * 100 / total : 100);
+}
+
+/* One problem (or repair): counted always, printed up to MAX_SHOWN (MAX_LISTED in JSON). */
+static void say(struct checker *c, enum kind k, const struct where *w, const char *fmt, ...)
+{
+	static const char *const kinds[] = { "corrupt", "warning", "repaired", "unsupported" };
+	char msg[512];
 	va_list ap;
 
 	c->count[k]++;
 	if (c->quiet)
 		return;
-	if (c->shown >= MAX_SHOWN) {
+	if (c->shown >= (c->json ? MAX_LISTED : MAX_SHOWN)) {
 		c->hidden++;
 		return;
 	}
-	c->shown++;
-	printf("%s: ", prefix[k]);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	putchar('\n');
+	if (!c->json) {
+		progress_clear(c);
+		printf("%s: %s\n", kinds[k], msg);
+		c->shown++;
+		return;
+	}
+	printf("%s{\"kind\":\"%s\",\"area\":\"%s\"", c->shown ? "," : "", kinds[k], w->area);
+	if (w->has & W_INDEX)
+		printf(",\"%s\":%llu", w->key, w->index);
+	if (w->has & W_LINE)
+		printf(",\"line\":%llu", w->line);
+	if (w->has & W_EXTENT)
+		printf(",\"extent\":%u", w->extent);
+	if (w->has & W_OFFSET)
+		printf(",\"offset\":%u", w->offset);
+	fputs(",\"message\":", stdout);
+	json_string(msg);
+	putchar('}');
+	c->shown++;
 }
 
-/* Information that is no problem. */
+/* Information that is no problem (not in JSON: its figures are in the summary). */
 static void note(struct checker *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c->quiet)
+	if (c->quiet || c->json)
 		return;
+	progress_clear(c);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -123,17 +231,19 @@ static void repair_sb(struct checker *c, unsigned int i)
 	}
 	r = ssd_write(c->ssd, sb_offset(i), blk, FLAZ_BLOCK_SIZE);
 	if (r)
-		say(c, K_CORRUPT, "cannot rewrite superblock copy %u: %s", i, ssd_strerror(r));
+		say(c, K_CORRUPT, AT_SB(i), "cannot rewrite superblock copy %u: %s", i,
+		    ssd_strerror(r));
 	else
-		say(c, K_REPAIRED, "superblock copy %u rewritten from copy %d (seq %llu)", i,
-		    c->sb.cur, info.seq);
+		say(c, K_REPAIRED, AT_SB(i), "superblock copy %u rewritten from copy %d (seq %llu)",
+		    i, c->sb.cur, info.seq);
 }
 
 /* Superblock copies: one bad copy is ignorable (the other is used), none good is fatal. */
 static bool check_superblocks(struct checker *c)
 {
 	struct sb_pair *sb = &c->sb;
-	unsigned int i, blank = 0, corrupt = 0;
+	unsigned int i, blank = 0, corrupt = 0, impossible = 0;
+	char why[160];
 
 	sb_load(c->ssd, sb);
 	c->other_version = sb_other_version(sb);
@@ -151,6 +261,17 @@ static bool check_superblocks(struct checker *c)
 				     cp->info.gen);
 			continue;
 		}
+		if (cp->state == SB_IMPOSSIBLE) {
+			/* sound, so no other copy makes it less wrong: always told */
+			impossible++;
+			sb_impossible(c->ssd, cp, why, sizeof(why));
+			if (sb->cur < 0)
+				say(c, K_CORRUPT, AT_SB(i), "superblock copy %u (sector %u): %s", i,
+				    i * FLAZ_BLOCK_SECTORS, why);
+			else
+				say(c, K_WARNING, AT_SB(i), "superblock copy %u (sector %u): %s; copy %d is used",
+				    i, i * FLAZ_BLOCK_SECTORS, why, sb->cur);
+		}
 		if (sb->cur < 0)
 			continue;
 		if (cp->state == SB_BLANK) {
@@ -159,14 +280,14 @@ static bool check_superblocks(struct checker *c)
 			continue;
 		}
 		if (cp->state == SB_UNREADABLE)
-			say(c, K_WARNING, "superblock copy %u (sector %u): cannot read it: %s; copy %d is used",
+			say(c, K_WARNING, AT_SB(i), "superblock copy %u (sector %u): cannot read it: %s; copy %d is used",
 			    i, i * FLAZ_BLOCK_SECTORS, ssd_strerror(cp->err), sb->cur);
 		else if (cp->state == SB_OTHER_VERSION)
-			say(c, K_WARNING, "superblock copy %u (sector %u): of format version %u; copy %d is used",
+			say(c, K_WARNING, AT_SB(i), "superblock copy %u (sector %u): of format version %u; copy %d is used",
 			    i, i * FLAZ_BLOCK_SECTORS, cp->version, sb->cur);
-		else
-			say(c, K_WARNING, "superblock copy %u (sector %u): %s; copy %d is used", i,
-			    i * FLAZ_BLOCK_SECTORS, sb_state_name(cp->state), sb->cur);
+		else if (cp->state != SB_IMPOSSIBLE)
+			say(c, K_WARNING, AT_SB(i), "superblock copy %u (sector %u): %s; copy %d is used",
+			    i, i * FLAZ_BLOCK_SECTORS, sb_state_name(cp->state), sb->cur);
 		if (c->repair)
 			repair_sb(c, i);
 	}
@@ -178,17 +299,20 @@ static bool check_superblocks(struct checker *c)
 		return true;
 	}
 	if (c->other_version >= 0)
-		say(c, K_UNSUPPORTED, "superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",
+		say(c, K_UNSUPPORTED, AT_SB(c->other_version), "superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",
 		    sb->copy[c->other_version].version, FLAZ_SB_VERSION);
+	else if (impossible)
+		return false;	/* told above */
 	else if (sb->copy[0].state == SB_UNREADABLE && sb->copy[1].state == SB_UNREADABLE)
-		say(c, K_CORRUPT, "cannot read the superblock: %s", ssd_strerror(sb->copy[0].err));
+		say(c, K_CORRUPT, AT("superblock"), "cannot read the superblock: %s",
+		    ssd_strerror(sb->copy[0].err));
 	else if (blank == FLAZ_SB_COPIES)
-		say(c, K_CORRUPT, "no flaz superblock: the superblock area is blank (a new SSD, or never used by flaz)");
+		say(c, K_CORRUPT, AT("superblock"), "no flaz superblock: the superblock area is blank (a new SSD, or never used by flaz)");
 	else if (corrupt)
-		say(c, K_CORRUPT, "both superblock copies are bad (copy 0: %s, copy 1: %s)",
+		say(c, K_CORRUPT, AT("superblock"), "both superblock copies are bad (copy 0: %s, copy 1: %s)",
 		    sb_state_name(sb->copy[0].state), sb_state_name(sb->copy[1].state));
 	else
-		say(c, K_CORRUPT, "no flaz superblock, and the SSD is not blank (copy 0: %s, copy 1: %s)",
+		say(c, K_CORRUPT, AT("superblock"), "no flaz superblock, and the SSD is not blank (copy 0: %s, copy 1: %s)",
 		    sb_state_name(sb->copy[0].state), sb_state_name(sb->copy[1].state));
 	return false;
 }
@@ -210,116 +334,49 @@ static void check_geometry(struct checker *c)
 	     in->hdd_sectors, codec_name(in->codec), in->gen, in->commit, in->nr_regions,
 	     4ULL << in->region_shift);
 	c->repair_table = c->repair;
+	/* sb_load() took no copy for an SSD larger than this one: this is a smaller one */
 	if (c->ssd->bytes != g->ssd_sectors << FLAZ_SECTOR_SHIFT) {
-		say(c, K_CORRUPT, "the superblock is for an SSD of %llu sectors, %s has %llu"
-		    " (the kernel refuses it)", g->ssd_sectors, c->ssd->path,
-		    c->ssd->bytes >> FLAZ_SECTOR_SHIFT);
+		say(c, K_CORRUPT, AT("superblock"), "the superblock is for an SSD of %llu sectors, %s has %llu (the kernel refuses it)",
+		    g->ssd_sectors, c->ssd->path, c->ssd->bytes >> FLAZ_SECTOR_SHIFT);
 		c->repair_table = false;
 	}
 	if (in->codec >= NR_CODECS) {
-		say(c, K_CORRUPT, "the superblock names an unknown codec (%u)", in->codec);
+		say(c, K_CORRUPT, AT("superblock"), "the superblock names an unknown codec (%u)",
+		    in->codec);
 		c->repair_table = false;
 	}
 	if (c->repair && !c->repair_table)
 		note(c, "not repairing the table: the superblock does not match this SSD");
 }
 
-/* Load extent @x (cached: the last one read); false with c->ext_err set if it is bad. */
-static bool load_extent(struct checker *c, __u32 x)
-{
-	const struct flaz_geometry *g = &c->info->geo;
-	__u32 bytes = g->extent_sectors << FLAZ_SECTOR_SHIFT, nr_slots, want;
-	__u64 off = extent_offset(g, x);
-
-	if (c->ext_loaded && c->ext_no == x)
-		return !c->ext_err;
-	c->ext_loaded = true;
-	c->ext_no = x;
-	c->extent_reads++;
-	/* the header first, then only what the kernel wrote: round_up(used, 4 KiB) */
-	c->ext_err = ssd_read(c->ssd, off, c->ext, FLAZ_BLOCK_SIZE);
-	if (c->ext_err)
-		return false;
-	if (flaz_extent_decode(c->ext, bytes, x, &c->ext_used, &nr_slots)) {
-		c->ext_err = -EILSEQ;
-		return false;
-	}
-	want = (c->ext_used + FLAZ_BLOCK_SIZE - 1) & ~(FLAZ_BLOCK_SIZE - 1);
-	if (want > FLAZ_BLOCK_SIZE)
-		c->ext_err = ssd_read(c->ssd, off + FLAZ_BLOCK_SIZE, c->ext + FLAZ_BLOCK_SIZE,
-				      want - FLAZ_BLOCK_SIZE);
-	return !c->ext_err;
-}
-
-/* Whether the slot entry @e of @line points at is that line's block, as the entry says. */
-static bool check_slot(struct checker *c, __u64 line, const struct flaz_entry_info *e)
+/*
+ * The marked write-intent regions as ranges of HDD blocks, neighbours merged and
+ * clipped to the volume: at most FLAZ_MAX_REGIONS / 2 whatever the header says.
+ */
+static int marked_ranges(struct checker *c)
 {
 	const struct flaz_sb_info *in = c->info;
-	__u64 nr_lines = in->geo.nr_lines;
-	__u32 bytes = e->units * FLAZ_SLOT_ALIGN;
-	struct flaz_slot_info s;
+	__u64 start, end;
+	__u32 r;
 
-	if (!load_extent(c, e->ext)) {
-		if (c->ext_err == -EILSEQ)
-			say(c, K_CORRUPT, "line %llu: extent %u has a bad header", line, e->ext);
+	c->ranges = malloc((FLAZ_MAX_REGIONS / 2 + 1) * sizeof(*c->ranges));
+	if (!c->ranges)
+		return -ENOMEM;
+	for (r = 0; r < in->nr_regions && r < FLAZ_MAX_REGIONS; r++) {
+		if (!sb_marked(c->sb_blk, r))
+			continue;
+		start = (__u64)r << in->region_shift;
+		if (start >= c->hdd_blocks)
+			break;
+		end = ((__u64)r + 1) << in->region_shift;
+		if (end > c->hdd_blocks)
+			end = c->hdd_blocks;
+		if (c->nr_ranges && c->ranges[c->nr_ranges - 1].end == start)
+			c->ranges[c->nr_ranges - 1].end = end;
 		else
-			say(c, K_CORRUPT, "line %llu: cannot read extent %u: %s", line,
-			    e->ext, ssd_strerror(c->ext_err));
-		return false;
+			c->ranges[c->nr_ranges++] = (struct range){ start, end };
 	}
-	if (e->off + bytes > c->ext_used) {
-		say(c, K_CORRUPT, "line %llu: slot at extent %u offset %u (%u bytes) is past the extent's %u used bytes",
-		    line, e->ext, e->off, bytes, c->ext_used);
-		return false;
-	}
-	if (flaz_slot_decode(c->ext + e->off, bytes, &s)) {
-		say(c, K_CORRUPT, "line %llu: no valid slot at extent %u offset %u (bad magic, length, flags or checksum)",
-		    line, e->ext, e->off);
-		return false;
-	}
-	if (s.bytes != bytes) {
-		say(c, K_CORRUPT, "line %llu: slot at extent %u offset %u is %u bytes, the entry says %u",
-		    line, e->ext, e->off, s.bytes, bytes);
-		return false;
-	}
-	if (s.line != line) {
-		say(c, K_CORRUPT, "line %llu: slot at extent %u offset %u was written for line %u",
-		    line, e->ext, e->off, s.line);
-		return false;
-	}
-	if (s.block % nr_lines != line ||
-	    ((s.block / nr_lines) & ((1ULL << FLAZ_TAG_BITS) - 1)) != e->tag) {
-		say(c, K_CORRUPT, "line %llu: slot at extent %u offset %u holds block %llu"
-		    ", not one of tag %llu on this line", line, e->ext, e->off, s.block, e->tag);
-		return false;
-	}
-	if (s.block >= c->hdd_blocks) {
-		say(c, K_CORRUPT, "line %llu: slot at extent %u offset %u holds block %llu"
-		    ", past the volume's %llu blocks", line, e->ext, e->off, s.block,
-		    c->hdd_blocks);
-		return false;
-	}
-	if (s.codec != in->codec) {
-		say(c, K_CORRUPT, "line %llu: slot at extent %u offset %u is %s, the superblock says %s",
-		    line, e->ext, e->off, codec_name(s.codec), codec_name(in->codec));
-		return false;
-	}
-	return true;
-}
-
-static void write_tblock(struct checker *c, __u32 i, __u64 commit, const __u64 *entries,
-			 const char *what)
-{
-	int r;
-
-	flaz_meta_encode(c->t.blk, c->info->gen, commit, i, entries);
-	r = ssd_write(c->ssd, table_offset(&c->info->geo, i), c->t.blk, FLAZ_BLOCK_SIZE);
-	if (r) {
-		say(c, K_CORRUPT, "cannot rewrite table block %u: %s", i, ssd_strerror(r));
-		c->table_unwritten = true;
-	} else {
-		say(c, K_REPAIRED, "table block %u: %s", i, what);
-	}
+	return 0;
 }
 
 static bool region_marked(const struct checker *c, __u64 block)
@@ -332,30 +389,245 @@ static bool region_marked(const struct checker *c, __u64 block)
 /*
  * Whether the kernel drops line @line's (valid) entry @e at load, by the rule of
  * its entry_marked(): the entry's block is in a marked region, or for a cut tag,
- * any block the entry alone may stand for.
+ * any block the entry alone may stand for: first, first + period, ... below
+ * hdd_blocks. The kernel walks those (it knows the HDD's real size); here each
+ * marked range is asked for its first such block, so no volume size in a header
+ * makes this long.
  */
 static bool entry_marked(const struct checker *c, __u64 line, const struct flaz_entry_info *e)
 {
-	__u64 nr_lines = c->info->geo.nr_lines, tag, block;
+	__u64 nr_lines = c->info->geo.nr_lines, period, first, block;
+	__u32 i;
 
 	if (entry_block(e, c->info, line, &block))
 		return region_marked(c, block);
-	for (tag = e->tag; tag * nr_lines + line < c->hdd_blocks; tag += 1ULL << FLAZ_TAG_BITS)
-		if (region_marked(c, tag * nr_lines + line))
+	period = nr_lines << FLAZ_TAG_BITS;
+	first = e->tag * nr_lines + line;	/* a cut tag is below 2^FLAZ_TAG_BITS */
+	for (i = 0; i < c->nr_ranges; i++) {
+		const struct range *r = &c->ranges[i];
+
+		block = first;
+		if (r->start > first)
+			block = r->start + (first + period - r->start % period) % period;
+		if (block < r->end)
 			return true;
+	}
 	return false;
 }
 
-/* Every entry of the valid table block @i; bad ones are cleared when repairing. */
+/* A cached line that the kernel will load: counted, and dropped if its region is marked. */
+static void count_live(struct checker *c, __u64 line, const struct flaz_entry_info *e)
+{
+	if (e->units == FLAZ_ENTRY_ZERO_UNITS) {
+		c->zeros++;
+	} else {
+		c->slots++;
+		c->slot_bytes += e->units * FLAZ_SLOT_ALIGN;
+	}
+	if (c->marked && entry_marked(c, line, e))
+		c->dropped++;
+}
+
+/* Read extent @x: its header, then only what the kernel wrote, round_up(used, 4 KiB). */
+static int load_extent(struct checker *c, __u32 x)
+{
+	const struct flaz_geometry *g = &c->info->geo;
+	__u32 bytes = g->extent_sectors << FLAZ_SECTOR_SHIFT, nr_slots, want;
+	__u64 off = extent_offset(g, x);
+	int r;
+
+	c->extent_reads++;
+	r = ssd_read(c->ssd, off, c->ext, FLAZ_BLOCK_SIZE);
+	if (r)
+		return r;
+	if (flaz_extent_decode(c->ext, bytes, x, &c->ext_used, &nr_slots))
+		return -EILSEQ;
+	want = (c->ext_used + FLAZ_BLOCK_SIZE - 1) & ~(FLAZ_BLOCK_SIZE - 1);
+	if (want <= FLAZ_BLOCK_SIZE)
+		return 0;
+	return ssd_read(c->ssd, off + FLAZ_BLOCK_SIZE, c->ext + FLAZ_BLOCK_SIZE,
+			want - FLAZ_BLOCK_SIZE);
+}
+
+/*
+ * Whether the slot entry @e of @line points at is that line's block, as the entry
+ * says; @err is how loading its extent went (load_extent()).
+ */
+static bool check_slot(struct checker *c, __u64 line, const struct flaz_entry_info *e, int err)
+{
+	const struct flaz_sb_info *in = c->info;
+	__u64 nr_lines = in->geo.nr_lines;
+	__u32 bytes = e->units * FLAZ_SLOT_ALIGN;
+	struct flaz_slot_info s;
+
+	if (err == -EILSEQ) {
+		say(c, K_CORRUPT, AT_EXTENT(line, e->ext), "line %llu: extent %u has a bad header",
+		    line, e->ext);
+		return false;
+	}
+	if (err) {
+		say(c, K_CORRUPT, AT_EXTENT(line, e->ext), "line %llu: cannot read extent %u: %s",
+		    line, e->ext, ssd_strerror(err));
+		return false;
+	}
+	if (e->off + bytes > c->ext_used) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u (%u bytes) is past the extent's %u used bytes",
+		    line, e->ext, e->off, bytes, c->ext_used);
+		return false;
+	}
+	if (flaz_slot_decode(c->ext + e->off, bytes, &s)) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: no valid slot at extent %u offset %u (bad magic, length, flags or checksum)",
+		    line, e->ext, e->off);
+		return false;
+	}
+	if (s.bytes != bytes) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u is %u bytes, the entry says %u",
+		    line, e->ext, e->off, s.bytes, bytes);
+		return false;
+	}
+	if (s.line != line) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u was written for line %u",
+		    line, e->ext, e->off, s.line);
+		return false;
+	}
+	if (s.block % nr_lines != line ||
+	    ((s.block / nr_lines) & ((1ULL << FLAZ_TAG_BITS) - 1)) != e->tag) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u holds block %llu, not one of tag %llu on this line",
+		    line, e->ext, e->off, s.block, e->tag);
+		return false;
+	}
+	if (s.block >= c->hdd_blocks) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u holds block %llu, past the volume's %llu blocks",
+		    line, e->ext, e->off, s.block, c->hdd_blocks);
+		return false;
+	}
+	if (s.codec != in->codec) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u is %s, the superblock says %s",
+		    line, e->ext, e->off, codec_name(s.codec), codec_name(in->codec));
+		return false;
+	}
+	return true;
+}
+
+static void write_tblock(struct checker *c, __u32 i, __u64 commit, const __u64 *entries,
+			 const char *what)
+{
+	unsigned char blk[FLAZ_BLOCK_SIZE];
+	int r;
+
+	flaz_meta_encode(blk, c->info->gen, commit, i, entries);
+	r = ssd_write(c->ssd, table_offset(&c->info->geo, i), blk, FLAZ_BLOCK_SIZE);
+	if (r) {
+		say(c, K_CORRUPT, AT_TABLE(i), "cannot rewrite table block %u: %s", i,
+		    ssd_strerror(r));
+		c->table_unwritten = true;
+	} else {
+		say(c, K_REPAIRED, AT_TABLE(i), "table block %u: %s", i, what);
+	}
+}
+
+static __u32 ref_extent(const struct ref *r)
+{
+	struct flaz_entry_info e;
+
+	flaz_entry_unpack(r->raw, &e);
+	return e.ext;
+}
+
+/* By extent, then offset: each extent's slots together, in the order they lie. */
+static int cmp_ref(const void *a, const void *b)
+{
+	struct flaz_entry_info x, y;
+
+	flaz_entry_unpack(((const struct ref *)a)->raw, &x);
+	flaz_entry_unpack(((const struct ref *)b)->raw, &y);
+	if (x.ext != y.ext)
+		return x.ext < y.ext ? -1 : 1;
+	return x.off < y.off ? -1 : x.off > y.off;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The queued slots, extent by extent, each extent read once. */
+static void check_extents(struct checker *c)
+{
+	struct flaz_entry_info e;
+	size_t i, j, k;
+	__u64 done = 0, total = 0;
+	__u32 x;
+	int err;
+
+	qsort(c->refs, c->nr_refs, sizeof(*c->refs), cmp_ref);
+	for (i = 0; i < c->nr_refs; i++)
+		total += !i || ref_extent(&c->refs[i]) != ref_extent(&c->refs[i - 1]);
+	for (i = 0; i < c->nr_refs; i = j, done++) {
+		progress(c, "checking extents", done, total);
+		x = ref_extent(&c->refs[i]);
+		for (j = i + 1; j < c->nr_refs && ref_extent(&c->refs[j]) == x; j++)
+			;
+		err = load_extent(c, x);
+		for (k = i; k < j; k++) {
+			flaz_entry_unpack(c->refs[k].raw, &e);
+			if (check_slot(c, c->refs[k].line, &e, err))
+				count_live(c, c->refs[k].line, &e);
+			else if (c->repair_table)
+				c->clears[c->nr_clears++] = c->refs[k].line;
+		}
+	}
+	progress(c, "checking extents", total, total);
+	c->nr_refs = 0;
+}
+
+/* Clear the queued bad entries, one rewrite per table block. */
+static void clear_entries(struct checker *c)
+{
+	size_t i, j, k;
+	__u64 blk;
+	char what[64];
+
+	qsort(c->clears, c->nr_clears, sizeof(*c->clears), cmp_u64);
+	for (i = 0; i < c->nr_clears; i = j) {
+		blk = c->clears[i] / FLAZ_META_ENTRIES;
+		for (j = i + 1; j < c->nr_clears && c->clears[j] / FLAZ_META_ENTRIES == blk; j++)
+			;
+		/* read again: an earlier batch may have cleared some of its entries already */
+		tblock_read(c->ssd, c->info, blk, &c->fix);
+		if (c->fix.state != TB_VALID) {
+			say(c, K_CORRUPT, AT_TABLE(blk), "cannot clear entries of table block %llu: it reads as %s now",
+			    blk, tb_state_name(c->fix.state));
+			c->table_unwritten = true;
+			continue;
+		}
+		for (k = i; k < j; k++)
+			c->fix.entries[c->clears[k] % FLAZ_META_ENTRIES] = 0;
+		snprintf(what, sizeof(what), "cleared %zu bad entr%s (those lines are cold now)",
+			 j - i, j - i == 1 ? "y" : "ies");
+		write_tblock(c, blk, c->fix.commit, c->fix.entries, what);
+	}
+	c->nr_clears = 0;
+}
+
+/* Finish the batch: check its slots, then clear what was found bad. */
+static void flush(struct checker *c)
+{
+	check_extents(c);
+	if (c->nr_clears)
+		clear_entries(c);
+}
+
+/* Every entry of the valid table block @i: live slots are queued for check_extents(). */
 static void check_entries(struct checker *c, __u32 i)
 {
 	const struct flaz_sb_info *in = c->info;
 	__u64 first = (__u64)i * FLAZ_META_ENTRIES, line;
 	struct flaz_entry_info e;
 	enum entry_gen gen;
-	unsigned int k, cleared = 0;
-	char what[64];
-	bool ok;
+	unsigned int k;
 
 	for (k = 0; k < FLAZ_META_ENTRIES; k++) {
 		line = first + k;
@@ -364,47 +636,35 @@ static void check_entries(struct checker *c, __u32 i)
 			c->empty += line < in->geo.nr_lines;
 			continue;
 		}
-		ok = false;
-		gen = EG_LIVE;
-		if (line >= in->geo.nr_lines)
-			say(c, K_CORRUPT, "table block %u: an entry for line %llu, past the last line (%llu)",
+		if (line >= in->geo.nr_lines) {
+			say(c, K_CORRUPT, AT_ENTRY(line), "table block %u: an entry for line %llu, past the last line (%llu)",
 			    i, line, in->geo.nr_lines - 1);
-		else if (!flaz_entry_valid(&e, &in->geo, line, c->hdd_blocks))
-			say(c, K_CORRUPT, "line %llu: entry %016llx is out of range (%s)",
+		} else if (!flaz_entry_valid(&e, &in->geo, line, c->hdd_blocks)) {
+			say(c, K_CORRUPT, AT_ENTRY(line), "line %llu: entry %016llx is out of range (%s)",
 			    line, c->t.entries[k],
 			    e.units == FLAZ_ENTRY_ZERO_UNITS ? "a zero block past the volume" :
 			    "slot size, extent, offset or tag");
-		else if (e.units == FLAZ_ENTRY_ZERO_UNITS)
-			ok = true;
-		else if ((gen = entry_gen(&c->gens, &e)) == EG_LIVE)
-			ok = check_slot(c, line, &e);
-		else if (gen == EG_UNUSABLE)
-			c->unusable++;	/* its gen block was reported */
-		if (gen == EG_VOID) {
+		} else if (e.units == FLAZ_ENTRY_ZERO_UNITS) {
+			count_live(c, line, &e);
+			continue;
+		} else if ((gen = entry_gen(&c->gens, &e)) == EG_LIVE) {
+			if (c->nr_refs == c->max_refs)
+				flush(c);
+			c->refs[c->nr_refs++] = (struct ref){ line, c->t.entries[k] };
+			continue;
+		} else if (gen == EG_VOID) {
 			/* left by an eviction: holds nothing, its slot may be another's now */
 			c->void_entries++;
 			continue;
-		}
-		if (!ok) {
-			if (c->repair_table) {
-				c->t.entries[k] = 0;
-				cleared++;
-			}
-			continue;
-		}
-		if (e.units == FLAZ_ENTRY_ZERO_UNITS) {
-			c->zeros++;
 		} else {
-			c->slots++;
-			c->slot_bytes += e.units * FLAZ_SLOT_ALIGN;
+			c->unusable++;	/* its gen block was reported */
 		}
-		if (c->marked && entry_marked(c, line, &e))
-			c->dropped++;
-	}
-	if (cleared) {
-		snprintf(what, sizeof(what), "cleared %u bad entr%s (those lines are cold now)",
-			 cleared, cleared == 1 ? "y" : "ies");
-		write_tblock(c, i, c->t.commit, c->t.entries, what);
+		if (c->repair_table) {
+			/* room for the batch's slots too: check_extents() adds their lines */
+			if (c->nr_clears == c->max_refs)
+				flush(c);
+			c->clears[c->nr_clears++] = line;
+		}
 	}
 }
 
@@ -428,17 +688,11 @@ static bool check_gens(struct checker *c)
 	__u64 i, first;
 
 	if (gens_load(c->ssd, c->info, eg)) {
-		say(c, K_CORRUPT, "out of memory");
+		say(c, K_CORRUPT, AT("memory"), "out of memory");
 		return false;
 	}
 	for (i = 0; i < eg->nr_blocks; i++) {
 		first = i * FLAZ_GEN_ENTRIES;
-		if (eg->state[i] == TB_UNREADABLE && eg->err[i] == -EOVERFLOW) {
-			/* a superblock for a larger SSD: one line, not one per block */
-			say(c, K_CORRUPT, "gen blocks %llu-%llu are beyond the end of %s", i,
-			    eg->nr_blocks - 1, c->ssd->path);
-			break;
-		}
 		switch (eg->state[i]) {
 		case TB_VALID:
 		case TB_UNWRITTEN:
@@ -446,17 +700,17 @@ static bool check_gens(struct checker *c)
 		case TB_FOREIGN:	/* holds nothing: its extents are at generation 0 */
 			continue;
 		case TB_BAD_INDEX:
-			say(c, K_CORRUPT, "gen block %llu (sector %llu): holds the generations of gen block %u; entries into extents %llu-%llu are unusable",
+			say(c, K_CORRUPT, AT_GEN(i), "gen block %llu (sector %llu): holds the generations of gen block %u; entries into extents %llu-%llu are unusable",
 			    i, gen_offset(g, i) >> FLAZ_SECTOR_SHIFT, eg->index[i], first,
 			    gen_block_last(c, i));
 			break;
 		case TB_UNREADABLE:
-			say(c, K_CORRUPT, "gen block %llu (sector %llu): cannot read it: %s; entries into extents %llu-%llu are unusable",
+			say(c, K_CORRUPT, AT_GEN(i), "gen block %llu (sector %llu): cannot read it: %s; entries into extents %llu-%llu are unusable",
 			    i, gen_offset(g, i) >> FLAZ_SECTOR_SHIFT, ssd_strerror(eg->err[i]),
 			    first, gen_block_last(c, i));
 			break;
 		default:
-			say(c, K_CORRUPT, "gen block %llu (sector %llu): %s; entries into extents %llu-%llu are unusable",
+			say(c, K_CORRUPT, AT_GEN(i), "gen block %llu (sector %llu): %s; entries into extents %llu-%llu are unusable",
 			    i, gen_offset(g, i) >> FLAZ_SECTOR_SHIFT, tb_state_name(eg->state[i]),
 			    first, gen_block_last(c, i));
 			break;
@@ -483,7 +737,7 @@ static void repair_gens(struct checker *c)
 	if (!c->repair_table || !gens_bad(eg))
 		return;
 	if (c->table_unwritten) {
-		say(c, K_CORRUPT, "not rewriting the damaged gen blocks: the table still holds entries into their extents");
+		say(c, K_CORRUPT, AT("gen"), "not rewriting the damaged gen blocks: the table still holds entries into their extents");
 		return;
 	}
 	for (i = 0; i < eg->nr_blocks; i++) {
@@ -492,13 +746,15 @@ static void repair_gens(struct checker *c)
 		flaz_gen_encode(c->t.blk, c->info->gen, c->info->commit, i, zero);
 		r = ssd_write(c->ssd, gen_offset(&c->info->geo, i), c->t.blk, FLAZ_BLOCK_SIZE);
 		if (r)
-			say(c, K_CORRUPT, "cannot rewrite gen block %llu: %s", i, ssd_strerror(r));
+			say(c, K_CORRUPT, AT_GEN(i), "cannot rewrite gen block %llu: %s", i,
+			    ssd_strerror(r));
 		else
-			say(c, K_REPAIRED, "gen block %llu: rewritten at generation 0 (no entry into extents %llu-%llu is left)",
+			say(c, K_REPAIRED, AT_GEN(i), "gen block %llu: rewritten at generation 0 (no entry into extents %llu-%llu is left)",
 			    i, i * FLAZ_GEN_ENTRIES, gen_block_last(c, i));
 	}
 }
 
+/* Every table block in order; the live slots they hold are checked in batches. */
 static void check_table(struct checker *c)
 {
 	static const __u64 empty[FLAZ_META_ENTRIES];
@@ -507,14 +763,7 @@ static void check_table(struct checker *c)
 	struct tblock *t = &c->t;
 
 	for (i = 0; i < n; i++) {
-		if (table_offset(g, i) + FLAZ_BLOCK_SIZE > c->ssd->bytes) {
-			/* a superblock for a larger SSD: one line, not one per block */
-			c->tb[TB_UNREADABLE] += n - i;
-			c->empty += g->nr_lines - i * FLAZ_META_ENTRIES;
-			say(c, K_CORRUPT, "table blocks %llu-%llu are beyond the end of %s", i, n - 1,
-			    c->ssd->path);
-			break;
-		}
+		progress(c, "checking table", i, n);
 		tblock_read(c->ssd, c->info, i, t);
 		c->tb[t->state]++;
 		first = i * FLAZ_META_ENTRIES;
@@ -530,16 +779,16 @@ static void check_table(struct checker *c)
 		case TB_FOREIGN:	/* noted once below */
 			continue;
 		case TB_BAD_INDEX:
-			say(c, K_CORRUPT, "table block %llu (sector %llu): holds the entries of table block %u; lines %llu-%llu are lost",
+			say(c, K_CORRUPT, AT_TABLE(i), "table block %llu (sector %llu): holds the entries of table block %u; lines %llu-%llu are lost",
 			    i, table_offset(g, i) >> FLAZ_SECTOR_SHIFT, t->index, first,
 			    first + FLAZ_META_ENTRIES - 1);
 			break;
 		case TB_UNREADABLE:
-			say(c, K_CORRUPT, "table block %llu (sector %llu): cannot read it: %s",
+			say(c, K_CORRUPT, AT_TABLE(i), "table block %llu (sector %llu): cannot read it: %s",
 			    i, table_offset(g, i) >> FLAZ_SECTOR_SHIFT, ssd_strerror(t->err));
 			break;
 		default:
-			say(c, K_CORRUPT, "table block %llu (sector %llu): %s; lines %llu-%llu are lost",
+			say(c, K_CORRUPT, AT_TABLE(i), "table block %llu (sector %llu): %s; lines %llu-%llu are lost",
 			    i, table_offset(g, i) >> FLAZ_SECTOR_SHIFT, tb_state_name(t->state),
 			    first, first + FLAZ_META_ENTRIES - 1);
 			break;
@@ -547,6 +796,8 @@ static void check_table(struct checker *c)
 		if (c->repair_table)
 			write_tblock(c, i, c->info->commit, empty, "rewritten as an empty block");
 	}
+	progress(c, "checking table", n, n);
+	flush(c);
 	if (c->tb[TB_FOREIGN])
 		note(c, "note: %llu table block%s neither blank nor of a flaz format (left from before this format, which the kernel does not clear): %s empty",
 		     c->tb[TB_FOREIGN], c->tb[TB_FOREIGN] == 1 ? " is" : "s are",
@@ -557,22 +808,20 @@ static void check_table(struct checker *c)
 static void check_intent(struct checker *c)
 {
 	const struct flaz_sb_info *in = c->info;
-	__u32 marked = sb_marked_count(c->sb_blk, in->nr_regions);
 	__u32 past = sb_marked_past(c->sb_blk, in->nr_regions);
 	char list[160];
 
 	if (past)
-		say(c, K_WARNING, "the write-intent bitmap has %u bit%s set past its %u regions",
+		say(c, K_WARNING, AT("bitmap"), "the write-intent bitmap has %u bit%s set past its %u regions",
 		    past, plural(past), in->nr_regions);
 	format_regions(c->sb_blk, in->nr_regions, list, sizeof(list));
-	if (marked)
-		say(c, K_WARNING, "%s: %u write-intent region%s marked (%s); the kernel drops the %llu"
-		    " cached line%s in them at the next load",
+	if (c->marked)
+		say(c, K_WARNING, AT("bitmap"), "%s: %u write-intent region%s marked (%s); the kernel drops the %llu cached line%s in them at the next load",
 		    in->flags & FLAZ_SB_CLEAN ? "marked clean but regions are marked" :
-		    "unclean shutdown", marked, marked == 1 ? "" : "s", list, c->dropped,
-		    c->dropped == 1 ? "" : "s");
+		    "unclean shutdown", c->marked, plural(c->marked), list, c->dropped,
+		    plural(c->dropped));
 	else if (!(in->flags & FLAZ_SB_CLEAN))
-		say(c, K_WARNING, "unclean shutdown (or the volume is live): no write-intent region is marked, no line will be dropped");
+		say(c, K_WARNING, AT("bitmap"), "unclean shutdown (or the volume is live): no write-intent region is marked, no line will be dropped");
 }
 
 static enum verdict verdict(const struct checker *c)
@@ -582,131 +831,240 @@ static enum verdict verdict(const struct checker *c)
 	return c->count[K_WARNING] || c->count[K_REPAIRED] ? IGNORABLE : CLEAN;
 }
 
+static __u64 tb_bad(const __u64 *n)
+{
+	return n[TB_BAD_MAGIC] + n[TB_BAD_CRC] + n[TB_BAD_INDEX] + n[TB_UNREADABLE];
+}
+
 static void summary(const struct checker *c)
 {
 	const struct flaz_sb_info *in = c->info;
 	const __u64 *gb = c->gens.count;
-	__u64 bad = c->tb[TB_BAD_MAGIC] + c->tb[TB_BAD_CRC] + c->tb[TB_BAD_INDEX] +
-		    c->tb[TB_UNREADABLE];
 
 	if (c->hidden)
 		printf("... and %llu more problem lines not shown\n", c->hidden);
 	if (in)
 		printf("summary: copy %d current (seq %llu); %llu table blocks (%llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad); %llu gen blocks (%llu valid, %llu unwritten, %llu void, %llu foreign, %llu bad); %llu slots (%llu bytes), %llu zero blocks, %llu empty lines, %llu void entries (left by evictions), %llu unusable entries; %llu extent reads\n",
 		       c->sb.cur, in->seq, flaz_table_blocks(&in->geo), c->tb[TB_VALID],
-		       c->tb[TB_UNWRITTEN], c->tb[TB_VOID], c->tb[TB_FOREIGN], bad,
+		       c->tb[TB_UNWRITTEN], c->tb[TB_VOID], c->tb[TB_FOREIGN], tb_bad(c->tb),
 		       flaz_gen_blocks(&in->geo), gb[TB_VALID], gb[TB_UNWRITTEN], gb[TB_VOID],
-		       gb[TB_FOREIGN], gens_bad(&c->gens), c->slots, c->slot_bytes, c->zeros,
+		       gb[TB_FOREIGN], tb_bad(gb), c->slots, c->slot_bytes, c->zeros,
 		       c->empty, c->void_entries, c->unusable, c->extent_reads);
+}
+
+static void blocks_json(const char *key, __u64 total, const __u64 *n)
+{
+	printf(",\"%s\":{\"total\":%llu,\"valid\":%llu,\"unwritten\":%llu,\"void\":%llu"
+	       ",\"foreign\":%llu,\"bad\":%llu}", key, total, n[TB_VALID], n[TB_UNWRITTEN],
+	       n[TB_VOID], n[TB_FOREIGN], tb_bad(n));
+}
+
+/* The JSON object's figures after the problems: see flazctl(8). */
+static void summary_json(const struct checker *c)
+{
+	const struct flaz_sb_info *in = c->info;
+
+	printf("],\"problems_not_listed\":%llu,\"counts\":{\"corrupt\":%llu,\"warning\":%llu"
+	       ",\"repaired\":%llu,\"unsupported\":%llu}", c->hidden, c->count[K_CORRUPT],
+	       c->count[K_WARNING], c->count[K_REPAIRED], c->count[K_UNSUPPORTED]);
+	if (!in) {
+		fputs(",\"current\":null,\"summary\":null", stdout);
+		return;
+	}
+	printf(",\"current\":%d,\"summary\":{\"seq\":%llu", c->sb.cur, in->seq);
+	blocks_json("table_blocks", flaz_table_blocks(&in->geo), c->tb);
+	blocks_json("gen_blocks", flaz_gen_blocks(&in->geo), c->gens.count);
+	printf(",\"entries\":{\"slot\":%llu,\"zero\":%llu,\"empty\":%llu,\"void\":%llu"
+	       ",\"unusable\":%llu},\"slot_bytes\":%llu,\"extent_reads\":%llu"
+	       ",\"marked_regions\":%u,\"dropped_lines\":%llu}",
+	       c->slots, c->zeros, c->empty, c->void_entries, c->unusable, c->slot_bytes,
+	       c->extent_reads, c->marked, c->dropped);
+}
+
+/* The batch arrays, for at most as many entries as the table has lines. */
+static int alloc_batch(struct checker *c)
+{
+	__u64 lines = c->info->geo.nr_lines;
+
+	c->max_refs = lines < CHECK_BATCH ? lines : CHECK_BATCH;
+	c->refs = malloc((c->max_refs + 1) * sizeof(*c->refs));
+	/* a batch's bad entries and its slots' */
+	if (c->repair_table)
+		c->clears = malloc((2 * c->max_refs + 1) * sizeof(*c->clears));
+	c->ext = malloc(c->info->geo.extent_sectors << FLAZ_SECTOR_SHIFT);
+	if (!c->refs || (c->repair_table && !c->clears) || !c->ext)
+		return -ENOMEM;
+	return c->marked ? marked_ranges(c) : 0;
 }
 
 /* One pass over the SSD; returns its verdict. */
 static enum verdict run(struct checker *c)
 {
-	__u32 bytes;
-
 	if (!check_superblocks(c))
 		return verdict(c);
 	check_geometry(c);
-	bytes = c->info->geo.extent_sectors << FLAZ_SECTOR_SHIFT;
-	c->ext = malloc(bytes);
-	if (!c->ext) {
-		say(c, K_CORRUPT, "out of memory");
-		return verdict(c);
-	}
-	if (check_gens(c)) {
+	if (alloc_batch(c))
+		say(c, K_CORRUPT, AT("memory"), "out of memory");
+	else if (check_gens(c)) {
 		check_table(c);
 		repair_gens(c);
 		check_intent(c);
 	}
+	progress_clear(c);
+	free(c->refs);
+	free(c->clears);
 	free(c->ext);
+	free(c->ranges);
+	gens_free(&c->gens);
+	c->refs = NULL;
+	c->clears = NULL;
 	c->ext = NULL;
+	c->ranges = NULL;
 	return verdict(c);
 }
 
-static int parse_check(int argc, char **argv, const char **path, bool *repair)
+struct check_opts {
+	const char *path;
+	bool repair;
+	bool json;
+};
+
+static int parse_check(int argc, char **argv, struct check_opts *o)
 {
 	static const struct option lo[] = {
 		{ "repair", no_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c != 'r')
-			return bad_option(argv);
-		*repair = true;
+		if (c == 'r') {
+			o->repair = true;
+		} else if (c == 'j') {
+			o->json = true;
+		} else {
+			bad_option(argv);
+			return CHECK_USAGE;
+		}
 	}
 	if (optind + 1 != argc)
-		return fail(EXIT_USAGE, "usage: flazctl check SSD [--repair]");
-	*path = argv[optind];
+		return fail(CHECK_USAGE, "usage: %s", command_synopsis("check"));
+	o->path = argv[optind];
 	return EXIT_OK;
+}
+
+/* After repairs: a quiet second pass, writing nothing, tells whether anything is left. */
+static enum verdict recheck(struct checker *c)
+{
+	struct checker *again;
+	enum verdict v;
+
+	if (fsync(c->ssd->fd)) {
+		say(c, K_CORRUPT, AT("ssd"), "cannot flush the repairs to %s: %s", c->ssd->path,
+		    strerror(errno));
+		return CORRUPT;
+	}
+	again = calloc(1, sizeof(*again));
+	if (!again)
+		return CORRUPT;
+	again->ssd = c->ssd;
+	again->quiet = true;
+	again->tty = c->tty;
+	v = run(again) == CORRUPT ? CORRUPT : IGNORABLE;
+	free(again);
+	return v;
+}
+
+static void result(const struct checker *c, enum verdict v, bool repair)
+{
+	if (c->count[K_REPAIRED] && v == CORRUPT)
+		printf("result: still corrupt after %llu repair%s: run flazctl check again to see what is left\n",
+		       c->count[K_REPAIRED], plural(c->count[K_REPAIRED]));
+	else if (c->count[K_REPAIRED])
+		printf("result: repaired (%llu repair%s)\n", c->count[K_REPAIRED],
+		       plural(c->count[K_REPAIRED]));
+	else if (c->count[K_UNSUPPORTED])
+		printf("result: format version %u, which this flazctl does not read (recreate the volume with --cold)\n",
+		       c->sb.copy[c->other_version].version);
+	else if (v == CORRUPT)
+		printf("result: corrupt (%llu problem%s%s)\n", c->count[K_CORRUPT],
+		       plural(c->count[K_CORRUPT]),
+		       repair ? ", none repairable" : "; flazctl check --repair may fix some");
+	else if (v == IGNORABLE)
+		printf("result: %llu warning%s, nothing corrupt\n", c->count[K_WARNING],
+		       plural(c->count[K_WARNING]));
+	else
+		printf("result: clean\n");
+}
+
+static const char *verdict_name(const struct checker *c, enum verdict v)
+{
+	if (c->count[K_UNSUPPORTED] && !c->count[K_REPAIRED])
+		return "unsupported";
+	if (v == CORRUPT)
+		return "corrupt";
+	if (c->count[K_REPAIRED])
+		return "repaired";
+	return v == IGNORABLE ? "ignorable" : "clean";
 }
 
 int cmd_check(int argc, char **argv)
 {
-	struct checker *c, *again;
+	struct check_opts o = { 0 };
+	struct checker *c;
 	struct ssd ssd;
-	const char *path = NULL;
-	bool repair = false;
 	enum verdict v;
 	int r;
 
-	r = parse_check(argc, argv, &path, &repair);
+	r = parse_check(argc, argv, &o);
 	if (r)
 		return r;
-	r = ssd_open(&ssd, path, repair, CORRUPT);
-	if (r)
+	r = ssd_open(&ssd, o.path, o.repair, CORRUPT);
+	if (!r) {
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			ssd_close(&ssd);
+			r = fail(CORRUPT, "out of memory");
+		}
+	}
+	if (r) {
+		if (o.json) {
+			fputs("{\"device\":", stdout);
+			json_string(o.path);
+			printf(",\"verdict\":\"unreadable\",\"damaged\":null,\"exit_code\":%d}\n", r);
+		}
 		return r;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		ssd_close(&ssd);
-		return fail(CORRUPT, "out of memory");
 	}
 	c->ssd = &ssd;
-	c->repair = repair;
-	printf("checking %s (%llu sectors)%s\n", path, ssd.bytes >> FLAZ_SECTOR_SHIFT,
-	       repair ? ", repairing" : "");
-	if (ssd.busy)
-		printf("note: %s is in use (a live volume?): it may change while it is read\n", path);
-	v = run(c);
-	summary(c);
-	if (c->count[K_REPAIRED]) {
-		/* see whether the repair left anything: a quiet second pass, writing nothing */
-		bool synced = !fsync(ssd.fd);
-
-		if (!synced)
-			say(c, K_CORRUPT, "cannot flush the repairs to %s: %s", path, strerror(errno));
-		again = synced ? calloc(1, sizeof(*again)) : NULL;
-		if (again) {
-			again->ssd = &ssd;
-			again->quiet = true;
-			v = run(again) == CORRUPT ? CORRUPT : IGNORABLE;
-			gens_free(&again->gens);
-			free(again);
-		} else {
-			v = CORRUPT;
-		}
-		if (v == CORRUPT)
-			printf("result: still corrupt after %llu repair%s: run flazctl check again to see what is left\n",
-			       c->count[K_REPAIRED], plural(c->count[K_REPAIRED]));
-		else
-			printf("result: repaired (%llu repair%s)\n", c->count[K_REPAIRED],
-			       plural(c->count[K_REPAIRED]));
-	} else if (c->count[K_UNSUPPORTED]) {
-		printf("result: format version %u, which this flazctl does not read (recreate the volume with --cold)\n",
-		       c->sb.copy[c->other_version].version);
-	} else if (v == CORRUPT) {
-		printf("result: corrupt (%llu problem%s%s)\n", c->count[K_CORRUPT],
-		       plural(c->count[K_CORRUPT]), repair ? ", none repairable" : "; flazctl check --repair may fix some");
-	} else if (v == IGNORABLE) {
-		printf("result: %llu warning%s, nothing corrupt\n", c->count[K_WARNING],
-		       plural(c->count[K_WARNING]));
+	c->repair = o.repair;
+	c->json = o.json;
+	c->tty = isatty(STDERR_FILENO);
+	if (o.json) {
+		fputs("{\"device\":", stdout);
+		json_string(o.path);
+		printf(",\"size_sectors\":%llu,\"in_use\":%s,\"repair\":%s,\"problems\":[",
+		       ssd.bytes >> FLAZ_SECTOR_SHIFT, ssd.busy ? "true" : "false",
+		       o.repair ? "true" : "false");
 	} else {
-		printf("result: clean\n");
+		printf("checking %s (%llu sectors)%s\n", o.path, ssd.bytes >> FLAZ_SECTOR_SHIFT,
+		       o.repair ? ", repairing" : "");
+		if (ssd.busy)
+			printf("note: %s is in use (a live volume?): it may change while it is read\n",
+			       o.path);
 	}
-	gens_free(&c->gens);
+	v = run(c);
+	if (c->count[K_REPAIRED])
+		v = recheck(c);
+	if (o.json) {
+		summary_json(c);
+		printf(",\"verdict\":\"%s\",\"damaged\":%s,\"exit_code\":%d}\n",
+		       verdict_name(c, v), v == CORRUPT ? "true" : "false", v);
+	} else {
+		summary(c);
+		result(c, v, o.repair);
+	}
 	free(c);
 	ssd_close(&ssd);
 	return v;

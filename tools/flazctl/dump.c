@@ -41,13 +41,13 @@ static void uuid_string(const unsigned char *u, char *buf)
 			     u[i]);
 }
 
-static void print_copy_human(const struct sb_pair *sb, unsigned int i)
+static void print_copy_human(const struct ssd *s, const struct sb_pair *sb, unsigned int i)
 {
 	const struct sb_copy *c = &sb->copy[i];
 	const struct flaz_sb_info *in = &c->info;
 	const struct flaz_geometry *g = &in->geo;
 	__u32 marked;
-	char uuid[40], list[160];
+	char uuid[40], list[160], why[160];
 
 	printf("superblock copy %u (sector %u): ", i, i * FLAZ_BLOCK_SECTORS);
 	if (c->state == SB_OTHER_VERSION)
@@ -57,6 +57,10 @@ static void print_copy_human(const struct sb_pair *sb, unsigned int i)
 		printf("%s%s", sb_state_name(c->state), (int)i == sb->cur ? ", current" : "");
 	if (c->state == SB_UNREADABLE)
 		printf(" (%s)", ssd_strerror(c->err));
+	if (c->state == SB_IMPOSSIBLE) {
+		sb_impossible(s, c, why, sizeof(why));
+		printf(" (%s)", why);
+	}
 	putchar('\n');
 	if (c->state != SB_VALID)
 		return;
@@ -108,6 +112,8 @@ static void print_copy_json(const struct sb_pair *sb, unsigned int i)
 	}
 	if (c->state == SB_OTHER_VERSION)
 		printf(",\"version\":%u", c->version);
+	if (c->state == SB_IMPOSSIBLE)
+		printf(",\"field\":\"%s\",\"value\":%llu", c->field, c->value);
 	if (c->state != SB_VALID) {
 		putchar('}');
 		return;
@@ -228,13 +234,8 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 	}
 	if (o->entries)
 		fputs(o->json ? ",\"entries\":[" : "entries:\n", stdout);
+	/* sb_load() took no superblock for an SSD larger than this one: no loop runs past its end */
 	for (i = 0; i < n; i++) {
-		if (table_offset(g, i) + FLAZ_BLOCK_SIZE > s->bytes) {
-			/* a superblock for a larger SSD: the rest is unreadable */
-			sum->tb[TB_UNREADABLE] += n - i;
-			sum->empty += g->nr_lines - i * FLAZ_META_ENTRIES;
-			break;
-		}
 		tblock_read(s, in, i, t);
 		sum->tb[t->state]++;
 		if (tb_damaged(t->state) && sum->nr_bad < MAX_BAD_LISTED)
@@ -415,7 +416,7 @@ int cmd_dump(int argc, char **argv)
 		printf("%s: %llu sectors%s\n", o.path, s.bytes >> FLAZ_SECTOR_SHIFT,
 		       s.busy ? " (in use)" : "");
 		for (i = 0; i < FLAZ_SB_COPIES; i++)
-			print_copy_human(sb, i);
+			print_copy_human(&s, sb, i);
 	}
 	r = EXIT_OK;
 	if (sb->cur >= 0) {

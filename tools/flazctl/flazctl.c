@@ -82,9 +82,12 @@ static const struct command commands[] = {
 	  "The volume's table options, set or default, as KEY=VALUE lines; with KEY its\n"
 	  "value alone.\n"
 	  "  --json         one JSON object\n" },
-	{ "check", cmd_check, "flazctl check SSD [--repair]",
+	{ "check", cmd_check, "flazctl check SSD [--repair] [--json]",
 	  "Verify a stopped volume's SSD (device or image) offline.\n"
-	  "  --repair       rewrite what is damaged, so the cache holds less but nothing wrong\n" },
+	  "  --repair       rewrite what is damaged, so the cache holds less but nothing wrong\n"
+	  "  --json         one JSON object: verdict, counts, problems with their location\n"
+	  "Exit status: 0 clean, 1 ignorable problems or repaired, 2 corrupt or cannot be\n"
+	  "read, 64 usage error.\n" },
 	{ "dump", cmd_dump, "flazctl dump SSD [--json] [--entries]",
 	  "Show an SSD's superblocks, gen blocks and table summary.\n"
 	  "  --json         one JSON object\n"
@@ -121,7 +124,7 @@ void usage(FILE *out)
 	      "less but nothing wrong. COMMAND --help shows a command's options.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 failure, 2 usage error; check: 0 clean, 1 ignorable\n"
-	      "problems or repaired, 2 corrupt. See flazctl(8).\n", out);
+	      "problems or repaired, 2 corrupt, 64 usage error. See flazctl(8).\n", out);
 }
 
 /* "flazctl COMMAND --help": the command's synopsis and options. */

@@ -124,6 +124,12 @@ const char *ssd_strerror(int r)
 	return strerror(-r);
 }
 
+/*
+ * The largest size a block device can have, in sectors: 2^63 - 1 bytes (the
+ * kernel's loff_t). An HDD of more is no HDD.
+ */
+#define MAX_DEVICE_SECTORS	(~0ULL >> 10)
+
 static bool all_zero(const void *p, size_t len)
 {
 	const unsigned char *b = p;
@@ -134,9 +140,23 @@ static bool all_zero(const void *p, size_t len)
 	return true;
 }
 
+/* Magic, version and checksum of a superblock block: what makes its fields worth a look. */
+static bool sb_sound(const unsigned char *blk)
+{
+	const struct flaz_sb *h = (const void *)blk;
+	unsigned char copy[FLAZ_BLOCK_SIZE];
+
+	if (le32toh(h->magic) != FLAZ_SB_MAGIC || le32toh(h->version) != FLAZ_SB_VERSION)
+		return false;
+	memcpy(copy, blk, sizeof(copy));
+	((struct flaz_sb *)copy)->crc = 0;
+	return le32toh(h->crc) == ~flaz_crc32c(~0U, copy, sizeof(copy));
+}
+
 void sb_load(const struct ssd *s, struct sb_pair *sb)
 {
 	unsigned int i;
+	__u64 sectors;
 	int r;
 
 	sb->cur = -1;
@@ -151,6 +171,17 @@ void sb_load(const struct ssd *s, struct sb_pair *sb)
 			c->err = r;
 			continue;
 		}
+		/*
+		 * Before decoding: deriving the geometry of a huge SSD takes long, and
+		 * an SSD larger than the device puts the areas past its end.
+		 */
+		sectors = le64toh(h->ssd_sectors);
+		if (sb_sound(c->blk) && sectors > s->bytes >> FLAZ_SECTOR_SHIFT) {
+			c->state = SB_IMPOSSIBLE;
+			c->field = "ssd_sectors";
+			c->value = sectors;
+			continue;
+		}
 		r = flaz_sb_decode(c->blk, &c->info);
 		if (r == -ENODATA) {
 			c->state = SB_BLANK;
@@ -159,6 +190,10 @@ void sb_load(const struct ssd *s, struct sb_pair *sb)
 			c->version = le32toh(h->version);
 		} else if (r) {
 			c->state = le32toh(h->magic) == FLAZ_SB_MAGIC ? SB_CORRUPT : SB_FOREIGN;
+		} else if (c->info.hdd_sectors > MAX_DEVICE_SECTORS) {
+			c->state = SB_IMPOSSIBLE;
+			c->field = "hdd_sectors";
+			c->value = c->info.hdd_sectors;
 		} else {
 			c->state = SB_VALID;
 		}
@@ -183,8 +218,20 @@ const char *sb_state_name(enum sb_state st)
 		return "not a flaz superblock";
 	case SB_UNREADABLE:
 		return "unreadable";
+	case SB_IMPOSSIBLE:
+		return "impossible";
 	}
 	return "?";
+}
+
+void sb_impossible(const struct ssd *s, const struct sb_copy *c, char *buf, size_t len)
+{
+	if (!strcmp(c->field, "hdd_sectors"))
+		snprintf(buf, len, "superblock field hdd_sectors=%llu impossible: no block device holds more than 2^63 bytes",
+			 c->value);
+	else
+		snprintf(buf, len, "superblock field %s=%llu impossible for a device of %llu bytes",
+			 c->field, c->value, s->bytes);
 }
 
 int sb_other_version(const struct sb_pair *sb)
@@ -301,7 +348,6 @@ int gens_load(const struct ssd *s, const struct flaz_sb_info *info, struct ext_g
 		if (r) {
 			eg->state[i] = TB_UNREADABLE;
 			eg->err[i] = r;
-			eg->beyond += r == -EOVERFLOW;
 			eg->count[TB_UNREADABLE]++;
 			continue;
 		}

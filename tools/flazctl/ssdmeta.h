@@ -43,12 +43,15 @@ enum sb_state {
 	SB_OTHER_VERSION,	/* a sound superblock of another format version */
 	SB_FOREIGN,		/* no flaz superblock magic */
 	SB_UNREADABLE,
+	SB_IMPOSSIBLE,		/* sound, but a field no device of this size can have */
 };
 
 struct sb_copy {
 	enum sb_state state;
 	int err;		/* SB_UNREADABLE: the read error */
 	__u32 version;		/* SB_OTHER_VERSION: its format version */
+	const char *field;	/* SB_IMPOSSIBLE: the field and its value */
+	__u64 value;
 	unsigned char blk[FLAZ_BLOCK_SIZE] __attribute__((aligned(8)));	/* decoded in place */
 	struct flaz_sb_info info;	/* SB_VALID only */
 };
@@ -64,8 +67,16 @@ static inline __u64 sb_offset(unsigned int i)
 	return (__u64)i * FLAZ_BLOCK_SIZE;
 }
 
+/*
+ * Read and classify both copies. A copy whose sizes do not fit the device is
+ * SB_IMPOSSIBLE, never valid: every area a valid copy describes is inside the
+ * device, so nothing sized by a header field outgrows what the device holds.
+ */
 void sb_load(const struct ssd *s, struct sb_pair *sb);
 const char *sb_state_name(enum sb_state st);
+
+/* Why an SB_IMPOSSIBLE copy is: "field X=V impossible for ...", into @buf. */
+void sb_impossible(const struct ssd *s, const struct sb_copy *c, char *buf, size_t len);
 
 /*
  * With no current copy: the copy that is a superblock of another format version
@@ -158,7 +169,6 @@ struct ext_gens {
 	int *err;		/* per gen block: TB_UNREADABLE's read error */
 	__u32 *index;		/* per gen block: TB_BAD_INDEX's index */
 	__u64 count[TB_UNREADABLE + 1];	/* gen blocks by state */
-	__u64 beyond;		/* gen blocks past the end of the device (TB_UNREADABLE) */
 };
 
 /* The byte offset of gen block @i. */
