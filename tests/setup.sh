@@ -10,6 +10,7 @@ PKGS=(
 	qemu-system-x86 qemu-utils busybox-static
 	dmsetup libdevmapper-dev e2fsprogs xfsprogs fio bcache-tools dkms postmark
 	python3
+	gnuplot-nox                                       # make bench: the plot
 	systemd strace                                    # host tests: systemd-analyze verify, no-dm checks
 )
 missing=()

@@ -93,7 +93,7 @@ add_programs() {
 	done
 	# the kernel's request_module() runs /sbin/modprobe
 	for a in modprobe insmod rmmod lsmod; do ln -s ../bin/busybox "$ROOT/sbin/$a"; done
-	for b in dmsetup mke2fs e2fsck mkfs.xfs xfs_repair blockdev fio postmark; do
+	for b in dmsetup mke2fs e2fsck mkfs.xfs xfs_repair blockdev fio postmark make-bcache; do
 		b=$(command -v "$b") || die "$b is not installed (run tests/setup.sh)"
 		copy_bin "$b" "/usr/sbin/$(basename "$b")"
 	done

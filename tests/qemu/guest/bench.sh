@@ -1,6 +1,6 @@
 #!/bin/sh
-# make bench: flaz against dm-cache (writethrough, smq) and no cache, side by side on the
-# same emulated devices in one VM, an HDD slowed by dm-delay holding 2:1-compressible data,
+# make bench: flaz against dm-cache (writethrough, smq), bcache (writethrough) and no cache,
+# side by side on the same emulated devices in one VM, an HDD slowed by dm-delay holding 2:1-compressible data,
 # read with fio's zipf random reads. Figures only, no pass/fail; goals are reported against.
 #   1. main: a 256 MiB working set (2x the SSD): none, dm-cache, flaz with each codec, and
 #      flaz-off (compress_min_saving 100: every block stored raw, i.e. compression off)
@@ -8,9 +8,10 @@
 #   3. the DRAM cost of flaz's logical-to-physical table (status key table_bytes), and of all
 #      its metadata (dram_bytes), extrapolated to a 1 TiB SSD over a 10 TiB HDD
 #   4. writes: fio 4 KiB random writes with an fsync after each, and stock PostMark on ext4,
-#      on the bare HDD, dm-cache and flaz; for flaz, what its metadata costs (commits/s,
+#      on the bare HDD, dm-cache, bcache and flaz; for flaz, what its metadata costs (commits/s,
 #      table and superblock bytes per MiB written)
-# Lines for the user start with "::" (the host's bench.sh shows only those).
+# Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
+# the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
 HDD=/dev/vda
 SSD=/dev/vdb
@@ -103,9 +104,15 @@ bench() {
 			echo "$fc0 $(flaz_val fills) $(flaz_val evictions) $(flaz_val meta_bytes)" \
 				>/tmp/fillcost
 	fi
-	row "$name" "$hit" "$iops" "$(pct /tmp/run.terse 50)" "$(pct /tmp/run.terse 99)" \
-		"${cpu:--}" "${ratio:--}" "${mib:--}"
+	p50=$(pct /tmp/run.terse 50) p99=$(pct /tmp/run.terse 99)
+	row "$name" "$hit" "$iops" "$p50" "$p99" "${cpu:--}" "${ratio:--}" "${mib:--}"
+	csv "$tbl" "$name" "$hit" "$iops" "$p50" "$p99" "${cpu:--}" "${ratio:--}" "${mib:--}" -
 	echo "$tbl $name $hit $iops ${tbytes:--} ${extents:--}" >>$ROWS
+}
+
+# csv FIELDS...: one CSV row for the host ("-" becomes an empty field).
+csv() {
+	echo "@csv $(printf '%s\n' "$@" | awk '{ printf "%s%s", (NR > 1 ? "," : ""), ($0 == "-" ? "" : $0) }')"
 }
 
 no_hits() { :; }
@@ -116,6 +123,44 @@ flaz_val() { tr ' ' '\n' </tmp/status | sed -n "s/^$1=//p"; }
 flaz_hits() {
 	dmsetup status vol >/tmp/status
 	echo "$(flaz_val read_hits) $(flaz_val read_misses)"
+}
+bcache_hits() {
+	echo "$(cat /sys/block/bcache0/bcache/stats_total/cache_hits)" \
+		"$(cat /sys/block/bcache0/bcache/stats_total/cache_misses)"
+}
+
+# bcache_up: bcache in writethrough over the slow HDD with the whole SSD as its cache set, at
+# /dev/bcache0. Its superblock takes the HDD's first 8 KiB (saved, put back by bcache_down),
+# so bcache0 shows the HDD from byte 8192 on: the same kind of data. No bypass: every read
+# may be cached (sequential cutoff and the congestion thresholds off).
+bcache_up() {
+	dd if=/dev/mapper/slowhdd of=/tmp/hddhead bs=8k count=1 iflag=direct 2>/dev/null
+	make-bcache --wipe-bcache -C $SSD -B /dev/mapper/slowhdd >/tmp/bcache.out 2>&1 || {
+		cat /tmp/bcache.out; return 1; }
+	echo $SSD >/sys/fs/bcache/register
+	echo /dev/mapper/slowhdd >/sys/fs/bcache/register
+	bc_i=0
+	while [ ! -e /sys/block/bcache0/bcache/cache ] && [ $bc_i -lt 100 ]; do
+		sleep 0.1
+		bc_i=$((bc_i + 1))
+	done
+	[ -e /sys/block/bcache0/bcache/cache ] || { echo "bcache0 did not attach"; return 1; }
+	echo writethrough >/sys/block/bcache0/bcache/cache_mode
+	echo 0 >/sys/block/bcache0/bcache/sequential_cutoff
+	echo 0 >/sys/block/bcache0/bcache/cache/congested_read_threshold_us
+	echo 0 >/sys/block/bcache0/bcache/cache/congested_write_threshold_us
+}
+bcache_down() {
+	echo 1 >/sys/block/bcache0/bcache/stop
+	for cs in /sys/fs/bcache/*-*; do [ -e "$cs/stop" ] && echo 1 >"$cs/stop"; done
+	bc_i=0
+	while { [ -e /sys/block/bcache0 ] || ls -d /sys/fs/bcache/*-* >/dev/null 2>&1; } &&
+		[ $bc_i -lt 100 ]; do
+		sleep 0.1
+		bc_i=$((bc_i + 1))
+	done
+	dd if=/tmp/hddhead of=/dev/mapper/slowhdd bs=8k count=1 oflag=direct conv=fsync 2>/dev/null
+	dd if=/dev/zero of=$SSD bs=8k count=1 oflag=direct conv=fsync 2>/dev/null
 }
 
 # flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume (cold: the SSD's
@@ -282,8 +327,9 @@ write_bench() {
 	pms=$(postmark_secs "$wb_dev" || true)
 	cps=$(echo "$com0 $com1" | awk '$1 != "-" { printf "%.1f", ($2 - $1) / '$WRITE_S' }')
 	mpm=$(echo "$meta0 $meta1 $wkib" | awk '$1 != "-" && $3 > 0 { printf "%.0f", ($2 - $1) / ($3 / 1024) }')
-	wrow "$wb_name" "$wiops" "$(wpct /tmp/w.terse 50)" "$(wpct /tmp/w.terse 99)" "${pms:--}" \
-		"${cps:--}" "${mpm:--}"
+	wp50=$(wpct /tmp/w.terse 50) wp99=$(wpct /tmp/w.terse 99)
+	wrow "$wb_name" "$wiops" "$wp50" "$wp99" "${pms:--}" "${cps:--}" "${mpm:--}"
+	csv write "$wb_name" - "$wiops" "$wp50" "$wp99" - - - "${pms:--}"
 	echo "write $wb_name $wiops ${pms:--}" >>$ROWS
 }
 
@@ -301,7 +347,7 @@ write_ratios() {
 		}' $ROWS
 }
 
-for m in dm-delay dm-cache dm-cache-smq dm-flaz; do modprobe $m; done
+for m in dm-delay dm-cache dm-cache-smq dm-flaz bcache; do modprobe $m; done
 N=$(blockdev --getsz $HDD)
 S=$(blockdev --getsz $SSD)
 dmsetup create slowhdd --table "0 $N delay $HDD 0 $DELAY_MS"
@@ -312,6 +358,7 @@ say "covers the measured pass only; ratio and cachedMiB are flaz's status after 
 fio --name=fill --filename=$HDD --rw=write --bs=1M --size=${WSET_MIB}M --direct=1 \
 	--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
 : >$ROWS
+echo "@csv table,config,hit_pct,iops,p50_us,p99_us,cpu_s_per_gib,ratio,cached_mib,postmark_s"
 
 header "main: working set ${WSET_MIB} MiB (2x the SSD)"
 bench main none /dev/mapper/slowhdd $WSET_MIB no_hits
@@ -326,6 +373,13 @@ bench main dm-cache /dev/mapper/cached $WSET_MIB dmcache_hits
 dmsetup remove cached
 dmsetup remove cdata
 dmsetup remove cmeta
+
+if bcache_up; then
+	bench main bcache /dev/bcache0 $WSET_MIB bcache_hits
+	bcache_down
+else
+	say "$(printf '%-12s' bcache) not set up: $(tail -n 1 /tmp/bcache.out)"
+fi
 
 for c in $CODECS; do
 	flaz_bench main "flaz-$c" $WSET_MIB compressor $c
@@ -356,6 +410,12 @@ write_bench dm-cache /dev/mapper/cached
 dmsetup remove cached
 dmsetup remove cdata
 dmsetup remove cmeta
+if bcache_up; then
+	write_bench bcache /dev/bcache0
+	bcache_down
+else
+	say "$(printf '%-12s' bcache) not set up: $(tail -n 1 /tmp/bcache.out)"
+fi
 dmsetup create vol --table "0 $N flaz /dev/mapper/slowhdd $SSD 3 compressor lz4 cold"
 write_bench flaz-lz4 /dev/mapper/vol
 dmsetup remove vol
