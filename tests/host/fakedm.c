@@ -4,7 +4,8 @@
  * commands (list, status, stats, get, set) without device-mapper. Linked instead of
  * dm.o into a test build of flazctl.
  *
- * FAKE_DM names a file of volumes, one per line: NAME<TAB>SECTORS<TAB>TABLE<TAB>STATUS.
+ * FAKE_DM names a file of volumes, one per line: NAME<TAB>SECTORS<TAB>TABLE<TAB>STATUS,
+ * optionally <TAB>UUID.
  * A line whose TABLE starts with "!" is a device of another target (left out of lists).
  * FAKE_DM_GROW=N adds N * (the number of status reads so far) to reads, read_hits and
  * fills, so stats sees them move. dm_message() appends "NAME MESSAGE" to
@@ -69,7 +70,7 @@ static char *grown_status(const char *s)
 /* Find @name (or the @index-th line when @name is NULL); fill @vol. 1 found, 0 not, -1 EOF. */
 static int lookup(const char *name, size_t index, struct flaz_vol *vol, bool *flaz)
 {
-	char line[4096], *f[4], *save = NULL;
+	char line[4096], *f[5], *save = NULL;
 	size_t n = 0;
 	FILE *fp = fopen(getenv("FAKE_DM"), "r");
 	int r = -1, i;
@@ -79,7 +80,7 @@ static int lookup(const char *name, size_t index, struct flaz_vol *vol, bool *fl
 	while (fgets(line, sizeof(line), fp)) {
 		line[strcspn(line, "\n")] = '\0';
 		f[0] = strtok_r(line, "\t", &save);
-		for (i = 1; i < 4; i++)
+		for (i = 1; i < 5; i++)
 			f[i] = strtok_r(NULL, "\t", &save);
 		if (!f[3])
 			continue;
@@ -91,6 +92,7 @@ static int lookup(const char *name, size_t index, struct flaz_vol *vol, bool *fl
 		vol->sectors = strtoull(f[1], NULL, 10);
 		vol->table = strdup(f[2]);
 		vol->status = grown_status(f[3]);
+		vol->uuid = f[4] ? strdup(f[4]) : NULL;
 		r = 1;
 		break;
 	}
@@ -133,6 +135,7 @@ void flaz_vol_free(struct flaz_vol *vol)
 	free(vol->name);
 	free(vol->table);
 	free(vol->status);
+	free(vol->uuid);
 	memset(vol, 0, sizeof(*vol));
 }
 
@@ -168,7 +171,59 @@ void flaz_vols_free(struct flaz_vol *vols, size_t n)
 	free(vols);
 }
 
-bool dm_create_flaz(const char *name, uint64_t sectors, const char *params)
+void dm_lock(void)
+{
+}
+
+bool dm_create(const char *name, uint64_t sectors, const char *type, const char *params,
+	       const char *uuid, bool ro)
+{
+	(void)name;
+	(void)sectors;
+	(void)type;
+	(void)params;
+	(void)uuid;
+	(void)ro;
+	return false;
+}
+
+bool dm_set_uuid(const char *name, const char *uuid)
+{
+	(void)name;
+	(void)uuid;
+	return false;
+}
+
+void dm_random_uuid(char *buf, size_t len)
+{
+	snprintf(buf, len, "FLAZ-fake");
+}
+
+int dm_uuid_owner(const char *uuid, char **name)
+{
+	(void)uuid;
+	*name = NULL;
+	return EXIT_OK;
+}
+
+bool dm_single_target(const char *name, bool *exists, char **type, uint64_t *sectors,
+		      char **params)
+{
+	struct flaz_vol v;
+	bool flaz;
+
+	*type = *params = NULL;
+	*exists = lookup(name, 0, &v, &flaz) == 1;
+	if (!*exists)
+		return true;
+	*sectors = v.sectors;
+	*type = strdup(flaz ? "flaz" : v.table + 1);
+	*params = strdup(flaz ? v.table : "");
+	flaz_vol_free(&v);
+	return true;
+}
+
+bool dm_reload_flaz(const char *name, uint64_t sectors, const char *params)
 {
 	(void)name;
 	(void)sectors;

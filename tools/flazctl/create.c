@@ -18,26 +18,13 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "create.h"
 #include "dm.h"
 #include "flazctl.h"
 #include "format.h"
 #include "opts.h"
 #include "kmsg.h"
-
-/* The table options, in the order they are emitted; see README.md "Table". */
-enum topt {
-	T_COMPRESSOR,
-	T_EXTENT_KIB,
-	T_OVERBOOK,
-	T_LOW_WATERMARK,
-	T_HIGH_WATERMARK,
-	T_SEQ_CUTOFF_KIB,
-	T_COMPRESS_MIN_SAVING,
-	T_HOT_UNCOMPRESSED,
-	T_SSD_HOLD_S,
-	T_COLD,
-	NR_TOPTS
-};
+#include "ssdmeta.h"
 
 enum topt_kind { NUMBER, WORD, BARE };
 
@@ -74,16 +61,6 @@ static const char *const compressors[] = { "lzo", "lz4", "zstd", "deflate" };
 enum { OPT_HDD = 0x100, OPT_SSD, OPT_FORCE, OPT_TABLE = 0x200 };
 
 #define NR_FIXED_OPTS 5	/* --hdd --ssd --force --verbose --help */
-
-/* What the command line asked for, each value already checked. */
-struct create_args {
-	const char *name, *hdd, *ssd;
-	bool verbose;
-	bool force;		/* --cold may overwrite an SSD holding something else */
-	bool set[NR_TOPTS];
-	const char *text[NR_TOPTS];
-	unsigned long num[NR_TOPTS];
-};
 
 /* The devices as found on the system. */
 struct devices {
@@ -137,31 +114,54 @@ static int check_compressor(const char *s)
 }
 
 /* Check a numeric option against its README range; EXIT_OK or EXIT_USAGE. */
-static int check_number(const struct table_opt *t, const char *s, unsigned long *v)
+static int check_number(const char *dash, const struct table_opt *t, const char *s,
+			unsigned long *v)
 {
 	if (!parse_ulong(s, v))
-		return fail(EXIT_USAGE, "--%s: '%s' is not a number", t->flag, s);
+		return fail(EXIT_USAGE, "%s%s: '%s' is not a number", dash, t->flag, s);
 	if (t->pow2 && (*v < t->min || *v > t->max || (*v & (*v - 1))))
-		return fail(EXIT_USAGE, "--%s must be a power of two from %lu to %lu, not %s",
-			    t->flag, t->min, t->max, s);
+		return fail(EXIT_USAGE, "%s%s must be a power of two from %lu to %lu, not %s",
+			    dash, t->flag, t->min, t->max, s);
 	if (*v < t->min || *v > t->max)
-		return fail(EXIT_USAGE, "--%s must be from %lu to %lu, not %s",
-			    t->flag, t->min, t->max, s);
+		return fail(EXIT_USAGE, "%s%s must be from %lu to %lu, not %s",
+			    dash, t->flag, t->min, t->max, s);
 	return EXIT_OK;
+}
+
+/* How @a's messages spell an option. */
+static const char *dash(const struct create_args *a)
+{
+	return a->dash ? a->dash : "--";
 }
 
 /* Record table option @i with value @s (NULL for a bare word), checking it. */
 static int set_table_opt(struct create_args *a, enum topt i, const char *s)
 {
 	if (a->set[i])
-		return fail(EXIT_USAGE, "--%s given twice", topts[i].flag);
+		return fail(EXIT_USAGE, "%s%s given twice", dash(a), topts[i].flag);
 	a->set[i] = true;
 	a->text[i] = s;
 	if (topts[i].kind == WORD)
 		return check_compressor(s);
 	if (topts[i].kind == NUMBER)
-		return check_number(&topts[i], s, &a->num[i]);
+		return check_number(dash(a), &topts[i], s, &a->num[i]);
 	return EXIT_OK;
+}
+
+int create_set_option(struct create_args *a, const char *flag, const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < NR_TOPTS; i++) {
+		if (strcmp(flag, topts[i].flag))
+			continue;
+		if (topts[i].kind == BARE && value)
+			return fail(EXIT_USAGE, "%s%s takes no value", dash(a), flag);
+		if (topts[i].kind != BARE && !value)
+			return fail(EXIT_USAGE, "%s%s needs a value", dash(a), flag);
+		return set_table_opt(a, (enum topt)i, value);
+	}
+	return fail(EXIT_USAGE, "unknown option '%s%s'", dash(a), flag);
 }
 
 /* Record --hdd or --ssd, each allowed once. */
@@ -181,9 +181,14 @@ static int check_watermarks(const struct create_args *a)
 
 	if (low < high)
 		return EXIT_OK;
-	return fail(EXIT_USAGE, "--low-watermark (%lu%s) must be below --high-watermark (%lu%s)",
-		    low, a->set[T_LOW_WATERMARK] ? "" : ", the default",
-		    high, a->set[T_HIGH_WATERMARK] ? "" : ", the default");
+	return fail(EXIT_USAGE, "%slow-watermark (%lu%s) must be below %shigh-watermark (%lu%s)",
+		    dash(a), low, a->set[T_LOW_WATERMARK] ? "" : ", the default",
+		    dash(a), high, a->set[T_HIGH_WATERMARK] ? "" : ", the default");
+}
+
+int create_check_options(const struct create_args *a)
+{
+	return check_watermarks(a);
 }
 
 /* Handle one getopt_long result; EXIT_OK, EXIT_USAGE, or -1 after --help. */
@@ -428,15 +433,72 @@ static bool build_params(const struct create_args *a, const struct devices *d,
 			    major(d->ssd), minor(d->ssd), words, opts);
 }
 
+bool ssd_dm_uuid(const char *path, char *buf, size_t len)
+{
+	struct ssd s = { .path = path, .fd = -1 };
+	struct sb_pair *sb;
+	struct stat st;
+	size_t i, n;
+	bool ok = false;
+
+	/* quiet: a missing or unreadable SSD is for the device checks to report */
+	s.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s.fd < 0)
+		return false;
+	sb = malloc(sizeof(*sb));
+	if (!fstat(s.fd, &st) && sb) {
+		s.is_blk = S_ISBLK(st.st_mode);
+		s.bytes = st.st_size;
+		/* the kernel writes the superblock past the page cache: read it afresh */
+		posix_fadvise(s.fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (!s.is_blk || !ioctl(s.fd, BLKGETSIZE64, &s.bytes)) {
+			sb_load(&s, sb);
+			ok = sb->cur >= 0;
+		}
+	}
+	if (ok) {
+		n = (size_t)snprintf(buf, len, "FLAZ-");
+		for (i = 0; i < 16 && n + 2 < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, "%02x",
+					      sb->copy[sb->cur].info.uuid[i]);
+	}
+	free(sb);
+	close(s.fd);
+	return ok;
+}
+
+/*
+ * The device-mapper UUID: the cache's own, read from the SSD, so that it is the
+ * same at every activation. Without --cold over a valid superblock it is known
+ * now; otherwise the kernel writes a new superblock when the volume comes up,
+ * so the volume is made without a UUID and given the new cache's after.
+ * Refuse a cache that is live already under another name.
+ */
+static int volume_uuid(const struct create_args *a, char *uuid, size_t len, bool *known)
+{
+	char *owner = NULL;
+	int r;
+
+	*known = !a->set[T_COLD] && ssd_dm_uuid(a->ssd, uuid, len);
+	if (!*known)
+		return EXIT_OK;
+	r = dm_uuid_owner(uuid, &owner);
+	if (!r && owner)
+		r = fail(EXIT_FAIL, "the cache on SSD %s is already active as %s (UUID %s)",
+			 a->ssd, owner, uuid);
+	free(owner);
+	return r;
+}
+
 /* Ask the kernel; on refusal, pass on the reason it logged. */
 static int create_volume(const struct create_args *a, const struct devices *d,
-			 const char *params)
+			 const char *params, const char *uuid)
 {
 	char reason[512];
 	int kfd, r = EXIT_OK;
 
 	kfd = kmsg_open();
-	if (!dm_create_flaz(a->name, d->hdd_sectors, params)) {
+	if (!dm_create(a->name, d->hdd_sectors, "flaz", params, uuid, false)) {
 		if (kmsg_flaz_reason(kfd, reason, sizeof(reason)))
 			r = fail(EXIT_FAIL, "kernel refused the table: %s", reason);
 		else
@@ -446,37 +508,80 @@ static int create_volume(const struct create_args *a, const struct devices *d,
 	return r;
 }
 
+/* Give a volume made without a UUID its cache's, now on the SSD; a warning if it cannot. */
+static void name_volume(const struct create_args *a)
+{
+	char uuid[48];
+	bool known = ssd_dm_uuid(a->ssd, uuid, sizeof(uuid));
+
+	/* no superblock: the SSD failed at activation, the volume runs uncached */
+	if (!dm_set_uuid(a->name, known ? uuid : NULL))
+		fail(EXIT_OK, "warning: %s is up but has no UUID: %s", a->name, dm_last_error());
+}
+
+/* The device checks, then the table: EXIT_OK or EXIT_FAIL with a message. */
+static int prepare(const struct create_args *a, struct devices *d, char *params, size_t len)
+{
+	int r;
+
+	r = a->set[T_COLD] && !a->force ? check_ssd_content(a->ssd) : EXIT_OK;
+	if (!r)
+		r = check_devices(a, d);
+	if (!r)
+		r = check_ssd_size(a, d);
+	if (!r && !build_params(a, d, params, len))
+		r = fail(EXIT_FAIL, "table too long");
+	return r;
+}
+
+int create_params(const struct create_args *a, char *params, size_t len, unsigned long long *sectors)
+{
+	struct devices d = { 0 };
+	int r = prepare(a, &d, params, len);
+
+	*sectors = d.hdd_sectors;
+	return r;
+}
+
+int create_run(const struct create_args *a)
+{
+	struct devices d = { 0 };
+	char params[1024], uuid[48];
+	bool exists = false, known;
+	int r;
+
+	r = prepare(a, &d, params, sizeof(params));
+	if (r)
+		return r;
+	if (a->verbose) {
+		printf("table: 0 %" PRIu64 " flaz %s\n", d.hdd_sectors, params);
+		fflush(stdout);
+	}
+	r = dm_ready();
+	if (r)
+		return r;
+	dm_lock();
+	r = dm_exists(a->name, &exists);
+	if (r)
+		return r;
+	if (exists)
+		return fail(EXIT_FAIL, "a device named %s already exists", a->name);
+	r = volume_uuid(a, uuid, sizeof(uuid), &known);
+	if (!r)
+		r = create_volume(a, &d, params, known ? uuid : NULL);
+	if (!r && !known)
+		name_volume(a);
+	return r;
+}
+
 int cmd_create(int argc, char **argv)
 {
 	struct create_args a = { 0 };
-	struct devices d = { 0 };
-	char params[1024];
-	bool exists = false;
 	int r;
 
 	r = parse_create(argc, argv, &a);
 	if (r)
 		return r < 0 ? EXIT_OK : r;
 	dm_setup(a.verbose);
-	r = a.set[T_COLD] && !a.force ? check_ssd_content(a.ssd) : EXIT_OK;
-	if (!r)
-		r = check_devices(&a, &d);
-	if (!r)
-		r = check_ssd_size(&a, &d);
-	if (r)
-		return r;
-	if (!build_params(&a, &d, params, sizeof(params)))
-		return fail(EXIT_FAIL, "table too long");
-	if (a.verbose) {
-		printf("table: 0 %" PRIu64 " flaz %s\n", d.hdd_sectors, params);
-		fflush(stdout);
-	}
-	r = dm_ready();
-	if (!r)
-		r = dm_exists(a.name, &exists);
-	if (r)
-		return r;
-	if (exists)
-		return fail(EXIT_FAIL, "a device named %s already exists", a.name);
-	return create_volume(&a, &d, params);
+	return create_run(&a);
 }

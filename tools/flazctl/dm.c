@@ -5,10 +5,12 @@
  * right both with udev running and with DM_DISABLE_UDEV=1 (then libdevmapper
  * makes the nodes itself, inside dm_udev_wait()).
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,15 +94,11 @@ int dm_ready(void)
 	return EXIT_OK;
 }
 
-/*
- * The INFO request behind dm_exists(), silent so callers choose the message.
- * With @uuid, also whether the device carries exactly that UUID.
- */
-static bool info_exists(const char *name, bool *exists, const char *uuid, bool *same_uuid)
+/* The INFO request behind dm_exists(), silent so callers choose the message. */
+static bool info_exists(const char *name, bool *exists)
 {
 	struct dm_task *dmt = named_task(DM_DEVICE_INFO, name);
 	struct dm_info info;
-	const char *have;
 	bool ok;
 
 	if (!dmt)
@@ -108,17 +106,13 @@ static bool info_exists(const char *name, bool *exists, const char *uuid, bool *
 	ok = dm_task_run(dmt) && dm_task_get_info(dmt, &info);
 	if (ok)
 		*exists = info.exists;
-	if (ok && uuid) {
-		have = info.exists ? dm_task_get_uuid(dmt) : NULL;
-		*same_uuid = have && !strcmp(have, uuid);
-	}
 	dm_task_destroy(dmt);
 	return ok;
 }
 
 int dm_exists(const char *name, bool *exists)
 {
-	if (!info_exists(name, exists, NULL, NULL))
+	if (!info_exists(name, exists))
 		return fail(EXIT_FAIL, "cannot look up %s: %s", name, dm_last_error());
 	return EXIT_OK;
 }
@@ -141,8 +135,20 @@ static bool single_flaz_target(struct dm_task *dmt, const char *name)
 	return type && !next && !strcmp(type, "flaz");
 }
 
-/* Run a TABLE or STATUS request on @name and copy out its one flaz target. */
-static int read_target(const char *name, int type, uint64_t *sectors, char **params)
+/* A copy of the UUID of the device @dmt ran on, NULL when it has none (or out of memory). */
+static char *task_uuid(struct dm_task *dmt)
+{
+	const char *u = dm_task_get_uuid(dmt);
+
+	return u && *u ? strdup(u) : NULL;
+}
+
+/*
+ * Run a TABLE or STATUS request on @name and copy out its one flaz target (and
+ * the device's UUID into @uuid, when not NULL).
+ */
+static int read_target(const char *name, int type, uint64_t *sectors, char **params,
+		       char **uuid)
 {
 	struct dm_task *dmt = named_task(type, name);
 	uint64_t start;
@@ -155,6 +161,8 @@ static int read_target(const char *name, int type, uint64_t *sectors, char **par
 		dm_get_next_target(dmt, NULL, &start, sectors, &ttype, &p);
 		*params = strdup(p ? p : "");
 		r = *params ? EXIT_OK : fail(EXIT_FAIL, "out of memory");
+		if (uuid)
+			*uuid = task_uuid(dmt);
 	}
 	if (dmt)
 		dm_task_destroy(dmt);
@@ -173,9 +181,9 @@ int dm_get_flaz(const char *name, struct flaz_vol *vol, bool with_status)
 		return r;
 	if (!exists)
 		return fail(EXIT_FAIL, "no such device: %s", name);
-	r = read_target(name, DM_DEVICE_TABLE, &vol->sectors, &vol->table);
+	r = read_target(name, DM_DEVICE_TABLE, &vol->sectors, &vol->table, &vol->uuid);
 	if (!r && with_status)
-		r = read_target(name, DM_DEVICE_STATUS, &sectors, &vol->status);
+		r = read_target(name, DM_DEVICE_STATUS, &sectors, &vol->status, NULL);
 	if (r)
 		flaz_vol_free(vol);
 	return r;
@@ -186,6 +194,7 @@ void flaz_vol_free(struct flaz_vol *vol)
 	free(vol->name);
 	free(vol->table);
 	free(vol->status);
+	free(vol->uuid);
 	memset(vol, 0, sizeof(*vol));
 }
 
@@ -203,22 +212,49 @@ static bool run_with_cookie(struct dm_task *dmt)
 	return ok;
 }
 
+void dm_lock(void)
+{
+	static int fd = -1;
+
+	if (fd >= 0)
+		return;
+	fd = open("/run/flazctl.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* kept open: the lock goes with the process */
+	if (fd >= 0 && flock(fd, LOCK_EX)) {
+		close(fd);
+		fd = -1;
+	}
+}
+
 /*
  * After a failed create, remove what it left behind: only a device carrying this
- * create's UUID, never a namesake another process made in the meantime.
+ * create's UUID, or with none asked for, one with no UUID and no live table (a
+ * device made and never loaded), never a namesake another process made.
  */
 static void remove_leftover(const char *name, const char *uuid)
 {
-	bool exists = false, ours = false;
+	struct dm_task *dmt = named_task(DM_DEVICE_INFO, name);
+	struct dm_info info;
+	const char *have;
+	bool ours = false, ok;
 
-	if (!info_exists(name, &exists, uuid, &ours))
+	ok = dmt && dm_task_run(dmt) && dm_task_get_info(dmt, &info);
+	if (ok && info.exists) {
+		have = dm_task_get_uuid(dmt);
+		if (uuid)
+			ours = have && !strcmp(have, uuid);
+		else
+			ours = (!have || !*have) && !info.live_table;
+	}
+	if (dmt)
+		dm_task_destroy(dmt);
+	if (!ok)
 		fail(EXIT_FAIL, "cannot check for a half-made %s: %s", name, dm_last_error());
 	else if (ours && !dm_remove(name))
 		fail(EXIT_FAIL, "could not remove the half-made device %s: %s", name, dm_last_error());
 }
 
-/* A UUID unique to this create ("FLAZ-" and 32 hex digits), so it can tell its own device. */
-static void make_uuid(char *buf, size_t len)
+void dm_random_uuid(char *buf, size_t len)
 {
 	unsigned char r[16];
 	size_t i, n;
@@ -232,21 +268,119 @@ static void make_uuid(char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%02x", r[i]);
 }
 
-bool dm_create_flaz(const char *name, uint64_t sectors, const char *params)
+bool dm_create(const char *name, uint64_t sectors, const char *type, const char *params,
+	       const char *uuid, bool ro)
 {
 	struct dm_task *dmt = named_task(DM_DEVICE_CREATE, name);
-	char uuid[48];
 	bool ok;
 
 	if (!dmt)
 		return false;
-	make_uuid(uuid, sizeof(uuid));
-	ok = dm_task_set_uuid(dmt, uuid) &&
-	     dm_task_add_target(dmt, 0, sectors, "flaz", params) && run_with_cookie(dmt);
+	ok = (!uuid || dm_task_set_uuid(dmt, uuid)) && (!ro || dm_task_set_ro(dmt)) &&
+	     dm_task_add_target(dmt, 0, sectors, type, params) && run_with_cookie(dmt);
 	dm_task_destroy(dmt);
 	if (!ok)
 		remove_leftover(name, uuid);
 	return ok;
+}
+
+bool dm_set_uuid(const char *name, const char *uuid)
+{
+	struct dm_task *dmt = named_task(DM_DEVICE_RENAME, name);
+	char fresh[48];
+	bool ok;
+
+	if (!dmt)
+		return false;
+	if (!uuid) {
+		dm_random_uuid(fresh, sizeof(fresh));
+		uuid = fresh;
+	}
+	/* the kernel lets a device without a UUID take one, once */
+	ok = dm_task_set_newuuid(dmt, uuid) && run_with_cookie(dmt);
+	dm_task_destroy(dmt);
+	return ok;
+}
+
+int dm_uuid_owner(const char *uuid, char **name)
+{
+	struct dm_task *dmt;
+	struct dm_info info;
+	bool ok;
+
+	*name = NULL;
+	first_error[0] = '\0';
+	dmt = dm_task_create(DM_DEVICE_INFO);
+	ok = dmt && dm_task_set_uuid(dmt, uuid) && dm_task_run(dmt) && dm_task_get_info(dmt, &info);
+	if (ok && info.exists) {
+		*name = strdup(dm_task_get_name(dmt));
+		ok = *name;
+	}
+	if (dmt)
+		dm_task_destroy(dmt);
+	if (!ok)
+		return fail(EXIT_FAIL, "cannot look up UUID %s: %s", uuid, dm_last_error());
+	return EXIT_OK;
+}
+
+bool dm_single_target(const char *name, bool *exists, char **type, uint64_t *sectors,
+		      char **params)
+{
+	struct dm_task *dmt = named_task(DM_DEVICE_TABLE, name);
+	char *t = NULL, *p = NULL;
+	uint64_t start;
+	struct dm_info info;
+	void *next;
+	bool ok;
+
+	*type = *params = NULL;
+	ok = dmt && dm_task_run(dmt) && dm_task_get_info(dmt, &info);
+	if (ok)
+		*exists = info.exists;
+	if (ok && info.exists) {
+		next = dm_get_next_target(dmt, NULL, &start, sectors, &t, &p);
+		if (t && !next) {
+			*type = strdup(t);
+			*params = strdup(p ? p : "");
+			if (!*type || !*params) {
+				free(*type);
+				free(*params);
+				*type = *params = NULL;
+				ok = false;
+			}
+		}
+	}
+	if (dmt)
+		dm_task_destroy(dmt);
+	return ok;
+}
+
+/* Run a request of @type on @name, with a udev cookie when it changes the device. */
+static bool simple_task(int type, const char *name, uint64_t sectors, const char *params)
+{
+	struct dm_task *dmt = named_task(type, name);
+	bool ok;
+
+	if (!dmt)
+		return false;
+	if (type == DM_DEVICE_RELOAD)
+		ok = dm_task_add_target(dmt, 0, sectors, "flaz", params) && dm_task_run(dmt);
+	else
+		ok = run_with_cookie(dmt);
+	dm_task_destroy(dmt);
+	return ok;
+}
+
+bool dm_reload_flaz(const char *name, uint64_t sectors, const char *params)
+{
+	/* the new table waits inactive until the resume swaps it in, I/O held meanwhile */
+	if (!simple_task(DM_DEVICE_RELOAD, name, sectors, params))
+		return false;
+	if (simple_task(DM_DEVICE_RESUME, name, 0, NULL))
+		return true;
+	/* the table did not come up: drop it, so the old one stays in use */
+	simple_task(DM_DEVICE_CLEAR, name, 0, NULL);
+	return false;
 }
 
 bool dm_remove(const char *name)
@@ -262,8 +396,11 @@ bool dm_remove(const char *name)
 	return ok;
 }
 
-/* The params of @name's target for a TABLE or STATUS request, if it is exactly one flaz target. */
-static char *quiet_flaz_params(const char *name, int type, uint64_t *sectors)
+/*
+ * The params of @name's target for a TABLE or STATUS request, if it is exactly one
+ * flaz target (and its UUID into @uuid, when not NULL).
+ */
+static char *quiet_flaz_params(const char *name, int type, uint64_t *sectors, char **uuid)
 {
 	struct dm_task *dmt = named_task(type, name);
 	char *ttype = NULL, *params = NULL, *copy = NULL;
@@ -275,6 +412,8 @@ static char *quiet_flaz_params(const char *name, int type, uint64_t *sectors)
 		if (ttype && !next && !strcmp(ttype, "flaz")) {
 			*sectors = length;
 			copy = strdup(params ? params : "");
+			if (uuid)
+				*uuid = task_uuid(dmt);
 		}
 	}
 	if (dmt)
@@ -350,9 +489,9 @@ int dm_list_flaz(struct flaz_vol **vols, size_t *n)
 	}
 	for (i = 0; !r && i < nr_names; i++) {
 		cur = &v[*n];
-		cur->table = quiet_flaz_params(names[i], DM_DEVICE_TABLE, &cur->sectors);
+		cur->table = quiet_flaz_params(names[i], DM_DEVICE_TABLE, &cur->sectors, &cur->uuid);
 		if (cur->table)
-			cur->status = quiet_flaz_params(names[i], DM_DEVICE_STATUS, &sectors);
+			cur->status = quiet_flaz_params(names[i], DM_DEVICE_STATUS, &sectors, NULL);
 		if (!cur->status) {
 			/* not flaz, or gone meanwhile */
 			flaz_vol_free(cur);

@@ -16,6 +16,7 @@ struct flaz_vol {
 	uint64_t sectors;	/* length of the single flaz target */
 	char *table;		/* its table params: "<hdd> <ssd> <#opt args> ..." */
 	char *status;		/* its status params, when asked for */
+	char *uuid;		/* its device-mapper UUID, NULL when it has none */
 };
 
 /* Route libdevmapper's messages to dm_last_error(), and to stderr when @verbose. */
@@ -49,12 +50,46 @@ void flaz_vols_free(struct flaz_vol *vols, size_t n);
 bool dm_message(const char *name, const char *msg);
 
 /*
- * Create @name with the single flaz target @params of @sectors, in one
- * create-with-table request, with a fresh "FLAZ-..." UUID. On failure no device
- * this call made is left behind (reverted by libdevmapper, else removed here by
- * its UUID, with a message if that fails).
+ * Hold flazctl's lock (/run/flazctl.lock) until the process ends, so that two
+ * flazctl (a boot's activate and a late device's) never create, check for or
+ * remove the same device at once. Where the lock file cannot be made, go on
+ * without it.
  */
-bool dm_create_flaz(const char *name, uint64_t sectors, const char *params);
+void dm_lock(void);
+
+/*
+ * Create @name with the single target @type @params of @sectors, in one
+ * create-with-table request, carrying @uuid or, when @uuid is NULL, none yet
+ * (dm_set_uuid() gives it one once). Read-only when @ro. On failure no device
+ * this call made is left behind (reverted by libdevmapper, else removed here: a
+ * device of this name with this UUID, or with no UUID and no live table, with a
+ * message if that fails). The caller holds dm_lock() and saw no @name before.
+ */
+bool dm_create(const char *name, uint64_t sectors, const char *type, const char *params,
+	       const char *uuid, bool ro);
+
+/* Give @name, which has none, the UUID @uuid, or a fresh "FLAZ-<32 hex>" when NULL. */
+bool dm_set_uuid(const char *name, const char *uuid);
+
+/* A fresh "FLAZ-" and 32 random hex digits. */
+void dm_random_uuid(char *buf, size_t len);
+
+/*
+ * The name of the device carrying @uuid into @name (malloc'ed), or NULL when none
+ * does. EXIT_OK, or EXIT_FAIL with a message.
+ */
+int dm_uuid_owner(const char *uuid, char **name);
+
+/*
+ * Whatever device @name is, quietly: whether it exists, and for a device with
+ * exactly one target, its type, length and params (malloc'ed; NULL otherwise).
+ * False when device-mapper could not be asked.
+ */
+bool dm_single_target(const char *name, bool *exists, char **type, uint64_t *sectors,
+		      char **params);
+
+/* Replace @name's table by the single flaz target @params of @sectors and resume it. */
+bool dm_reload_flaz(const char *name, uint64_t sectors, const char *params);
 
 /* Remove device @name; on failure dm_last_error() says why. */
 bool dm_remove(const char *name);

@@ -14,15 +14,20 @@
 
 #include "dm.h"
 #include "flazctl.h"
+#include "flaztab.h"
 
 /* Characters a volume name may use: safe in /dev/mapper, a shell and a table. */
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-:@"
+
+const char *fail_where;
 
 int fail(int code, const char *fmt, ...)
 {
 	va_list ap;
 
 	fputs("flazctl: ", stderr);
+	if (fail_where)
+		fprintf(stderr, "%s: ", fail_where);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -92,6 +97,30 @@ static const struct command commands[] = {
 	  "Show an SSD's superblocks, gen blocks and table summary.\n"
 	  "  --json         one JSON object\n"
 	  "  --entries      list every cached line too\n" },
+	{ "activate", cmd_activate,
+	  "flazctl activate (--all | --device DEV | NAME...) [--flaztab FILE] [--dry-run] [-v]",
+	  "Create the flaztab's volumes that are not active yet (lines with noauto only by\n"
+	  "NAME). A volume whose SSD is missing comes up uncached: its HDD alone as a\n"
+	  "dm-linear device of the same name, turned into the flaz volume (cache cold) by\n"
+	  "a later activate once the SSD is there. A bad line is reported as FILE:LINE and\n"
+	  "skipped; a missing HDD fails its line only.\n"
+	  "  --all            every line without noauto\n"
+	  "  --device DEV     the lines whose HDD or SSD is block device DEV (for udev);\n"
+	  "                   none is fine\n"
+	  "  --flaztab FILE   read FILE, not $FLAZTAB or " FLAZTAB_DEFAULT "\n"
+	  "  --dry-run        check the lines and show their devices; change nothing\n"
+	  "  -v, --verbose    also say which volumes were active already\n"
+	  "Exit status: 0 every line asked for is active, 1 a line is bad or failed,\n"
+	  "2 usage error.\n" },
+	{ "deactivate", cmd_deactivate,
+	  "flazctl deactivate (--all | NAME...) [--flaztab FILE] [-v]",
+	  "Remove the flaztab's volumes that are active (flaz, or uncached as activate\n"
+	  "made them); a device of that name that is neither is left alone.\n"
+	  "  --all            every line\n"
+	  "  --flaztab FILE   read FILE, not $FLAZTAB or " FLAZTAB_DEFAULT "\n"
+	  "  -v, --verbose    print libdevmapper's messages\n"
+	  "Exit status: 0 none is active any more, 1 a line is bad or a volume could not\n"
+	  "be removed (in use), 2 usage error.\n" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -121,7 +150,9 @@ void usage(FILE *out)
 	      "list and status without NAME cover every flaz volume; stats shows rates; set and\n"
 	      "get change and read tunables of a live volume. check and dump read an SSD\n"
 	      "(device or image) offline; check --repair rewrites what is damaged so it holds\n"
-	      "less but nothing wrong. COMMAND --help shows a command's options.\n"
+	      "less but nothing wrong. activate and deactivate bring up and take down the\n"
+	      "volumes of /etc/flaztab (at boot: flaz-activate.service). COMMAND --help shows a\n"
+	      "command's options.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 failure, 2 usage error; check: 0 clean, 1 ignorable\n"
 	      "problems or repaired, 2 corrupt, 64 usage error. See flazctl(8).\n", out);

@@ -20,6 +20,9 @@ enum {
 /* Print "flazctl: <message>" on stderr and return @code, for `return fail(...)`. */
 int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* When set, fail() says where: "flazctl: <fail_where>: <message>" (a flaztab's FILE:LINE). */
+extern const char *fail_where;
+
 /* The command-line summary, for --help and usage errors. */
 void usage(FILE *out);
 
@@ -44,5 +47,7 @@ int cmd_set(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_activate(int argc, char **argv);
+int cmd_deactivate(int argc, char **argv);
 
 #endif

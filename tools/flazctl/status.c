@@ -31,6 +31,7 @@ static void print_human(const struct vol_info *vi)
 		if ((int)strlen(p->v[i].key) > width)
 			width = (int)strlen(p->v[i].key);
 	printf("%s: %s -> cache %s\n", vi->name, vi->hdd, vi->ssd);
+	printf("  %-*s  %s\n", width, "uuid", vi->vol.uuid ? vi->vol.uuid : "-");
 	for (i = 0; i < p->n; i++) {
 		if (p->v[i].value)
 			printf("  %-*s  %s\n", width, p->v[i].key, p->v[i].value);
@@ -94,6 +95,11 @@ static void print_json(const struct vol_info *vi)
 
 	fputs("{\"name\":", stdout);
 	json_string(vi->name);
+	fputs(",\"uuid\":", stdout);
+	if (vi->vol.uuid)
+		json_string(vi->vol.uuid);
+	else
+		fputs("null", stdout);
 	fputs(",\"hdd\":", stdout);
 	json_string(vi->hdd);
 	fputs(",\"ssd\":", stdout);
