@@ -36,6 +36,7 @@ struct act_args {
 	const char *flaztab;
 	const char *device;	/* --device DEV */
 	bool all, dry_run, verbose;
+	unsigned long wait;	/* --wait S: seconds to give missing devices */
 	char **names;		/* NAME... */
 	int nr_names;
 };
@@ -320,7 +321,33 @@ static bool names_device(const struct flaztab_line *l, unsigned long rdev)
 	return (f.has_hdd && f.hdd_rdev == rdev) || (f.has_ssd && f.ssd_rdev == rdev);
 }
 
-enum { OPT_FLAZTAB = 0x100, OPT_DEVICE, OPT_ALL, OPT_DRY_RUN };
+/*
+ * --wait: give the picked lines' devices that are not there yet up to @secs to
+ * appear, so that an SSD udev is slow to announce does not cost a boot its warm
+ * cache (the uncached volume would be turned into a cold one).
+ */
+static void wait_devices(const struct flaztab *t, const bool *pick, unsigned long secs)
+{
+	unsigned long tick;
+	struct found f;
+	bool all;
+	size_t i;
+
+	for (tick = 0; tick < secs * 4; tick++) {
+		all = true;
+		for (i = 0; i < t->n && all; i++) {
+			if (!pick[i])
+				continue;
+			find_devices(&t->v[i], &f);
+			all = f.has_hdd && f.has_ssd;
+		}
+		if (all)
+			return;
+		usleep(250000);
+	}
+}
+
+enum { OPT_FLAZTAB = 0x100, OPT_DEVICE, OPT_ALL, OPT_DRY_RUN, OPT_WAIT };
 
 /* Parse "(de)activate (--all | --device DEV | NAME...) [--flaztab FILE] ..."; EXIT_USAGE on error. */
 static int parse_act(int argc, char **argv, bool activate, struct act_args *a)
@@ -330,10 +357,12 @@ static int parse_act(int argc, char **argv, bool activate, struct act_args *a)
 		{ "flaztab", required_argument, NULL, OPT_FLAZTAB },
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = activate ? "activate" : "deactivate";
+	char *end;
 	int c, forms;
 
 	opterr = 0;
@@ -358,6 +387,14 @@ static int parse_act(int argc, char **argv, bool activate, struct act_args *a)
 			if (!activate)
 				return fail(EXIT_USAGE, "deactivate takes no --dry-run");
 			a->dry_run = true;
+			break;
+		case OPT_WAIT:
+			if (!activate)
+				return fail(EXIT_USAGE, "deactivate takes no --wait");
+			errno = 0;
+			a->wait = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno || a->wait > 600)
+				return fail(EXIT_USAGE, "--wait must be from 0 to 600 seconds, not %s", optarg);
 			break;
 		case 'v':
 			a->verbose = true;
@@ -444,6 +481,8 @@ static int run(int argc, char **argv, bool activate)
 		r = rl;
 	for (i = 0; i < t.n; i++)
 		any |= pick[i];
+	if (any && a.wait && !a.dry_run)
+		wait_devices(&t, pick, a.wait);
 	if (any && !a.dry_run) {
 		rl = dm_ready();
 		if (rl) {

@@ -98,7 +98,8 @@ static const struct command commands[] = {
 	  "  --json         one JSON object\n"
 	  "  --entries      list every cached line too\n" },
 	{ "activate", cmd_activate,
-	  "flazctl activate (--all | --device DEV | NAME...) [--flaztab FILE] [--dry-run] [-v]",
+	  "flazctl activate (--all | --device DEV | NAME...) [--flaztab FILE] [--wait S]\n"
+	  "                   [--dry-run] [-v]",
 	  "Create the flaztab's volumes that are not active yet (lines with noauto only by\n"
 	  "NAME). A volume whose SSD is missing comes up uncached: its HDD alone as a\n"
 	  "dm-linear device of the same name, turned into the flaz volume (cache cold) by\n"
@@ -108,6 +109,7 @@ static const struct command commands[] = {
 	  "  --device DEV     the lines whose HDD or SSD is block device DEV (for udev);\n"
 	  "                   none is fine\n"
 	  "  --flaztab FILE   read FILE, not $FLAZTAB or " FLAZTAB_DEFAULT "\n"
+	  "  --wait S         give missing devices up to S seconds to appear, 0..600 (0)\n"
 	  "  --dry-run        check the lines and show their devices; change nothing\n"
 	  "  -v, --verbose    also say which volumes were active already\n"
 	  "Exit status: 0 every line asked for is active, 1 a line is bad or failed,\n"
