@@ -511,18 +511,198 @@ if make -s -C "$REPO/tools/flazctl" install DESTDIR="$T/dest" PREFIX=/usr >"$T/o
 	missing=
 	for f in usr/sbin/flazctl usr/share/man/man8/flazctl.8 \
 		 usr/share/bash-completion/completions/flazctl \
-		 usr/lib/systemd/system/flaz-textfile.service usr/lib/systemd/system/flaz-textfile.timer; do
+		 usr/lib/systemd/system/flaz-textfile.service usr/lib/systemd/system/flaz-textfile.timer \
+		 usr/lib/systemd/system/flaz-activate.service \
+		 'usr/lib/systemd/system/flaz-activate-device@.service' \
+		 usr/lib/udev/rules.d/60-flaz.rules etc/flaztab; do
 		[ -f "$T/dest/$f" ] || missing="$missing $f"
 	done
 	if [ -n "$missing" ]; then
 		fail install "not installed:$missing"
-	elif ! grep -q ' /usr/sbin/flazctl status --prometheus ' "$T/dest/usr/lib/systemd/system/flaz-textfile.service"; then
-		fail install "the installed service does not run /usr/sbin/flazctl"
+	elif ! grep -q ' /usr/sbin/flazctl status --prometheus ' "$T/dest/usr/lib/systemd/system/flaz-textfile.service" ||
+		! grep -q '^ExecStart=-/usr/sbin/flazctl activate ' "$T/dest/usr/lib/systemd/system/flaz-activate.service"; then
+		fail install "the installed services do not run /usr/sbin/flazctl"
 	else
 		pass install
 	fi
+	# an existing /etc/flaztab is the admin's: a second install keeps it
+	echo "mine /dev/a /dev/b" >"$T/dest/etc/flaztab"
+	make -s -C "$REPO/tools/flazctl" install DESTDIR="$T/dest" PREFIX=/usr >"$T/out" 2>&1
+	[ "$(cat "$T/dest/etc/flaztab")" = "mine /dev/a /dev/b" ] && pass install-keeps-flaztab ||
+		fail install-keeps-flaztab "make install overwrote an existing /etc/flaztab"
+	"$BIN" activate --all --dry-run --flaztab "$REPO/tools/flazctl/flaztab.example" >"$T/out" 2>&1 &&
+		pass install-example-valid || fail install-example-valid "the example flaztab: $(head -n1 "$T/out")"
 else
 	fail install "$(tail -n1 "$T/out")"
+fi
+
+# --- flaztab: parsing and checking (activate --dry-run touches no device-mapper), the
+# usage errors, --flaztab over $FLAZTAB; then activate/deactivate against the fake
+# device-mapper. Block devices for the device fields: the loop devices above, or none.
+FT=$T/flaztab
+mkdir -p "$T/disk/by-uuid" "$T/disk/by-label"
+if [ -b "${HDD:-}" ] && [ -b "${SSD:-}" ]; then
+	ln -s "$SSD" "$T/disk/by-uuid/1234-abcd"
+	ln -s "$HDD" "$T/disk/by-label/my\x20hdd"
+	BHDD=$HDD BSSD=$SSD
+else
+	BHDD= BSSD=
+fi
+export FLAZ_DISK_DIR=$T/disk FLAZ_STATE_DIR=$T/state
+unset FLAZTAB
+cat >"$FT" <<EOF
+# comment, then a blank line
+
+	 # an indented comment
+v1 ${BHDD:-/dev/nohdd} UUID=1234-abcd compressor=zstd,extent-kib=64,ssd-hold-s=10
+v2 LABEL=my\\x20hdd /dev/nossd   # a trailing comment
+v3 /dev/nohdd /dev/nossd noauto,cold,low-watermark=5
+v4 /dev/disk/by-id/none PARTUUID=0c5e-01 defaults
+EOF
+check flaztab-dry-run 0 out '^v4: hdd /dev/disk/by-id/none -> missing, ssd PARTUUID=0c5e-01 -> missing, options none$' \
+	activate --all --dry-run --flaztab "$FT"
+if [ -n "$BHDD" ]; then
+	check flaztab-resolve-uuid 0 out "^v1: hdd $BHDD -> $BHDD, ssd UUID=1234-abcd -> $BSSD, options compressor=zstd,extent-kib=64,ssd-hold-s=10\$" \
+		activate --all --dry-run --flaztab "$FT"
+else
+	skip flaztab-resolve-uuid "losetup does not work on this host"
+fi
+"$BIN" activate --all --dry-run --flaztab "$FT" >"$T/out" 2>"$T/err"
+got=$(cut -d: -f1 "$T/out" | tr '\n' ' ')
+[ "$got" = "v1 v2 v4 " ] && ! [ -s "$T/err" ] && pass flaztab-comments-noauto ||
+	fail flaztab-comments-noauto "lines shown: '$got' (want v1 v2 v4: comments, blank lines and noauto left out), stderr '$(head -n1 "$T/err")'"
+check flaztab-noauto-by-name 0 out '^v3: .*options low-watermark=5,cold,noauto$' \
+	activate v3 --dry-run --flaztab "$FT"
+# --flaztab wins over $FLAZTAB, which wins over /etc/flaztab
+echo "other /dev/a /dev/b" >"$T/other"
+FLAZTAB=$T/other check flaztab-env 0 out '^other: ' activate --all --dry-run
+FLAZTAB=$T/other check flaztab-option-over-env 0 out '^v1: ' activate --all --dry-run --flaztab "$FT"
+check flaztab-missing-all 0 out '^$' activate --all --flaztab "$T/none"
+check flaztab-missing-name 1 err "no flaztab at $T/none" activate v1 --flaztab "$T/none"
+check flaztab-unknown-name 1 err "nope has no valid line in $FT" activate nope --dry-run --flaztab "$FT"
+
+# each kind of bad line: reported with FILE:LINE, and the good line before it still shown
+# bad_line NAME REGEX LINE: the flaztab "comment, good line, LINE" must give exit 1 and REGEX
+bad_line() {
+	printf '# bad line test\ngood /dev/a /dev/b\n%s\n' "$3" >"$T/bad"
+	check "flaztab-bad/$1" 1 err "^flazctl: $T/bad:3: $2" activate --all --dry-run --flaztab "$T/bad"
+	grep -q '^good: ' "$T/out" || fail "flaztab-bad/$1-others" "the good line was not shown: '$(cat "$T/out")'"
+}
+bad_line too-few 'want NAME HDD SSD \[OPTIONS\], got 2 fields' 'vol /dev/a'
+bad_line too-many "unexpected field 'x' after the options" 'vol /dev/a /dev/b cold x'
+bad_line name "invalid volume name 'a/b'" 'a/b /dev/a /dev/b'
+bad_line duplicate 'volume good is already on line 2' 'good /dev/c /dev/d'
+bad_line relative-path "HDD 'sda' is neither an absolute path nor UUID=" 'vol sda /dev/b'
+bad_line empty-tag 'SSD UUID=: the UUID is empty' 'vol /dev/a UUID='
+bad_line unknown-tag "SSD 'ID=x' is neither" 'vol /dev/a ID=x'
+bad_line same-device 'HDD and SSD are the same device /dev/a' 'vol /dev/a /dev/a'
+bad_line unknown-option "unknown option 'frob'" 'vol /dev/a /dev/b frob=1'
+bad_line bad-compressor "unknown compressor 'gzip'" 'vol /dev/a /dev/b compressor=gzip'
+bad_line extent-kib 'extent-kib must be a power of two from 4 to 256, not 48' 'vol /dev/a /dev/b extent-kib=48'
+bad_line not-a-number "ssd-hold-s: '10s' is not a number" 'vol /dev/a /dev/b ssd-hold-s=10s'
+bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'
+bad_line bare-with-value 'cold takes no value' 'vol /dev/a /dev/b cold=1'
+bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-kib=64'
+bad_line empty-option "empty option in 'cold,,noauto'" 'vol /dev/a /dev/b cold,,noauto'
+bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(20, the default\)' 'vol /dev/a /dev/b low-watermark=30'
+bad_line force 'force is not a flaztab option' 'vol /dev/a /dev/b cold,force'
+
+# usage errors: exit 2, before the flaztab is read
+check activate-usage-none 2 err 'activate needs exactly one of --all, --device DEV, NAME' activate
+check activate-usage-two 2 err 'exactly one of' activate --all v1
+check activate-usage-unknown 2 err 'unknown option --frob' activate --all --frob
+check activate-usage-no-value 2 err 'needs a value' activate --all --flaztab
+check activate-usage-wait 2 err 'wait must be from 0 to 600 seconds, not 601' activate --all --wait 601
+check activate-usage-name 2 err 'invalid volume name' activate a/b
+check deactivate-usage-none 2 err 'deactivate needs exactly one of --all, NAME' deactivate
+check deactivate-usage-device 2 err 'deactivate takes no --device' deactivate --device /dev/null
+# --device: a device no line names is no error and says nothing
+if [ -n "$BHDD" ]; then
+	echo "v9 /dev/nohdd /dev/nossd" >"$T/devtab"
+	check activate-device-none 0 out '^$' activate --device "$BHDD" --flaztab "$T/devtab"
+	[ -s "$T/err" ] && fail activate-device-quiet "stderr: $(head -n1 "$T/err")" || pass activate-device-quiet
+else
+	skip activate-device-none "losetup does not work on this host"
+fi
+check activate-device-missing 1 err '/dev/nonexistent: No such file' activate --device /dev/nonexistent --flaztab "$FT"
+check activate-device-not-blk 1 err "$T/plain is not a block device" activate --device "$T/plain" --flaztab "$FT"
+
+# against the fake device-mapper: a missing HDD fails its line only; a device of the
+# line's name that is not its volume is left alone; deactivate of what is not there is fine
+if [ -n "$BHDD" ]; then
+	printf 'lin %s %s\n' "$BHDD" "$BSSD" >"$T/tab2b"
+	FAKE_DM=$T/vols fcheck activate-not-ours 1 err "^flazctl: $T/tab2b:1: a device named lin exists and is not this line's volume: left alone" \
+		activate --all --flaztab "$T/tab2b"
+	FAKE_DM=$T/vols fcheck deactivate-not-ours 1 err "tab2b:1: a device named lin exists and is not this line's volume: left alone" \
+		deactivate --all --flaztab "$T/tab2b"
+fi
+printf 'nohdd /dev/nohdd /dev/nossd\nlin /dev/a /dev/b\n' >"$T/tab2"
+FAKE_DM=$T/vols "$FAKE" activate --all --flaztab "$T/tab2" >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -qx "flazctl: $T/tab2:1: nohdd: HDD /dev/nohdd is missing" "$T/err" ||
+	! grep -q "^flazctl: $T/tab2:2: lin: HDD /dev/a is missing" "$T/err"; then
+	fail fake/activate-missing-hdd "exit $rc, stderr '$(tr '\n' '|' <"$T/err")'"
+else
+	pass fake/activate-missing-hdd
+fi
+printf 'gone /dev/nohdd /dev/nossd\n' >"$T/tab3"
+FAKE_DM=$T/vols fcheck deactivate-absent 0 out '^$' deactivate --all --flaztab "$T/tab3"
+# status shows the device-mapper UUID
+printf 'u\t2048\t9999:4 9999:5 0\tmode=normal reads=0\tFLAZ-00112233445566778899aabbccddeeff\n' >"$T/vols-uuid"
+FAKE_DM=$T/vols-uuid fcheck status-uuid 0 out '^  uuid +FLAZ-00112233445566778899aabbccddeeff$' status u
+FAKE_DM=$T/vols-uuid fcheck status-uuid-json 0 out '^\{"name":"u","uuid":"FLAZ-00112233445566778899aabbccddeeff",' status u --json
+FAKE_DM=$T/vols fcheck status-no-uuid-json 0 out '^\{"name":"fast","uuid":null,' status fast --json
+
+# --- the activation units and the udev rule: systemd-analyze verify, and udevadm test
+# (systemd 252, Debian 12, has no `udevadm verify`: the rule is put in /run/udev/rules.d
+# for a moment and run against a loop device's add event, which parses every rule)
+if ! command -v systemd-analyze >/dev/null; then
+	fail systemd-verify-activate "systemd-analyze is missing (apt install systemd)"
+else
+	for u in flaz-activate.service flaz-activate-device@.service; do
+		sed "s|/usr/local/sbin/flazctl|$T/bin/flazctl|" "$REPO/tools/systemd/$u" >"$UNITS/$u"
+	done
+	# verify instantiates a template itself (as @i); it refuses a file named as an
+	# instance with a ':' ("Couldn't process aliases"), so the template it is
+	if command -v man >/dev/null; then man_opt=; else man_opt=--man=no; fi
+	if MANPATH=$T/man systemd-analyze verify $man_opt "$UNITS/flaz-activate.service" \
+		"$UNITS/flaz-activate-device@.service" >"$T/verify" 2>&1 && ! [ -s "$T/verify" ]; then
+		pass systemd-verify-activate
+	else
+		fail systemd-verify-activate "$(head -n2 "$T/verify" | tr '\n' ' ')"
+	fi
+fi
+act=$REPO/tools/systemd/flaz-activate.service
+grep -qx 'ExecStart=-/usr/local/sbin/flazctl activate --all --wait 10' "$act" &&
+	grep -qx 'ExecStop=-/usr/local/sbin/flazctl deactivate --all' "$act" &&
+	grep -qx 'RemainAfterExit=yes' "$act" && grep -qx 'DefaultDependencies=no' "$act" &&
+	grep -q '^Before=local-fs-pre.target' "$act" && grep -qx 'WantedBy=local-fs-pre.target' "$act" &&
+	pass systemd-activate-never-fails ||
+	fail systemd-activate-never-fails "flaz-activate.service lacks a '-' ExecStart/ExecStop, RemainAfterExit, or its place before local-fs-pre.target"
+RULE=$REPO/tools/udev/60-flaz.rules
+loopdev=$(ls -d /sys/class/block/loop0 2>/dev/null)
+if ! udevadm test --help >/dev/null 2>&1; then
+	fail udev-rule "udevadm is missing (apt install udev)"
+elif [ -z "$loopdev" ]; then
+	fail udev-rule "no /sys/class/block/loop0 to run the rule against"
+else
+	made_dir=
+	[ -d /run/udev ] || made_dir=1
+	mkdir -p /run/udev/rules.d
+	tmp_rule=/run/udev/rules.d/60-flaz-host-test-$$.rules
+	cp "$RULE" "$tmp_rule"
+	timeout 60 udevadm test --action=add "$loopdev" >"$T/udev" 2>&1
+	rm -f "$tmp_rule"
+	# udevadm test leaves its database under /run/udev: gone if it was not there before
+	[ -n "$made_dir" ] && rm -rf /run/udev
+	mm=$(cat "$loopdev/dev")
+	if grep -q "60-flaz-host-test-$$.rules:[0-9]" "$T/udev"; then
+		fail udev-rule "$(grep "60-flaz-host-test-$$.rules:[0-9]" "$T/udev" | head -n1)"
+	elif ! grep -q "^SYSTEMD_WANTS=.*flaz-activate-device@$mm.service" "$T/udev"; then
+		fail udev-rule "udevadm test shows no SYSTEMD_WANTS=flaz-activate-device@$mm.service: $(tail -n2 "$T/udev" | tr '\n' ' ')"
+	else
+		pass udev-rule
+	fi
 fi
 
 # --- the docs agree with --help: every command and every option of every command's --help

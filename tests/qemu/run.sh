@@ -3,6 +3,8 @@
 # stdout: only "PASS qemu-<series>/<suite>/<check>" and "FAIL ...: why" lines (plus
 # qemu-<series>/boot); diagnostics on stderr; exit 0 iff nothing failed.
 # Run dir (disks, console.log, results.txt, dmesg.txt): $FLAZ_CACHE/qemu/KVER/SUITE.
+# FLAZ_ONLY=PREFIX[,PREFIX...] (e2e only) runs just the checks whose names start with one of
+# them (and the module's load and unload), e.g. FLAZ_ONLY=flazctl; the default runs all.
 # usage: run.sh KVER [SUITE]
 set -uo pipefail
 KVER=${1:?usage: run.sh KVER [SUITE]}
@@ -10,6 +12,8 @@ SUITE=${2:-e2e}
 . "$(dirname "$0")/lib.sh"
 SERIES=$(series_of "$KVER")
 PREFIX=qemu-$SERIES/$SUITE
+# the guest's suite and its arguments, on the kernel command line after "--"
+GUEST_ARGS=$SUITE${FLAZ_ONLY:+ only=$FLAZ_ONLY}
 RUN=$FLAZ_CACHE/qemu/$KVER/$SUITE
 FAILED=0
 
@@ -74,7 +78,7 @@ main() {
 	fi
 	make_disks "$RUN"
 	rm -f "$RUN/console.log"
-	boot_vm "$KVER" "$initrd" "$RUN" "$SUITE" "file:$RUN/console.log"
+	boot_vm "$KVER" "$initrd" "$RUN" "$GUEST_ARGS" "file:$RUN/console.log"
 	rc=$?
 	echo "qemu exited $rc after $((SECONDS - t0)) s; logs in $RUN" >&2
 	read_results "$RUN"
@@ -86,7 +90,7 @@ main() {
 		grep -a -m3 -E 'Oops|Kernel panic' "$RUN/console.log" >&2
 		mv "$RUN/console.log" "$RUN/console.1.log"
 		make_disks "$RUN"
-		boot_vm "$KVER" "$initrd" "$RUN" "$SUITE" "file:$RUN/console.log"
+		boot_vm "$KVER" "$initrd" "$RUN" "$GUEST_ARGS" "file:$RUN/console.log"
 		rc=$?
 		echo "qemu exited $rc after $((SECONDS - t0)) s" >&2
 		read_results "$RUN"

@@ -326,18 +326,21 @@ int dm_uuid_owner(const char *uuid, char **name)
 bool dm_single_target(const char *name, bool *exists, char **type, uint64_t *sectors,
 		      char **params)
 {
-	struct dm_task *dmt = named_task(DM_DEVICE_TABLE, name);
+	struct dm_task *dmt;
 	char *t = NULL, *p = NULL;
 	uint64_t start;
-	struct dm_info info;
 	void *next;
 	bool ok;
 
 	*type = *params = NULL;
-	ok = dmt && dm_task_run(dmt) && dm_task_get_info(dmt, &info);
-	if (ok)
-		*exists = info.exists;
-	if (ok && info.exists) {
+	/* a TABLE request on a name that does not exist fails: ask INFO first */
+	if (!info_exists(name, exists))
+		return false;
+	if (!*exists)
+		return true;
+	dmt = named_task(DM_DEVICE_TABLE, name);
+	ok = dmt && dm_task_run(dmt);
+	if (ok) {
 		next = dm_get_next_target(dmt, NULL, &start, sectors, &t, &p);
 		if (t && !next) {
 			*type = strdup(t);

@@ -274,3 +274,112 @@ t_flazctl_cold_foreign() {
 	must flazctl create v --hdd $HDD --ssd $SSD --cold
 	must flazctl remove v
 }
+
+# --- activation from a flaztab (flazctl activate/deactivate) over the slices two_volumes uses
+
+# The device-mapper UUID flazctl derives from the cache on SSD $1: FLAZ- and the superblock's uuid.
+sb_dm_uuid() {
+	flazctl dump "$1" --json | sed -n 's/.*"uuid":"\([0-9a-f-]*\)".*/\1/p' | head -n 1 | tr -d '-' | sed 's/^/FLAZ-/'
+}
+
+dm_uuid() { dmsetup info -c --noheadings -o uuid "$1"; }
+
+# want_flaz NAME SSD: NAME is a flaz volume whose UUID is the one derived from SSD's cache
+want_flaz() {
+	dmsetup table "$1" 2>/dev/null | grep -q ' flaz ' || fail "$1 is not a flaz volume: $(dmsetup table "$1" 2>&1)"
+	u=$(dm_uuid "$1")
+	want=$(sb_dm_uuid "$2")
+	[ "$want" != FLAZ- ] || fail "no superblock uuid on $2: $(flazctl dump "$2" 2>&1 | head -n 3)"
+	[ "$u" = "$want" ] || fail "$1 has dm UUID '$u', want '$want' (from $2's superblock)"
+	flazctl status "$1" --json | grep -q "^{\"name\":\"$1\",\"uuid\":\"$u\"," ||
+		fail "status --json of $1 lacks uuid $u: $(flazctl status "$1" --json | head -c 120)"
+	flazctl status "$1" | grep -Eq "^  uuid +$u\$" || fail "status of $1 lacks its uuid"
+}
+
+t_flazctl_activate() {
+	must dmsetup create fz_h1 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD 0"
+	must dmsetup create fz_h2 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD $((FZ_HDD_MIB * 2048))"
+	must dmsetup create fz_s1 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD 0"
+	must dmsetup create fz_s2 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD $((FZ_SSD_MIB * 2048))"
+	must dd if=/dev/zero of=/dev/mapper/fz_s1 bs=64k count=1 conv=fsync
+	must dd if=/dev/zero of=/dev/mapper/fz_s2 bs=64k count=1 conv=fsync
+	export FLAZTAB=/tmp/flaztab FLAZ_STATE_DIR=/tmp/flaz-state
+	rm -rf /tmp/flaz-state
+	cat >/tmp/flaztab <<-EOT
+	# two volumes and a bad line
+	fa /dev/mapper/fz_h1 /dev/mapper/fz_s1 compressor=zstd,extent-kib=64
+
+	fb /dev/mapper/fz_h2 /dev/mapper/fz_s2   # defaults
+	bad /dev/mapper/fz_h1 /dev/mapper/fz_s1 extent-kib=48
+	EOT
+	flazctl_run activate --all
+	[ $rc -eq 1 ] || fail "activate --all with a bad line: exit $rc, want 1"
+	grep -q '^flazctl: /tmp/flaztab:5: extent-kib must be a power of two' /tmp/flazctl.out ||
+		fail "the bad line is not reported with its FILE:LINE: $(cat /tmp/flazctl.out)"
+	no_device bad "after its bad line"
+	want_flaz fa /dev/mapper/fz_s1
+	want_flaz fb /dev/mapper/fz_s2
+	dmsetup table fa | grep -q ' compressor zstd extent_kib 64' || fail "fa's options: $(dmsetup table fa)"
+	ua=$(dm_uuid fa)
+	ub=$(dm_uuid fb)
+	[ "$ua" != "$ub" ] || fail "fa and fb have the same UUID $ua"
+	# again: nothing to do
+	sed -i '/^bad /d' /tmp/flaztab
+	flazctl_run activate --all
+	[ $rc -eq 0 ] || fail "activate --all with both active: exit $rc, want 0"
+	must dd if=/dev/urandom of=/tmp/data bs=1M count=4
+	must dd if=/tmp/data of=/dev/mapper/fa bs=1M oflag=direct
+	must dd if=/dev/mapper/fa of=/dev/null bs=4k count=1024 iflag=direct
+	wait_settled fa
+	sum=$(sha_mib /dev/mapper/fa 0 4)
+	# deactivate, activate: the same UUIDs, and the cache comes back warm
+	flazctl_run deactivate --all
+	[ $rc -eq 0 ] || fail "deactivate --all: exit $rc"
+	no_device fa "after deactivate --all"
+	no_device fb "after deactivate --all"
+	flazctl_run activate --all
+	[ $rc -eq 0 ] || fail "activate --all again: exit $rc"
+	[ "$(dm_uuid fa)" = "$ua" ] || fail "fa's UUID changed across activations: $ua -> $(dm_uuid fa)"
+	[ "$(dm_uuid fb)" = "$ub" ] || fail "fb's UUID changed across activations: $ub -> $(dm_uuid fb)"
+	want_flaz fa /dev/mapper/fz_s1
+	cached=$(status_val fa blocks_cached)
+	[ "${cached:-0}" -gt 0 ] || fail "fa came back cold (blocks_cached=$cached)"
+	[ "$(sha_mib /dev/mapper/fa 0 4)" = "$sum" ] || fail "fa's data differs after re-activation"
+	hits=$(status_val fa read_hits)
+	[ "${hits:-0}" -gt 0 ] || fail "no read hits on fa after re-activation (read_hits=$hits)"
+	# fb's SSD goes missing: fb comes up as its HDD alone (dm-linear), the mark is made
+	must flazctl deactivate fb
+	sed -i 's|/dev/mapper/fz_s2|/dev/mapper/fz_late|' /tmp/flaztab
+	flazctl_run activate --all
+	[ $rc -eq 0 ] || fail "activate --all with fb's SSD missing: exit $rc, want 0"
+	grep -q 'SSD /dev/mapper/fz_late is missing: fb is the HDD .* alone, uncached' /tmp/flazctl.out ||
+		fail "no warning about fb's missing SSD: $(cat /tmp/flazctl.out)"
+	dmsetup table fb | grep -q ' linear ' || fail "fb is not the HDD alone: $(dmsetup table fb)"
+	[ -e /tmp/flaz-state/fb ] || fail "no mark that fb ran uncached"
+	must dd if=/tmp/data of=/dev/mapper/fb bs=1M oflag=direct
+	sum=$(sha_mib /dev/mapper/fb 0 4)
+	[ "$(sha_mib /dev/mapper/fz_h2 0 4)" = "$sum" ] || fail "fb uncached does not write the HDD"
+	# the SSD appears (udev would run activate --device): fb becomes its flaz volume, cold
+	must dmsetup create fz_late --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD $((FZ_SSD_MIB * 2048))"
+	flazctl_run activate --device /dev/mapper/fz_h1
+	[ $rc -eq 0 ] || fail "activate --device for fa's HDD (active): exit $rc"
+	flazctl_run activate --device /dev/mapper/fz_late
+	[ $rc -eq 0 ] || fail "activate --device fz_late: exit $rc: $(cat /tmp/flazctl.out)"
+	want_flaz fb /dev/mapper/fz_late
+	[ "$(status_val fb blocks_cached)" = 0 ] || fail "fb's cache did not start cold after running uncached"
+	[ -e /tmp/flaz-state/fb ] && fail "the uncached mark of fb is left"
+	[ "$(sha_mib /dev/mapper/fb 0 4)" = "$sum" ] || fail "fb's data differs after it was cached again"
+	# a device no line names: quiet, exit 0
+	flazctl_run activate --device /dev/mapper/fz_s1
+	[ $rc -eq 0 ] && [ ! -s /tmp/flazctl.out ] || fail "activate --device of an unnamed device: exit $rc, '$(cat /tmp/flazctl.out)'"
+	# a missing HDD fails its line only
+	echo "fc /dev/mapper/fz_nohdd /dev/mapper/fz_s1" >>/tmp/flaztab
+	flazctl_run activate --all
+	[ $rc -eq 1 ] || fail "activate --all with a missing HDD: exit $rc, want 1"
+	grep -q '^flazctl: /tmp/flaztab:[0-9]*: fc: HDD /dev/mapper/fz_nohdd is missing' /tmp/flazctl.out ||
+		fail "missing HDD: $(cat /tmp/flazctl.out)"
+	flazctl_run deactivate --all
+	[ $rc -eq 0 ] || fail "deactivate --all: exit $rc"
+	for v in fa fb fc; do no_device $v "after deactivate --all"; done
+	for d in fz_h1 fz_h2 fz_s1 fz_s2 fz_late; do must dmsetup remove $d; done
+}
