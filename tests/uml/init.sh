@@ -120,7 +120,16 @@ fio_verify() {
 
 # kmemleak reports an object once it is older than 5 s and two scans in a row found it
 # unreferenced (the first scan only records its checksum).
-status_val() { dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# Once flaz volume $1 has read its table in (loading=0; 60 s at most).
+status_val() {
+	local i=0 l
+	while l=$(dmsetup status "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^loading=//p') &&
+		[ -n "$l" ] && [ "$l" != 0 ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
 
 # Remove and re-create: the table comes back, and re-reading the data hits.
 warm_restart() {

@@ -25,6 +25,7 @@
 #include <linux/blkdev.h>
 #include <linux/dm-io.h>
 #include <linux/highmem.h>
+#include <linux/ktime.h>
 #include <linux/mempool.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -73,6 +74,7 @@ struct flaz_bio {
 	u32 nr_blocks;		/* whole blocks to install on completion */
 	bool tracked;		/* rec is on the records list */
 	bool intent;		/* counted in its write-intent regions */
+	u64 held_ns;		/* when it began waiting for its mark */
 };
 
 struct flaz_unit {
@@ -171,12 +173,13 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 			u64 whole_end, bool count)
 {
 	static const struct flaz_entry none;
+	bool loading = flaz_meta_loading(c->meta);
 	struct flaz_entry e, old;
 	u64 b, line;
 	bool hit;
 
 	if (last - first >= c->geo->nr_lines) {
-		flaz_l2p_drop(c->l2p, NULL);
+		flaz_l2p_drop(c->l2p, NULL, loading);
 		return;
 	}
 	for (b = first; b <= last; b++) {
@@ -187,6 +190,8 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 		hit = flaz_l2p_lookup(c->l2p, b, &e);
 		if (hit)
 			flaz_l2p_set(c->l2p, b, &none, &old);
+		else if (loading)
+			flaz_l2p_tomb(c->l2p, line);
 		flaz_l2p_unlock(c->l2p, line);
 		if (count && b >= whole_first && b < whole_end)
 			flaz_stats_add(c->stats, hit ? FLAZ_STAT_WRITE_HITS :
@@ -440,10 +445,30 @@ static int map_write_drop(struct flaz_cache *c, struct bio *bio, struct flaz_bio
 	if (pb->mode == FLAZ_MODE_PASSTHROUGH)
 		return DM_MAPIO_REMAPPED;
 	pb->intent = true;
+	pb->held_ns = ktime_get_ns();
 	if (flaz_intent_start(c->intent, pb->rec.first, pb->rec.last, bio))
 		return DM_MAPIO_REMAPPED;
 	flaz_meta_mark(c->meta);
 	return DM_MAPIO_SUBMITTED;
+}
+
+/* Writes whose marks are on the SSD (or no longer needed) go to the HDD (meta.c). */
+void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios)
+{
+	struct flaz_bio *pb;
+	struct bio *bio;
+	u64 now;
+
+	if (bio_list_empty(bios))
+		return;
+	now = ktime_get_ns();
+	while ((bio = bio_list_pop(bios))) {
+		pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
+		flaz_stats_add(c->stats, FLAZ_STAT_MARK_WAITS, 1);
+		flaz_stats_add(c->stats, FLAZ_STAT_MARK_WAIT_US,
+			       div_u64(now - pb->held_ns, NSEC_PER_USEC));
+		dm_submit_bio_remap(bio, NULL);
+	}
 }
 
 static void drop_work(struct work_struct *work)
@@ -574,8 +599,11 @@ static void install(struct flaz_cache *c, struct flaz_fill *fill, struct flaz_un
 	bool same, done;
 	u32 max;
 
-	/* the SSD is in trouble: keep what is cached, add nothing */
-	if (flaz_cache_mode(c) != FLAZ_MODE_NORMAL)
+	/*
+	 * The SSD is in trouble: keep what is cached, add nothing. Nor while the
+	 * table loads: which extents are free is known only once it is in.
+	 */
+	if (flaz_cache_mode(c) != FLAZ_MODE_NORMAL || flaz_meta_loading(c->meta))
 		return;
 	if (!memchr_inv(u->data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
@@ -761,7 +789,7 @@ static void reclaim_work(struct work_struct *work)
 		set_bit(id, c->victims);
 	if (!bitmap_empty(c->victims, total)) {
 		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
-			       flaz_l2p_drop(c->l2p, c->victims));
+			       flaz_l2p_drop(c->l2p, c->victims, false));
 		/* free after the next commit, which no longer points into them (alloc.c) */
 		for_each_set_bit(id, c->victims, total) {
 			clear_bit(id, c->failed);
@@ -808,8 +836,10 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 		WRITE_ONCE(r->stale, true);
 	spin_unlock_irqrestore(&c->records_lock, flags);
 
+	/* what the loader brings in after this would be cached again */
+	flaz_meta_wait_load(c->meta);
 	mutex_lock(&c->reclaim_lock);
-	flaz_l2p_drop(c->l2p, NULL);
+	flaz_l2p_drop(c->l2p, NULL, false);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, RECLAIM_BATCH)))
 		for (i = 0; i < n; i++) {
 			flaz_meta_evict(c->meta, ids[i]);
@@ -970,6 +1000,7 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->table_bytes = flaz_l2p_bytes(c->l2p);
 	g->marked_regions = flaz_intent_nr_marked(c->intent);
 	g->dram_bytes = dram_bytes(c);
+	g->loading = flaz_meta_loading(c->meta);
 	g->mode = flaz_cache_mode_name(c);
 	g->mode_reason = why_names[READ_ONCE(c->why)];
 }

@@ -94,6 +94,10 @@ enum flaz_stat {
 	FLAZ_STAT_COMMITS,
 	FLAZ_STAT_META_ERRORS,
 	FLAZ_STAT_META_BYTES,
+	FLAZ_STAT_MARKS,	/* superblocks written for write-intent marks */
+	FLAZ_STAT_MARK_WAITS,	/* writes that waited for a mark */
+	FLAZ_STAT_MARK_WAIT_US,	/* and how long, in all */
+	FLAZ_STAT_COMMIT_US,	/* time commits took, in all */
 	FLAZ_NR_STATS,
 };
 
@@ -111,6 +115,7 @@ struct flaz_gauges {
 	u64 table_bytes;
 	u64 marked_regions;
 	u64 dram_bytes;
+	u64 loading;
 };
 
 /* stats.c: per-CPU event counters and the status line */
@@ -151,7 +156,9 @@ void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		  struct flaz_entry *old);
 bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e);
 bool flaz_l2p_zero_fits(struct flaz_l2p *t);
-u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims);
+u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims, bool tomb);
+bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
+void flaz_l2p_tomb(struct flaz_l2p *t, u64 line);
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
 bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale);
@@ -224,6 +231,8 @@ void flaz_meta_mark(struct flaz_meta *m);
 void flaz_meta_evict(struct flaz_meta *m, u32 ext);
 int flaz_meta_reformat(struct flaz_meta *m);
 void flaz_meta_module_exit(void);
+u64 flaz_meta_loading(struct flaz_meta *m);
+void flaz_meta_wait_load(struct flaz_meta *m);
 
 /*
  * What the SSD is used for: everything; hits only, after errors; nothing, after
@@ -351,6 +360,7 @@ int flaz_cache_module_init(void);
 void flaz_cache_module_exit(void);
 
 void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext);
+void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios);
 void flaz_cache_ssd_failed(struct flaz_cache *c);
 void flaz_cache_kick_reclaim(struct flaz_cache *c);
 

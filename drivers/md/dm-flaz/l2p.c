@@ -13,6 +13,11 @@
  * Entries straddle u64 words, but 64 entries take exactly entry_bits words, so a
  * lock stripe covering whole groups of 64 lines never shares a word with another.
  *
+ * While the table loads (meta.c), a write to a line the loader has not reached
+ * leaves a tombstone there: an empty entry with a bit set, which every reader
+ * takes as empty and the loader as taken, so it never brings back what the SSD
+ * held for that line.
+ *
  * Every change marks the table block (format.h) holding the line dirty, so a
  * commit (meta.c) writes only what changed. An eviction marks it stale instead:
  * the entry left on the SSD is void by its extent's generation, so the block
@@ -30,6 +35,7 @@
 
 #define L2P_LEN_BITS		8
 #define L2P_ZERO		((1U << L2P_LEN_BITS) - 1)
+#define L2P_TOMB		(1ULL << L2P_LEN_BITS)
 #define L2P_MAX_TAG_BITS	FLAZ_TAG_BITS
 #define L2P_GROUP		64
 #define L2P_STRIPES		256
@@ -234,6 +240,34 @@ void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 	set_bit(div_u64(flaz_l2p_line(t, block), FLAZ_META_ENTRIES), t->dirty);
 }
 
+/* Put loaded @e in @block's line unless a write touched it since the load began. */
+bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
+{
+	u64 line = flaz_l2p_line(t, block);
+	struct flaz_entry old;
+	bool fresh;
+
+	flaz_l2p_lock(t, line);
+	fresh = !get_raw(t, line);
+	if (fresh)
+		store(t, block, e, &old);
+	flaz_l2p_unlock(t, line);
+	return fresh;
+}
+
+/*
+ * A write to a block of @line while the table loads (lock held): unless the line
+ * holds an entry already, keep the loader out of it. Its table block is written
+ * again, so the SSD no longer points at the old slot once the region's mark goes.
+ */
+void flaz_l2p_tomb(struct flaz_l2p *t, u64 line)
+{
+	if (get_raw(t, line))
+		return;
+	set_raw(t, line, L2P_TOMB);
+	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+}
+
 /*
  * Whether the entry in @block's line may hold @block (lock held): a zero entry
  * must match exactly, a slot by its (possibly cut) tag.
@@ -261,10 +295,11 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t)
 
 /*
  * Empty every line whose slot lies in an extent set in @victims (evicted: their
- * table blocks become stale), or every line when @victims is NULL (dirty).
- * Returns how many were dropped.
+ * table blocks become stale), or every line when @victims is NULL (dirty; with
+ * @tomb, while the table loads, empty ones get a tombstone). Returns how many
+ * were dropped.
  */
-u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
+u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims, bool tomb)
 {
 	static const struct flaz_entry none;
 	struct flaz_entry e, old;
@@ -275,6 +310,8 @@ u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
 		flaz_l2p_lock(t, line);
 		for (; line < end; line++) {
 			flaz_l2p_get(t, line, &e);
+			if (tomb && !victims)
+				flaz_l2p_tomb(t, line);
 			if (e.kind == FLAZ_ENTRY_NONE ||
 			    (victims && (e.kind != FLAZ_ENTRY_SLOT || !test_bit(e.ext, victims))))
 				continue;

@@ -377,7 +377,7 @@ static void l2p_usage(struct kunit *test)
 	expect_usage(test, t, 3, 2 * 4096, 320 + 64);
 	set(t, 4, &s96, NULL);
 	expect_usage(test, t, 4, 3 * 4096, 320 + 64 + 96);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 4ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), 4ULL);
 	expect_usage(test, t, 0, 0, 0);
 }
 
@@ -406,7 +406,7 @@ static void l2p_drop(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, check_all(test, t, &g, want), 0ULL);
 
 	bitmap_zero(victims, 16);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), 0ULL);
 	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
 
 	__set_bit(0, victims);
@@ -419,17 +419,17 @@ static void l2p_drop(struct kunit *test)
 		}
 	}
 	KUNIT_ASSERT_GT(test, dropped, 0ULL);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), dropped);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), dropped);
 	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
 	flaz_l2p_usage(t, &blocks, &logical, &physical);
 	KUNIT_EXPECT_EQ(test, blocks, n - dropped);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), 0ULL);
 
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), n - dropped);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), n - dropped);
 	memset(want, 0, g.lines * sizeof(*want));
 	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
 	expect_usage(test, t, 0, 0, 0);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), 0ULL);
 }
 
 /*
@@ -453,7 +453,7 @@ static void l2p_stale(struct kunit *test)
 
 	bitmap_zero(victims, 16);
 	__set_bit(3, victims);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 2ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), 2ULL);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, false));
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 1, true));
@@ -465,12 +465,66 @@ static void l2p_stale(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, true));
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, true));
 	/* dropping everything (discard, invalidate) dirties */
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 2ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), 2ULL);
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, false));
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 2, false));
 	flaz_l2p_set_stale(t, 1);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 1, false));
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, true));
+}
+
+/*
+ * The background load: an entry goes into a line no write touched, a tombstone
+ * keeps it out (reading as empty and costing nothing), and so does an entry
+ * already there; dropping everything while loading leaves tombstones too.
+ */
+static void l2p_load_tomb(struct kunit *test)
+{
+	const u64 lines = 2 * FLAZ_META_ENTRIES;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 4 * lines);
+	struct flaz_entry a = slot(3, 64, 96), b = slot(4, 128, 96), e;
+	u64 blocks, logical, physical;
+
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, 7, &a));
+	KUNIT_EXPECT_TRUE(test, lookup(t, 7, &e));
+	/* loaded entries are on the SSD already: nothing to write */
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));
+	/* a line taken (by the loader or an install) is not loaded over */
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, lines + 7, &b));
+	KUNIT_EXPECT_TRUE(test, lookup(t, 7, &e));
+
+	/* a write to line 9 before the loader got there */
+	flaz_l2p_lock(t, 9);
+	flaz_l2p_tomb(t, 9);
+	flaz_l2p_unlock(t, 9);
+	get(t, 9, &e);
+	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_NONE);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 9, &e));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, 9, &a));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, lines + 9, &a));
+	/* its table block is written again, so the SSD forgets the old entry */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, false));
+	flaz_l2p_usage(t, &blocks, &logical, &physical);
+	KUNIT_EXPECT_EQ(test, blocks, 1ULL);
+	KUNIT_EXPECT_EQ(test, physical, 96ULL);
+	/* a tombstone is not laid over an entry */
+	flaz_l2p_lock(t, 7);
+	flaz_l2p_tomb(t, 7);
+	flaz_l2p_unlock(t, 7);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 7, &e));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, false));
+	/* an install (or a later load) replaces a tombstone like an empty line */
+	set(t, 9, &b, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 9, &e));
+	KUNIT_EXPECT_EQ(test, e.ext, 4U);
+
+	/* a discard of everything while loading: every untouched line is kept out */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, true), 2ULL);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, FLAZ_META_ENTRIES + 1, &a));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, false));
+	flaz_l2p_usage(t, &blocks, &logical, &physical);
+	KUNIT_EXPECT_EQ(test, blocks, 0ULL);
+	KUNIT_EXPECT_EQ(test, physical, 0ULL);
 }
 
 static void l2p_create_bad(struct kunit *test)
@@ -487,6 +541,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_usage),
 	KUNIT_CASE(l2p_drop),
 	KUNIT_CASE(l2p_stale),
+	KUNIT_CASE(l2p_load_tomb),
 	KUNIT_CASE(l2p_create_bad),
 	{}
 };

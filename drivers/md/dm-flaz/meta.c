@@ -26,6 +26,20 @@
  * the cache correct), every second while anything changed, and at suspend,
  * which leaves a clean superblock.
  *
+ * The table is read after resume, in the background (load_work), so a reload
+ * holds I/O only for the superblock and the extent generations. Until it is all
+ * in, nothing is installed (which extents are free is not known yet) and
+ * nothing is committed; a write meanwhile leaves a tombstone in a line not
+ * loaded yet (l2p.c), so the loader never brings back an entry it made stale.
+ *
+ * Marks never wait behind a commit: they have a work item and a lock of their
+ * own (sb_lock, which every superblock write holds), and a commit takes that
+ * lock only for its own superblock. A mark's superblock written while a commit
+ * is under way carries the previous commit's state, which the table blocks the
+ * commit wrote so far are consistent with (the same argument as a crash part
+ * way through). A commit encodes with the generation it started in, and gives
+ * up if a failed mark voided it meanwhile.
+ *
  * Fail closed: a write waits for its mark, and when the superblock carrying it
  * does not reach the SSD the write is not let go while the saved state could
  * serve older data for its block. That state is voided first (a new, empty
@@ -93,19 +107,28 @@ struct flaz_meta {
 	u8 *gens;			/* per extent: its generation (format.h) */
 	unsigned long *gen_dirty;	/* per gen block: a gen changed since written */
 	u64 max_next_seq;
-	struct mutex lock;		/* one commit or superblock write at a time */
+	u64 enc_gen, enc_commit;	/* what the commit under way encodes for */
+	struct mutex lock;		/* one commit, load or reformat at a time */
+	struct mutex sb_lock;		/* sb, bitmap, superblock writes; inside lock */
 	unsigned long flags;
 	bool loaded;
 	bool running;
+	bool loading;			/* the table is being read (load_work) */
+	bool load_stop;			/* suspend: the loader stops between runs */
+	u64 load_next;			/* the next table block to read */
+	u64 load_gen;			/* the generation being loaded */
 	enum flaz_why start_why;	/* load() found the SSD unusable: why */
 	unsigned long hold_since;	/* jiffies: writes held since a mark failed */
 	unsigned long last_commit;	/* jiffies */
 	bool void_pending;		/* void_gen is void in memory, not yet on the SSD */
 	u8 void_uuid[16];
 	u64 void_gen;
-	struct work_struct work;
+	struct work_struct work;	/* commits */
+	struct work_struct mark_work;	/* marks, and passthrough's releases */
+	struct work_struct load_work;
 	struct delayed_work tick;
-	struct delayed_work retry;
+	struct delayed_work retry;	/* a mark, after a failed one */
+	struct delayed_work later;	/* a commit, after META_COMMIT_GAP */
 };
 
 /*
@@ -205,13 +228,17 @@ static void meta_error(struct flaz_cache *c)
 	flaz_cache_fault(c, FLAZ_STAT_META_ERRORS);
 }
 
-/* crc32c of the HDD's first block: tells another HDD of the same size apart. */
+/*
+ * crc32c of the HDD's first block: tells another HDD of the same size apart.
+ * Read into the superblock buffer, which no one else uses outside sb_lock (or
+ * before the volume runs): the loader may be using m->buf.
+ */
 static int hdd_fingerprint(struct flaz_meta *m, u32 *fp)
 {
-	int r = meta_io(m->c, m->c->hdd, REQ_OP_READ, 0, FLAZ_BLOCK_SECTORS, m->buf);
+	int r = meta_io(m->c, m->c->hdd, REQ_OP_READ, 0, FLAZ_BLOCK_SECTORS, m->sb_buf);
 
 	if (!r)
-		*fp = flaz_crc32c(~0U, m->buf, FLAZ_BLOCK_SIZE);
+		*fp = flaz_crc32c(~0U, m->sb_buf, FLAZ_BLOCK_SIZE);
 	return r;
 }
 
@@ -337,6 +364,7 @@ static int write_sb(struct flaz_meta *m, u32 flags)
 	struct flaz_cache *c = m->c;
 	int r;
 
+	lockdep_assert_held(&m->sb_lock);
 	m->sb.seq++;
 	m->sb.flags = flags;
 	m->sb.next_seq = atomic64_read(&c->seq) + 1 + META_SEQ_LEASE;
@@ -412,21 +440,21 @@ static bool entry_marked(struct flaz_meta *m, u64 line, const struct flaz_entry_
 
 /*
  * Take table block @idx's entries (@blk, or nothing if it failed) into the
- * table. Returns whether the block must be written again; *stale is set when
- * it holds an entry void by its extent's generation.
+ * table, each unless a write reached its line first. Returns whether the block
+ * must be written again; *stale is set when it holds an entry void by its
+ * extent's generation.
  */
-static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, unsigned long *used,
-		       bool unclean, bool *stale)
+static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, bool unclean, bool *stale)
 {
 	struct flaz_cache *c = m->c;
 	struct flaz_entry_info ei;
-	struct flaz_entry e, old;
+	struct flaz_entry e;
 	bool rewrite = false;
 	u64 commit, line;
 	u32 i;
 	int r;
 
-	r = flaz_meta_decode(blk, m->sb.gen, idx, &commit, m->entries);
+	r = flaz_meta_decode(blk, m->load_gen, idx, &commit, m->entries);
 	if (r == -ENODATA)
 		return false;
 	if (r) {
@@ -461,10 +489,15 @@ static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, unsigned lon
 			e.ext = ei.ext;
 			e.off = ei.off;
 			e.bytes = ei.units * FLAZ_SLOT_ALIGN;
-			set_bit(ei.ext, used);
 		}
-		/* a block with this line and tag: flaz_l2p_set() keeps the tag bits it stores */
-		flaz_l2p_set(c->l2p, ei.tag * c->geo->nr_lines + line, &e, &old);
+		/*
+		 * Used even when a write took the line first: the SSD points into it
+		 * until the next commit, so it is not free before an eviction.
+		 */
+		if (e.kind == FLAZ_ENTRY_SLOT)
+			set_bit(ei.ext, m->used);
+		/* a block with this line and tag: flaz_l2p_load() keeps the tag bits it stores */
+		flaz_l2p_load(c->l2p, ei.tag * c->geo->nr_lines + line, &e);
 	}
 	return rewrite;
 }
@@ -500,36 +533,74 @@ static int load_gens(struct flaz_meta *m)
 	return 0;
 }
 
-/* Read the table into memory; the lines of marked regions are left out. */
-static int load_table(struct flaz_meta *m)
+/*
+ * Read the next run of table blocks into memory; the lines of marked regions
+ * are left out (those marked since the load began included).
+ */
+static void load_run(struct flaz_meta *m)
 {
 	struct flaz_cache *c = m->c;
-	u64 nr = flaz_l2p_nr_blocks(c->l2p), idx, i, n;
+	u64 idx = m->load_next, i;
+	u32 n = min_t(u64, flaz_l2p_nr_blocks(c->l2p) - idx, META_READ_BLOCKS);
 	bool unclean = flaz_intent_nr_marked(c->intent);
-	bool rewrite, stale;
+	bool stale;
 	int r;
 
-	/* allocated at ctr: this runs at preresume, where no allocation may wait for I/O */
-	bitmap_zero(m->used, c->geo->nr_extents);
-	for (idx = 0; idx < nr; idx += n) {
-		n = min_t(u64, nr - idx, META_READ_BLOCKS);
-		r = meta_io(c, c->ssd, REQ_OP_READ,
-			    c->geo->meta_start + idx * FLAZ_BLOCK_SECTORS,
-			    n * FLAZ_BLOCK_SECTORS, m->buf);
-		if (r)
-			meta_error(c);
-		for (i = 0; i < n; i++) {
-			stale = false;
-			rewrite = r || load_block(m, idx + i, m->buf + i * FLAZ_BLOCK_SIZE,
-						  m->used, unclean, &stale);
-			flaz_l2p_set_dirty(c->l2p, idx + i, rewrite);
-			if (stale)
-				flaz_l2p_set_stale(c->l2p, idx + i);
-		}
+	r = meta_io(c, c->ssd, REQ_OP_READ, c->geo->meta_start + idx * FLAZ_BLOCK_SECTORS,
+		    n * FLAZ_BLOCK_SECTORS, m->buf);
+	if (r)
+		meta_error(c);
+	for (i = 0; i < n; i++) {
+		stale = false;
+		if (r || load_block(m, idx + i, m->buf + i * FLAZ_BLOCK_SIZE, unclean, &stale))
+			flaz_l2p_set_dirty(c->l2p, idx + i, true);
+		if (stale)
+			flaz_l2p_set_stale(c->l2p, idx + i);
+	}
+	WRITE_ONCE(m->load_next, idx + n);
+}
+
+/*
+ * Read the table after resume (or go on where a suspend stopped it). If a
+ * failed mark voided the generation meanwhile, the rest is left out: the
+ * extents of what is in are known used, and passthrough empties it anyway.
+ */
+static void load_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(work, struct flaz_meta, load_work);
+	struct flaz_cache *c = m->c;
+	u64 nr = flaz_l2p_nr_blocks(c->l2p);
+	bool done = false;
+
+	mutex_lock(&m->lock);
+	while (m->loading && m->load_next < nr && !READ_ONCE(m->load_stop) &&
+	       READ_ONCE(m->sb.gen) == m->load_gen) {
+		load_run(m);
 		cond_resched();
 	}
-	flaz_alloc_reset(c->alloc, m->used);
-	return 0;
+	if (m->loading && (m->load_next >= nr || READ_ONCE(m->sb.gen) != m->load_gen)) {
+		flaz_alloc_reset(c->alloc, m->used);
+		WRITE_ONCE(m->loading, false);
+		done = true;
+	}
+	mutex_unlock(&m->lock);
+	if (done)
+		flaz_meta_kick(m);
+}
+
+/* Table blocks still to be read after activation; 0 once the table is in. */
+u64 flaz_meta_loading(struct flaz_meta *m)
+{
+	if (!READ_ONCE(m->loading))
+		return 0;
+	return flaz_l2p_nr_blocks(m->c->l2p) - READ_ONCE(m->load_next);
+}
+
+/* Until the table is in (process context, the volume running). */
+void flaz_meta_wait_load(struct flaz_meta *m)
+{
+	if (READ_ONCE(m->loading))
+		flush_work(&m->load_work);
 }
 
 /* Remember the generation on the SSD (@uuid, @gen) as void until a new one lands. */
@@ -624,25 +695,18 @@ static int load(struct flaz_meta *m, bool cold)
 		return r ? load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
 	flaz_intent_load(c->intent, m->bitmap);
-	r = load_table(m);
-	if (r)
-		return r;
 	/* the lease covers slots written after the last superblock; the clock, a lost one */
 	atomic64_set(&c->seq, max_t(u64, m->sb.next_seq, ktime_get_real_ns()));
 	/* From now on the superblock is not clean; it says so before any write. */
 	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &(struct bio_list){});
 	if (write_sb(m, 0))
 		return load_unusable(m, SB_OK, FLAZ_WHY_SSD_UNUSABLE);
+	/* the table itself comes in after resume (load_work) */
+	bitmap_zero(m->used, c->geo->nr_extents);
+	m->load_gen = m->sb.gen;
+	m->load_next = 0;
+	WRITE_ONCE(m->loading, true);
 	return 0;
-}
-
-/* Let writes waiting for their regions' bits go to the HDD. */
-static void release(struct bio_list *bios)
-{
-	struct bio *bio;
-
-	while ((bio = bio_list_pop(bios)))
-		dm_submit_bio_remap(bio, NULL);
 }
 
 /*
@@ -722,7 +786,7 @@ static void fail_closed(struct flaz_meta *m, struct bio_list *held)
 		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_cache_ssd_failed(c);
-	release(held);
+	flaz_cache_release_writes(c, held);
 }
 
 /* Make the bits of waiting writes durable, then let them go. */
@@ -732,13 +796,14 @@ static void mark(struct flaz_meta *m)
 	struct bio_list released = BIO_EMPTY_LIST;
 
 	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+	flaz_stats_add(c->stats, FLAZ_STAT_MARKS, 1);
 	if (write_sb(m, 0)) {
 		fail_closed(m, &released);
 		return;
 	}
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_intent_written(c->intent, m->bitmap);
-	release(&released);
+	flaz_cache_release_writes(c, &released);
 }
 
 /* Encode table block @idx into @blk; returns whether an entry must wait for a later commit. */
@@ -778,7 +843,7 @@ static bool encode_table_block(struct flaz_meta *m, u64 idx, u8 *blk)
 		}
 		m->entries[i] = flaz_entry_pack(&ei);
 	}
-	flaz_meta_encode(blk, m->sb.gen, m->sb.commit + 1, idx, m->entries);
+	flaz_meta_encode(blk, m->enc_gen, m->enc_commit, idx, m->entries);
 	return again;
 }
 
@@ -852,7 +917,7 @@ static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
 
 	for (i = 0; i < n; i++) {
 		if (gens)
-			flaz_gen_encode(w->buf + i * FLAZ_BLOCK_SIZE, m->sb.gen, m->sb.commit + 1,
+			flaz_gen_encode(w->buf + i * FLAZ_BLOCK_SIZE, m->enc_gen, m->enc_commit,
 					first + i, m->gens + (first + i) * FLAZ_GEN_ENTRIES);
 		else if (encode_table_block(m, first + i, w->buf + i * FLAZ_BLOCK_SIZE))
 			flaz_l2p_set_dirty(c->l2p, first + i, true);
@@ -876,7 +941,7 @@ static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
  */
 static bool write_table(struct flaz_meta *m, bool sweep)
 {
-	u64 idx, first = 0, nr = flaz_l2p_nr_blocks(m->c->l2p), gen = m->sb.gen;
+	u64 idx, first = 0, nr = flaz_l2p_nr_blocks(m->c->l2p);
 	bool ok = true;
 	u32 n = 0;
 
@@ -889,11 +954,8 @@ static bool write_table(struct flaz_meta *m, bool sweep)
 			if (!write_run(m, false, first, n))
 				ok = false;
 			n = 0;
-			/* a write waiting for its mark waits for one run, not the whole commit */
-			if (flaz_intent_waiting(m->c->intent))
-				mark(m);
-			/* it failed and voided the generation: no entry may go into the new one */
-			if (m->sb.gen != gen)
+			/* a failed mark voided the generation: the rest would be void too */
+			if (READ_ONCE(m->sb.gen) != m->enc_gen)
 				return false;
 		}
 		if (!n)
@@ -941,19 +1003,15 @@ static void commit(struct flaz_meta *m, bool clean)
 	u32 evicted = flaz_alloc_nr_pending(c->alloc);
 	/* after the count: the extents it covers had their gens bumped before */
 	bool sweep = test_and_clear_bit(META_SWEEP, &m->flags);
-	u64 gen = m->sb.gen;
+	u64 start = ktime_get_ns();
 	u32 ext;
 	bool ok = true;
 
-	/* writes waiting for their marks go first: the flushes below take a while */
-	if (flaz_intent_waiting(c->intent))
-		mark(m);
-	/* the mark failed and voided the generation: nothing of the old one goes into it */
-	if (m->sb.gen != gen) {
-		if (sweep)
-			set_bit(META_SWEEP, &m->flags);
-		return;
-	}
+	lockdep_assert_held(&m->lock);
+	mutex_lock(&m->sb_lock);
+	m->enc_gen = m->sb.gen;
+	m->enc_commit = m->sb.commit + 1;
+	mutex_unlock(&m->sb_lock);
 	flaz_intent_commit_begin(c->intent);
 	/* the HDD holds every write that completed before the commit began */
 	if (blkdev_issue_flush(c->hdd)) {
@@ -981,6 +1039,15 @@ static void commit(struct flaz_meta *m, bool clean)
 		ok = false;
 	if (!ok && sweep)
 		set_bit(META_SWEEP, &m->flags);
+
+	mutex_lock(&m->sb_lock);
+	/* a failed mark voided the generation: nothing of the old one goes into the new */
+	if (m->sb.gen != m->enc_gen) {
+		mutex_unlock(&m->sb_lock);
+		if (sweep)
+			set_bit(META_SWEEP, &m->flags);
+		return;
+	}
 	if (clean && ok && hdd_fingerprint(m, &m->sb.hdd_fp))
 		ok = false;
 	if (ok)
@@ -989,55 +1056,83 @@ static void commit(struct flaz_meta *m, bool clean)
 	if (write_sb(m, clean && ok ? FLAZ_SB_CLEAN : 0)) {
 		if (!bio_list_empty(&released))
 			fail_closed(m, &released);
+		mutex_unlock(&m->sb_lock);
 		return;
 	}
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_intent_written(c->intent, m->bitmap);
+	mutex_unlock(&m->sb_lock);
+	flaz_cache_release_writes(c, &released);
 	if (ok) {
 		flaz_stats_add(c->stats, FLAZ_STAT_COMMITS, 1);
+		flaz_stats_add(c->stats, FLAZ_STAT_COMMIT_US,
+			       div_u64(ktime_get_ns() - start, NSEC_PER_USEC));
 		free_evicted(m, evicted);
 	}
-	release(&released);
 }
 
+/* Commits: asked for by a FLUSH, the tick or reclaim; at most one per META_COMMIT_GAP. */
 static void meta_work(struct work_struct *work)
 {
 	struct flaz_meta *m = container_of(work, struct flaz_meta, work);
 	struct flaz_cache *c = m->c;
-	struct bio_list released = BIO_EMPTY_LIST;
-	bool later = false;
 
 	mutex_lock(&m->lock);
 	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
-		/* the SSD is out of use: nothing to mark; a void generation still wants out */
-		flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
-		WRITE_ONCE(m->hold_since, 0);
-		release(&released);
-		if (m->void_pending)
-			void_generation(m);
+		/* the SSD is out of use: nothing to commit */
+		clear_bit(META_COMMIT, &m->flags);
+	} else if (m->loading) {
+		/* the table is not all in: the loader asks once it is */
 	} else if (test_bit(META_COMMIT, &m->flags) &&
 		   time_before(jiffies, m->last_commit + META_COMMIT_GAP)) {
-		if (flaz_intent_waiting(c->intent))
-			mark(m);
-		queue_delayed_work(c->wq.io, &m->retry,
+		queue_delayed_work(c->wq.io, &m->later,
 				   m->last_commit + META_COMMIT_GAP - jiffies);
-		later = true;
 	} else if (test_and_clear_bit(META_COMMIT, &m->flags)) {
 		commit(m, false);
 		m->last_commit = jiffies;
+		/* asked for again while it ran: after the gap */
+		if (test_bit(META_COMMIT, &m->flags))
+			queue_delayed_work(c->wq.io, &m->later, META_COMMIT_GAP);
+	}
+	mutex_unlock(&m->lock);
+}
+
+/*
+ * Marks: writes waiting for their regions' bits. In passthrough nothing is
+ * marked any more; a generation remembered as void still wants out.
+ */
+static void mark_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(work, struct flaz_meta, mark_work);
+	struct flaz_cache *c = m->c;
+	struct bio_list released = BIO_EMPTY_LIST;
+
+	mutex_lock(&m->sb_lock);
+	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
+		flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+		WRITE_ONCE(m->hold_since, 0);
+		if (m->void_pending)
+			void_generation(m);
 	} else if (flaz_intent_waiting(c->intent)) {
 		mark(m);
 	}
-	mutex_unlock(&m->lock);
-	/* while writes are held, or the commit waits for its gap, the retry comes later */
-	if (!later && !READ_ONCE(m->hold_since) &&
-	    (test_bit(META_COMMIT, &m->flags) || flaz_intent_waiting(c->intent)))
-		queue_work(c->wq.io, &m->work);
+	mutex_unlock(&m->sb_lock);
+	flaz_cache_release_writes(c, &released);
+	/* while writes are held, the retry comes later */
+	if (!READ_ONCE(m->hold_since) && flaz_intent_waiting(c->intent))
+		queue_work(c->wq.io, &m->mark_work);
 }
 
 static void retry_work(struct work_struct *work)
 {
 	struct flaz_meta *m = container_of(to_delayed_work(work), struct flaz_meta, retry);
+
+	queue_work(m->c->wq.io, &m->mark_work);
+}
+
+static void later_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(to_delayed_work(work), struct flaz_meta, later);
 
 	queue_work(m->c->wq.io, &m->work);
 }
@@ -1051,7 +1146,7 @@ static void tick_work(struct work_struct *work)
 	    flaz_alloc_nr_pending(c->alloc) || test_bit(META_SWEEP, &m->flags))
 		flaz_meta_kick(m);
 	if (READ_ONCE(m->void_pending))
-		queue_work(c->wq.io, &m->work);
+		queue_work(c->wq.io, &m->mark_work);
 	if (READ_ONCE(m->running))
 		queue_delayed_work(c->wq.io, &m->tick, META_PERIOD);
 }
@@ -1088,7 +1183,7 @@ void flaz_meta_evict(struct flaz_meta *m, u32 ext)
 void flaz_meta_mark(struct flaz_meta *m)
 {
 	if (!READ_ONCE(m->hold_since))
-		queue_work(m->c->wq.io, &m->work);
+		queue_work(m->c->wq.io, &m->mark_work);
 }
 
 /*
@@ -1101,12 +1196,18 @@ int flaz_meta_resume(struct flaz_meta *m, bool cold)
 	int r = 0;
 
 	mutex_lock(&m->lock);
+	mutex_lock(&m->sb_lock);
 	if (!m->loaded)
 		r = load(m, cold);
 	else if (flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH)
 		mark(m);
 	if (!r)
 		m->loaded = true;
+	mutex_unlock(&m->sb_lock);
+	if (m->loading) {
+		WRITE_ONCE(m->load_stop, false);
+		queue_work(c->wq.io, &m->load_work);
+	}
 	mutex_unlock(&m->lock);
 	if (m->start_why != FLAZ_WHY_NONE) {
 		flaz_cache_start_passthrough(c, m->start_why);
@@ -1128,13 +1229,24 @@ void flaz_meta_suspend(struct flaz_meta *m)
 	cancel_delayed_work_sync(&m->tick);
 	/* no write is held any more: suspend waited for every bio */
 	cancel_delayed_work_sync(&m->retry);
+	cancel_delayed_work_sync(&m->later);
+	/* the loader goes on at resume; until it is done, the SSD keeps the unclean state */
+	WRITE_ONCE(m->load_stop, true);
+	cancel_work_sync(&m->load_work);
+	flush_work(&m->mark_work);
 	flush_work(&m->work);
 	mutex_lock(&m->lock);
 	clear_bit(META_COMMIT, &m->flags);
-	if (m->loaded && flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH)
+	if (m->loading) {
+		DMINFO("%s: suspended before its table was read: left unclean",
+		       dm_table_device_name(c->ti->table));
+	} else if (m->loaded && flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH) {
 		commit(m, true);
-	else if (m->void_pending)
+	} else if (m->void_pending) {
+		mutex_lock(&m->sb_lock);
 		void_generation(m);
+		mutex_unlock(&m->sb_lock);
+	}
 	mutex_unlock(&m->lock);
 }
 
@@ -1148,7 +1260,9 @@ int flaz_meta_reformat(struct flaz_meta *m)
 	int r;
 
 	mutex_lock(&m->lock);
+	mutex_lock(&m->sb_lock);
 	r = void_generation(m);
+	mutex_unlock(&m->sb_lock);
 	if (!r)
 		free_evicted(m, flaz_alloc_nr_pending(c->alloc));
 	mutex_unlock(&m->lock);
@@ -1180,9 +1294,13 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	}
 	m->c = c;
 	mutex_init(&m->lock);
+	mutex_init(&m->sb_lock);
 	INIT_WORK(&m->work, meta_work);
+	INIT_WORK(&m->mark_work, mark_work);
+	INIT_WORK(&m->load_work, load_work);
 	INIT_DELAYED_WORK(&m->tick, tick_work);
 	INIT_DELAYED_WORK(&m->retry, retry_work);
+	INIT_DELAYED_WORK(&m->later, later_work);
 	m->last_commit = jiffies - META_COMMIT_GAP;
 	m->buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
 	m->bitmap = kzalloc(FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
@@ -1226,7 +1344,10 @@ void flaz_meta_destroy(struct flaz_meta *m)
 		return;
 	cancel_delayed_work_sync(&m->tick);
 	cancel_delayed_work_sync(&m->retry);
+	cancel_delayed_work_sync(&m->later);
 	cancel_work_sync(&m->work);
+	cancel_work_sync(&m->mark_work);
+	cancel_work_sync(&m->load_work);
 	for (i = 0; i < META_WRITES; i++)
 		vfree(m->writes[i].buf);
 	kfree(m->sb_buf);
@@ -1238,6 +1359,7 @@ void flaz_meta_destroy(struct flaz_meta *m)
 	kfree(m->entries);
 	kfree(m->bitmap);
 	vfree(m->buf);
+	mutex_destroy(&m->sb_lock);
 	mutex_destroy(&m->lock);
 	kfree(m);
 }

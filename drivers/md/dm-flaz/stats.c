@@ -39,6 +39,10 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_COMMITS] = "commits",
 	[FLAZ_STAT_META_ERRORS] = "meta_errors",
 	[FLAZ_STAT_META_BYTES] = "meta_bytes",
+	[FLAZ_STAT_MARKS] = "marks",
+	[FLAZ_STAT_MARK_WAITS] = "mark_waits",
+	[FLAZ_STAT_MARK_WAIT_US] = "mark_wait_us",
+	[FLAZ_STAT_COMMIT_US] = "commit_us",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -114,6 +118,7 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	emit_stats(s, FLAZ_STAT_COMMITS, FLAZ_STAT_META_ERRORS, result, maxlen, &sz);
 	DMEMIT(" marked_regions=%llu", g->marked_regions);
 	DMEMIT(" mode_reason=%s dram_bytes=%llu", g->mode_reason, g->dram_bytes);
-	emit_stats(s, FLAZ_STAT_META_BYTES, FLAZ_STAT_META_BYTES, result, maxlen, &sz);
+	emit_stats(s, FLAZ_STAT_META_BYTES, FLAZ_STAT_COMMIT_US, result, maxlen, &sz);
+	DMEMIT(" loading=%llu", g->loading);
 	*sz_p = sz;
 }

@@ -307,6 +307,19 @@ postmark_secs() {
 	grep -q 'seconds total' /tmp/pm.out && echo "$pm0 $pm1" | awk '{ printf "%.2f", $2 - $1 }'
 }
 
+# where_time BEFORE AFTER: where flaz's write time went during the fio run, from two status
+# lines: writes held for their write-intent mark and for how long, the superblock writes for
+# marks, and the commits (in the background: they cost the writes only the device time).
+where_time() {
+	for f in "$1" "$2"; do
+		tr ' ' '\n' <"$f" | awk -F= '$1 ~ /^(writes|marks|mark_waits|mark_wait_us|commits|commit_us)$/ { printf "%s ", $2 }'
+		echo
+	done | awk -v s=$WRITE_S 'NR == 1 { split($0, a) } NR == 2 { split($0, b)
+		w = b[1] - a[1]; mk = b[2] - a[2]; mw = b[3] - a[3]; mus = b[4] - a[4]; c = b[5] - a[5]; cus = b[6] - a[6]
+		printf "::  flaz-lz4 write time: %d of %d writes waited for a mark (%.0f us each on average, %.1f%% of the run), %d mark superblocks; %d commits took %.0f ms in all (%.1f%% of the run, in the background)\n",
+			mw, w, mw ? mus / mw : 0, mus / (s * 10000), mk, c, cus / 1000, cus / (s * 10000) }'
+}
+
 wrow() { printf '::%-12s %10s %9s %9s %12s %9s %12s\n' "$@"; }
 
 # write_bench NAME DEV: one row of the writes table (flaz's metadata columns from vol's status).
@@ -315,6 +328,7 @@ write_bench() {
 	meta0=- meta1=- com0=- com1=- w0=- w1=-
 	if [ "$wb_name" = flaz-lz4 ]; then
 		dmsetup status vol >/tmp/status
+		cp /tmp/status /tmp/status.0
 		com0=$(flaz_val commits) meta0=$(flaz_val meta_bytes)
 	fi
 	fio_writes "$wb_dev" /tmp/w.terse
@@ -323,12 +337,14 @@ write_bench() {
 	if [ "$wb_name" = flaz-lz4 ]; then
 		dmsetup status vol >/tmp/status
 		com1=$(flaz_val commits) meta1=$(flaz_val meta_bytes)
+		cp /tmp/status /tmp/status.1
 	fi
 	pms=$(postmark_secs "$wb_dev" || true)
 	cps=$(echo "$com0 $com1" | awk '$1 != "-" { printf "%.1f", ($2 - $1) / '$WRITE_S' }')
 	mpm=$(echo "$meta0 $meta1 $wkib" | awk '$1 != "-" && $3 > 0 { printf "%.0f", ($2 - $1) / ($3 / 1024) }')
 	wp50=$(wpct /tmp/w.terse 50) wp99=$(wpct /tmp/w.terse 99)
 	wrow "$wb_name" "$wiops" "$wp50" "$wp99" "${pms:--}" "${cps:--}" "${mpm:--}"
+	[ "$wb_name" != flaz-lz4 ] || where_time /tmp/status.0 /tmp/status.1
 	csv write "$wb_name" - "$wiops" "$wp50" "$wp99" - - - "${pms:--}"
 	echo "write $wb_name $wiops ${pms:--}" >>$ROWS
 }

@@ -32,7 +32,10 @@ create_vol() {
 }
 
 # The status line's counters after the target name, for the log and INFO lines.
-vol_status() { dmsetup status vol | cut -d' ' -f4-; }
+vol_status() {
+	wait_loaded vol
+	dmsetup status vol | cut -d' ' -f4-
+}
 
 # same_blocks A B WHAT: every 4 KiB block of A equals B's (both read with O_DIRECT).
 same_blocks() {
