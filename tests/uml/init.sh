@@ -158,8 +158,15 @@ crash_image() {
 	dd if=/dev/urandom of=/run/old bs=4k count=256 status=none
 	dd if=/dev/urandom of=/run/new bs=4k count=256 status=none
 	dd if=/run/old of=/dev/mapper/crash bs=4k seek=2048 conv=fsync status=none &&
-		dd if=/dev/mapper/crash of=/dev/null bs=4k skip=2048 count=256 iflag=direct status=none &&
-		sleep 4 && [ "$(status_val crash marked_regions)" = 0 ] || {
+		dd if=/dev/mapper/crash of=/dev/null bs=4k skip=2048 count=256 iflag=direct status=none ||
+		return 1
+	# the region's mark goes a whole age (1 s) after its last write, at a commit (1 s tick)
+	local i=0
+	while [ "$(status_val crash marked_regions)" != 0 ] && [ $i -lt 30 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	[ "$(status_val crash marked_regions)" = 0 ] || {
 		echo "old data not settled: $(dmsetup status crash)"
 		return 1
 	}

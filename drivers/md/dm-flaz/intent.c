@@ -11,8 +11,10 @@
  * role of the resync.
  *
  * A bit is cleared lazily: only when the region stayed untouched from the start
- * of the previous commit to the end of this one, so a busy region costs one
- * superblock write, not one per commit.
+ * of the previous commit to the end of this one, and for a whole age before
+ * that (the caller says when one begins: meta.c, every few seconds), so a
+ * region written now and then costs one superblock write, not one per write
+ * (md keeps its bits a few daemon periods after the last write likewise).
  */
 #include <linux/bio.h>
 #include <linux/bitmap.h>
@@ -29,6 +31,8 @@ struct flaz_intent {
 	unsigned long *bits;	/* marked in memory: what the next superblock carries */
 	unsigned long *durable;	/* marked on the SSD */
 	unsigned long *touched;	/* written since the last commit began */
+	unsigned long *recent;	/* written in this age, before the last commit began */
+	unsigned long *older;	/* written in the age before */
 	unsigned long *clearable;
 	u32 *inflight;		/* writes started and not yet ended */
 	struct bio_list waiting;	/* writes until their bits are durable */
@@ -48,9 +52,12 @@ struct flaz_intent *flaz_intent_create(u64 hdd_blocks)
 	in->bits = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
 	in->durable = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
 	in->touched = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
+	in->recent = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
+	in->older = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
 	in->clearable = bitmap_zalloc(FLAZ_MAX_REGIONS, GFP_KERNEL);
 	in->inflight = kcalloc(in->nr, sizeof(u32), GFP_KERNEL);
-	if (!in->bits || !in->durable || !in->touched || !in->clearable || !in->inflight) {
+	if (!in->bits || !in->durable || !in->touched || !in->recent || !in->older ||
+	    !in->clearable || !in->inflight) {
 		flaz_intent_destroy(in);
 		return NULL;
 	}
@@ -64,16 +71,18 @@ void flaz_intent_destroy(struct flaz_intent *in)
 	WARN_ON_ONCE(!bio_list_empty(&in->waiting));
 	kfree(in->inflight);
 	bitmap_free(in->clearable);
+	bitmap_free(in->older);
+	bitmap_free(in->recent);
 	bitmap_free(in->touched);
 	bitmap_free(in->durable);
 	bitmap_free(in->bits);
 	kfree(in);
 }
 
-/* DRAM the regions take: four bitmaps, a count per region, the struct. */
+/* DRAM the regions take: six bitmaps, a count per region, the struct. */
 u64 flaz_intent_bytes(struct flaz_intent *in)
 {
-	return sizeof(*in) + 4 * BITS_TO_LONGS(FLAZ_MAX_REGIONS) * sizeof(long) +
+	return sizeof(*in) + 6 * BITS_TO_LONGS(FLAZ_MAX_REGIONS) * sizeof(long) +
 	       (u64)in->nr * sizeof(u32);
 }
 
@@ -101,6 +110,8 @@ void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
 			__set_bit(r, in->bits);
 	bitmap_copy(in->durable, in->bits, FLAZ_MAX_REGIONS);
 	bitmap_zero(in->touched, FLAZ_MAX_REGIONS);
+	bitmap_zero(in->recent, FLAZ_MAX_REGIONS);
+	bitmap_zero(in->older, FLAZ_MAX_REGIONS);
 	spin_unlock_irqrestore(&in->lock, flags);
 }
 
@@ -167,19 +178,29 @@ bool flaz_intent_waiting(struct flaz_intent *in)
 
 /*
  * A commit begins: regions marked, idle now and untouched since the previous
- * commit began may be cleared when this one is on the SSD.
+ * commit began, in this age and in the one before, may be cleared when this
+ * one is on the SSD. With @age a new age begins (after the clearable ones are
+ * taken), so a region is cleared at the earliest a whole age after its last
+ * write.
  */
-void flaz_intent_commit_begin(struct flaz_intent *in)
+void flaz_intent_commit_begin(struct flaz_intent *in, bool age)
 {
 	unsigned long flags;
 	u32 r;
 
 	spin_lock_irqsave(&in->lock, flags);
 	bitmap_andnot(in->clearable, in->bits, in->touched, in->nr);
+	bitmap_andnot(in->clearable, in->clearable, in->recent, in->nr);
+	bitmap_andnot(in->clearable, in->clearable, in->older, in->nr);
 	for_each_set_bit(r, in->clearable, in->nr)
 		if (in->inflight[r])
 			__clear_bit(r, in->clearable);
+	bitmap_or(in->recent, in->recent, in->touched, in->nr);
 	bitmap_zero(in->touched, FLAZ_MAX_REGIONS);
+	if (age) {
+		bitmap_copy(in->older, in->recent, in->nr);
+		bitmap_zero(in->recent, FLAZ_MAX_REGIONS);
+	}
 	spin_unlock_irqrestore(&in->lock, flags);
 }
 

@@ -113,7 +113,8 @@ static void intent_failed_mark_holds(struct kunit *test)
 
 /*
  * A commit clears a region only when it was untouched since the previous
- * commit began and nothing is in flight; a cleared region must be marked anew.
+ * commit began and for a whole age, and nothing is in flight; a cleared region
+ * must be marked anew.
  */
 static void intent_commit_clears_idle(struct kunit *test)
 {
@@ -127,12 +128,16 @@ static void intent_commit_clears_idle(struct kunit *test)
 	sb_write(in, false, false, bitmap);
 	flaz_intent_end(in, 0, 0);
 	/* region 0 is idle but was touched in this period: kept */
-	flaz_intent_commit_begin(in);
+	flaz_intent_commit_begin(in, true);
 	sb_write(in, true, false, bitmap);
 	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
 	KUNIT_EXPECT_TRUE(test, bit(bitmap, 3));
-	/* a whole period untouched: cleared; region 3 still has a write in flight */
-	flaz_intent_commit_begin(in);
+	/* a period untouched, but touched in the age before (each commit an age here) */
+	flaz_intent_commit_begin(in, true);
+	sb_write(in, true, false, bitmap);
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	/* a whole age untouched: cleared; region 3 still has a write in flight */
+	flaz_intent_commit_begin(in, true);
 	sb_write(in, true, false, bitmap);
 	KUNIT_EXPECT_FALSE(test, bit(bitmap, 0));
 	KUNIT_EXPECT_TRUE(test, bit(bitmap, 3));
@@ -142,6 +147,48 @@ static void intent_commit_clears_idle(struct kunit *test)
 	sb_write(in, false, false, bitmap);
 	flaz_intent_end(in, 1, 1);
 	flaz_intent_end(in, 800, 800);
+}
+
+/*
+ * Commits within one age clear nothing written in it, however idle: a region
+ * goes only a whole age after its last write.
+ */
+static void intent_age_keeps_marks(struct kunit *test)
+{
+	struct flaz_intent *in = create(test);
+	u8 *bitmap = kunit_kzalloc(test, FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
+	struct bio *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, bitmap);
+	flaz_intent_start(in, 0, 0, a);
+	sb_write(in, false, false, bitmap);
+	flaz_intent_end(in, 0, 0);
+	for (i = 0; i < 5; i++) {
+		flaz_intent_commit_begin(in, false);
+		sb_write(in, true, false, bitmap);
+		KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	}
+	/* the age of the write ends: kept through the next one */
+	flaz_intent_commit_begin(in, true);
+	sb_write(in, true, false, bitmap);
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	flaz_intent_commit_begin(in, false);
+	sb_write(in, true, false, bitmap);
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	/* a write late in that age starts it over */
+	KUNIT_EXPECT_TRUE(test, flaz_intent_start(in, 1, 1, a));
+	flaz_intent_end(in, 1, 1);
+	flaz_intent_commit_begin(in, true);
+	sb_write(in, true, false, bitmap);
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	flaz_intent_commit_begin(in, true);
+	sb_write(in, true, false, bitmap);
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	/* a whole age without a write: cleared */
+	flaz_intent_commit_begin(in, true);
+	sb_write(in, true, false, bitmap);
+	KUNIT_EXPECT_FALSE(test, bit(bitmap, 0));
 }
 
 /* A write that starts while a commit is being written keeps its region marked. */
@@ -155,8 +202,10 @@ static void intent_write_during_commit(struct kunit *test)
 	flaz_intent_start(in, 600, 600, a);
 	sb_write(in, false, false, bitmap);
 	flaz_intent_end(in, 600, 600);
-	flaz_intent_commit_begin(in);
-	flaz_intent_commit_begin(in);
+	/* a whole age later region 2 would be cleared by this commit... */
+	flaz_intent_commit_begin(in, true);
+	flaz_intent_commit_begin(in, true);
+	flaz_intent_commit_begin(in, true);
 	/* between this commit's start and its superblock, a write comes and goes */
 	KUNIT_EXPECT_TRUE(test, flaz_intent_start(in, 601, 601, a));
 	flaz_intent_end(in, 601, 601);
@@ -177,7 +226,7 @@ static void intent_clean_stop(struct kunit *test)
 	sb_write(in, false, false, bitmap);
 	flaz_intent_end(in, 10, 1000);
 	KUNIT_EXPECT_EQ(test, flaz_intent_nr_marked(in), 4U);
-	flaz_intent_commit_begin(in);
+	flaz_intent_commit_begin(in, true);
 	sb_write(in, true, true, bitmap);
 	for (i = 0; i < FLAZ_SB_BITMAP_BYTES; i++)
 		KUNIT_EXPECT_EQ(test, bitmap[i], 0);
@@ -211,6 +260,7 @@ static struct kunit_case flaz_intent_cases[] = {
 	KUNIT_CASE(intent_first_write_waits),
 	KUNIT_CASE(intent_failed_mark_holds),
 	KUNIT_CASE(intent_commit_clears_idle),
+	KUNIT_CASE(intent_age_keeps_marks),
 	KUNIT_CASE(intent_write_during_commit),
 	KUNIT_CASE(intent_clean_stop),
 	KUNIT_CASE(intent_load),

@@ -73,6 +73,12 @@
  * the cache correct, a commit only keeps it warm.
  */
 #define META_COMMIT_GAP		(HZ / 10)
+/*
+ * A region's write-intent bit stays at least this long after its last write, so
+ * writes that come back to a region within it do not wait for a mark again; a
+ * crash costs the lines of the regions written that recently.
+ */
+#define META_MARK_AGE		HZ
 #define META_FREE_BATCH		1024U	/* evicted extents discarded and freed at a time */
 /*
  * A superblock promises that no slot or extent seq below its next_seq + this
@@ -120,6 +126,7 @@ struct flaz_meta {
 	enum flaz_why start_why;	/* load() found the SSD unusable: why */
 	unsigned long hold_since;	/* jiffies: writes held since a mark failed */
 	unsigned long last_commit;	/* jiffies */
+	unsigned long last_age;		/* jiffies: the regions' current age began */
 	bool void_pending;		/* void_gen is void in memory, not yet on the SSD */
 	u8 void_uuid[16];
 	u64 void_gen;
@@ -1004,15 +1011,18 @@ static void commit(struct flaz_meta *m, bool clean)
 	/* after the count: the extents it covers had their gens bumped before */
 	bool sweep = test_and_clear_bit(META_SWEEP, &m->flags);
 	u64 start = ktime_get_ns();
+	bool ok = true, age;
 	u32 ext;
-	bool ok = true;
 
 	lockdep_assert_held(&m->lock);
 	mutex_lock(&m->sb_lock);
 	m->enc_gen = m->sb.gen;
 	m->enc_commit = m->sb.commit + 1;
 	mutex_unlock(&m->sb_lock);
-	flaz_intent_commit_begin(c->intent);
+	age = time_after_eq(jiffies, m->last_age + META_MARK_AGE);
+	if (age)
+		m->last_age = jiffies;
+	flaz_intent_commit_begin(c->intent, age);
 	/* the HDD holds every write that completed before the commit began */
 	if (blkdev_issue_flush(c->hdd)) {
 		flaz_stats_add(c->stats, FLAZ_STAT_HDD_ERRORS, 1);
