@@ -130,12 +130,17 @@ bcache_hits() {
 }
 
 # bcache_up: bcache in writethrough over the slow HDD with the whole SSD as its cache set, at
-# /dev/bcache0. Its superblock takes the HDD's first 8 KiB (saved, put back by bcache_down),
+# /dev/bcache0. Its superblock takes the HDD's first 8 KiB (the first 128 KiB are saved, and
+# put back by bcache_down),
 # so bcache0 shows the HDD from byte 8192 on: the same kind of data. No bypass: every read
-# may be cached (sequential cutoff and the congestion thresholds off).
+# may be cached (sequential cutoff and the congestion thresholds off). Buckets of 64 KiB:
+# the default 512 KiB gives the 128 MiB SSD too few for the kernel ("cache device is too
+# small"). A bcache that does not come up is taken down again, so the rows after it run.
 bcache_up() {
-	dd if=/dev/mapper/slowhdd of=/tmp/hddhead bs=8k count=1 iflag=direct 2>/dev/null
-	make-bcache --wipe-bcache -C $SSD -B /dev/mapper/slowhdd >/tmp/bcache.out 2>&1 || {
+	dd if=/dev/mapper/slowhdd of=/tmp/hddhead bs=128k count=1 iflag=direct 2>/dev/null
+	# make-bcache refuses a device with another signature (PostMark's ext4, after a write row)
+	dd if=/dev/zero of=/dev/mapper/slowhdd bs=128k count=1 oflag=direct 2>/dev/null
+	make-bcache --wipe-bcache --bucket 64k -C $SSD -B /dev/mapper/slowhdd >/tmp/bcache.out 2>&1 || {
 		cat /tmp/bcache.out; return 1; }
 	echo $SSD >/sys/fs/bcache/register
 	echo /dev/mapper/slowhdd >/sys/fs/bcache/register
@@ -144,14 +149,18 @@ bcache_up() {
 		sleep 0.1
 		bc_i=$((bc_i + 1))
 	done
-	[ -e /sys/block/bcache0/bcache/cache ] || { echo "bcache0 did not attach"; return 1; }
+	[ -e /sys/block/bcache0/bcache/cache ] || {
+		echo "bcache0 did not attach: $(dmesg | grep -i bcache | tail -n 1)" | tee /tmp/bcache.out
+		bcache_down
+		return 1
+	}
 	echo writethrough >/sys/block/bcache0/bcache/cache_mode
 	echo 0 >/sys/block/bcache0/bcache/sequential_cutoff
 	echo 0 >/sys/block/bcache0/bcache/cache/congested_read_threshold_us
 	echo 0 >/sys/block/bcache0/bcache/cache/congested_write_threshold_us
 }
 bcache_down() {
-	echo 1 >/sys/block/bcache0/bcache/stop
+	[ ! -e /sys/block/bcache0/bcache/stop ] || echo 1 >/sys/block/bcache0/bcache/stop
 	for cs in /sys/fs/bcache/*-*; do [ -e "$cs/stop" ] && echo 1 >"$cs/stop"; done
 	bc_i=0
 	while { [ -e /sys/block/bcache0 ] || ls -d /sys/fs/bcache/*-* >/dev/null 2>&1; } &&
@@ -159,7 +168,7 @@ bcache_down() {
 		sleep 0.1
 		bc_i=$((bc_i + 1))
 	done
-	dd if=/tmp/hddhead of=/dev/mapper/slowhdd bs=8k count=1 oflag=direct conv=fsync 2>/dev/null
+	dd if=/tmp/hddhead of=/dev/mapper/slowhdd bs=128k count=1 oflag=direct conv=fsync 2>/dev/null
 	dd if=/dev/zero of=$SSD bs=8k count=1 oflag=direct conv=fsync 2>/dev/null
 }
 
@@ -312,7 +321,9 @@ postmark_secs() {
 # marks, and the commits (in the background: they cost the writes only the device time).
 where_time() {
 	for f in "$1" "$2"; do
-		tr ' ' '\n' <"$f" | awk -F= '$1 ~ /^(writes|marks|mark_waits|mark_wait_us|commits|commit_us)$/ { printf "%s ", $2 }'
+		for k in writes marks mark_waits mark_wait_us commits commit_us; do
+			tr ' ' '\n' <"$f" | sed -n "s/^$k=//p"
+		done | tr '\n' ' '
 		echo
 	done | awk -v s=$WRITE_S 'NR == 1 { split($0, a) } NR == 2 { split($0, b)
 		w = b[1] - a[1]; mk = b[2] - a[2]; mw = b[3] - a[3]; mus = b[4] - a[4]; c = b[5] - a[5]; cus = b[6] - a[6]
