@@ -211,7 +211,7 @@ u32 flaz_intent_nr_marked(struct flaz_intent *in);
 bool flaz_intent_start(struct flaz_intent *in, u64 first, u64 last, struct bio *bio);
 void flaz_intent_end(struct flaz_intent *in, u64 first, u64 last);
 bool flaz_intent_waiting(struct flaz_intent *in);
-void flaz_intent_commit_begin(struct flaz_intent *in, bool age);
+bool flaz_intent_commit_begin(struct flaz_intent *in, bool age);
 void flaz_intent_snapshot(struct flaz_intent *in, bool commit, bool all, void *bitmap,
 			  struct bio_list *released);
 void flaz_intent_hold(struct flaz_intent *in, struct bio_list *bios);

@@ -181,11 +181,12 @@ bool flaz_intent_waiting(struct flaz_intent *in)
  * commit began, in this age and in the one before, may be cleared when this
  * one is on the SSD. With @age a new age begins (after the clearable ones are
  * taken), so a region is cleared at the earliest a whole age after its last
- * write.
+ * write. Returns whether any region may be cleared.
  */
-void flaz_intent_commit_begin(struct flaz_intent *in, bool age)
+bool flaz_intent_commit_begin(struct flaz_intent *in, bool age)
 {
 	unsigned long flags;
+	bool any;
 	u32 r;
 
 	spin_lock_irqsave(&in->lock, flags);
@@ -201,7 +202,9 @@ void flaz_intent_commit_begin(struct flaz_intent *in, bool age)
 		bitmap_copy(in->older, in->recent, in->nr);
 		bitmap_zero(in->recent, FLAZ_MAX_REGIONS);
 	}
+	any = !bitmap_empty(in->clearable, in->nr);
 	spin_unlock_irqrestore(&in->lock, flags);
+	return any;
 }
 
 /*

@@ -127,17 +127,17 @@ static void intent_commit_clears_idle(struct kunit *test)
 	flaz_intent_start(in, 800, 800, a);
 	sb_write(in, false, false, bitmap);
 	flaz_intent_end(in, 0, 0);
-	/* region 0 is idle but was touched in this period: kept */
-	flaz_intent_commit_begin(in, true);
+	/* region 0 is idle but was touched in this period: kept (no HDD flush needed) */
+	KUNIT_EXPECT_FALSE(test, flaz_intent_commit_begin(in, true));
 	sb_write(in, true, false, bitmap);
 	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
 	KUNIT_EXPECT_TRUE(test, bit(bitmap, 3));
 	/* a period untouched, but touched in the age before (each commit an age here) */
-	flaz_intent_commit_begin(in, true);
+	KUNIT_EXPECT_FALSE(test, flaz_intent_commit_begin(in, true));
 	sb_write(in, true, false, bitmap);
 	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
 	/* a whole age untouched: cleared; region 3 still has a write in flight */
-	flaz_intent_commit_begin(in, true);
+	KUNIT_EXPECT_TRUE(test, flaz_intent_commit_begin(in, true));
 	sb_write(in, true, false, bitmap);
 	KUNIT_EXPECT_FALSE(test, bit(bitmap, 0));
 	KUNIT_EXPECT_TRUE(test, bit(bitmap, 3));

@@ -70,9 +70,12 @@
 /*
  * Commits asked for sooner after the last one wait this long, so a FLUSH per
  * write (fsync) costs a commit per batch, not per write: the marks alone keep
- * the cache correct, a commit only keeps it warm.
+ * the cache correct, a commit only keeps it warm (and clears only regions idle
+ * for a whole age, META_MARK_AGE). Evicted extents waiting for a commit to be
+ * freed make it hurry: fills need the space.
  */
-#define META_COMMIT_GAP		(HZ / 10)
+#define META_COMMIT_GAP		(HZ / 2)
+#define META_COMMIT_HURRY	(HZ / 10)
 /*
  * A region's write-intent bit stays at least this long after its last write, so
  * writes that come back to a region within it do not wait for a mark again; a
@@ -1022,9 +1025,11 @@ static void commit(struct flaz_meta *m, bool clean)
 	age = time_after_eq(jiffies, m->last_age + META_MARK_AGE);
 	if (age)
 		m->last_age = jiffies;
-	flaz_intent_commit_begin(c->intent, age);
-	/* the HDD holds every write that completed before the commit began */
-	if (blkdev_issue_flush(c->hdd)) {
+	/*
+	 * The HDD holds every write that completed before the commit began, before
+	 * a region is cleared: needed only when one may be.
+	 */
+	if ((flaz_intent_commit_begin(c->intent, age) || clean) && blkdev_issue_flush(c->hdd)) {
 		flaz_stats_add(c->stats, FLAZ_STAT_HDD_ERRORS, 1);
 		ok = false;
 	}
@@ -1081,11 +1086,12 @@ static void commit(struct flaz_meta *m, bool clean)
 	}
 }
 
-/* Commits: asked for by a FLUSH, the tick or reclaim; at most one per META_COMMIT_GAP. */
+/* Commits: asked for by a FLUSH, the tick or reclaim; at most one per gap. */
 static void meta_work(struct work_struct *work)
 {
 	struct flaz_meta *m = container_of(work, struct flaz_meta, work);
 	struct flaz_cache *c = m->c;
+	unsigned long gap = flaz_alloc_nr_pending(c->alloc) ? META_COMMIT_HURRY : META_COMMIT_GAP;
 
 	mutex_lock(&m->lock);
 	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
@@ -1094,15 +1100,14 @@ static void meta_work(struct work_struct *work)
 	} else if (m->loading) {
 		/* the table is not all in: the loader asks once it is */
 	} else if (test_bit(META_COMMIT, &m->flags) &&
-		   time_before(jiffies, m->last_commit + META_COMMIT_GAP)) {
-		queue_delayed_work(c->wq.io, &m->later,
-				   m->last_commit + META_COMMIT_GAP - jiffies);
+		   time_before(jiffies, m->last_commit + gap)) {
+		queue_delayed_work(c->wq.io, &m->later, m->last_commit + gap - jiffies);
 	} else if (test_and_clear_bit(META_COMMIT, &m->flags)) {
 		commit(m, false);
 		m->last_commit = jiffies;
 		/* asked for again while it ran: after the gap */
 		if (test_bit(META_COMMIT, &m->flags))
-			queue_delayed_work(c->wq.io, &m->later, META_COMMIT_GAP);
+			queue_delayed_work(c->wq.io, &m->later, gap);
 	}
 	mutex_unlock(&m->lock);
 }
