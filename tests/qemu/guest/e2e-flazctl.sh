@@ -99,13 +99,18 @@ t_module_unload() {
 FZ_HDD_MIB=64
 FZ_SSD_MIB=16
 
-two_volumes() {
+# Two HDD slices and two blank SSD slices: fz_h1, fz_h2, fz_s1, fz_s2.
+fz_slices() {
 	must dmsetup create fz_h1 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD 0"
 	must dmsetup create fz_h2 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD $((FZ_HDD_MIB * 2048))"
 	must dmsetup create fz_s1 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD 0"
 	must dmsetup create fz_s2 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD $((FZ_SSD_MIB * 2048))"
 	must dd if=/dev/zero of=/dev/mapper/fz_s1 bs=64k count=1 conv=fsync
 	must dd if=/dev/zero of=/dev/mapper/fz_s2 bs=64k count=1 conv=fsync
+}
+
+two_volumes() {
+	fz_slices
 	must flazctl create fa --hdd /dev/mapper/fz_h1 --ssd /dev/mapper/fz_s1
 	must flazctl create fb --hdd /dev/mapper/fz_h2 --ssd /dev/mapper/fz_s2 --compressor zstd
 	# what flazctl shows for them: /dev/<DEVNAME> from sysfs, dm-<minor> for dm devices
@@ -297,12 +302,7 @@ want_flaz() {
 }
 
 t_flazctl_activate() {
-	must dmsetup create fz_h1 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD 0"
-	must dmsetup create fz_h2 --table "0 $((FZ_HDD_MIB * 2048)) linear $HDD $((FZ_HDD_MIB * 2048))"
-	must dmsetup create fz_s1 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD 0"
-	must dmsetup create fz_s2 --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD $((FZ_SSD_MIB * 2048))"
-	must dd if=/dev/zero of=/dev/mapper/fz_s1 bs=64k count=1 conv=fsync
-	must dd if=/dev/zero of=/dev/mapper/fz_s2 bs=64k count=1 conv=fsync
+	fz_slices
 	export FLAZTAB=/tmp/flaztab FLAZ_STATE_DIR=/tmp/flaz-state
 	rm -rf /tmp/flaz-state
 	cat >/tmp/flaztab <<-EOT
