@@ -836,8 +836,8 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 		WRITE_ONCE(r->stale, true);
 	spin_unlock_irqrestore(&c->records_lock, flags);
 
-	/* what the loader brings in after this would be cached again */
-	flaz_meta_wait_load(c->meta);
+	/* what the loader brought in goes too, and the rest stays out */
+	flaz_meta_stop_load(c->meta);
 	mutex_lock(&c->reclaim_lock);
 	flaz_l2p_drop(c->l2p, NULL, false);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, RECLAIM_BATCH)))

@@ -232,7 +232,7 @@ void flaz_meta_evict(struct flaz_meta *m, u32 ext);
 int flaz_meta_reformat(struct flaz_meta *m);
 void flaz_meta_module_exit(void);
 u64 flaz_meta_loading(struct flaz_meta *m);
-void flaz_meta_wait_load(struct flaz_meta *m);
+void flaz_meta_stop_load(struct flaz_meta *m);
 
 /*
  * What the SSD is used for: everything; hits only, after errors; nothing, after

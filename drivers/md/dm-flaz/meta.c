@@ -571,8 +571,9 @@ static void load_run(struct flaz_meta *m)
 }
 
 /*
- * Read the table after resume (or go on where a suspend stopped it). If a
- * failed mark voided the generation meanwhile, the rest is left out: the
+ * Read the table after resume (or go on where a suspend stopped it), one run at
+ * a time under the lock, so flaz_meta_stop_load() waits for one run at most.
+ * If a failed mark voided the generation meanwhile, the rest is left out: the
  * extents of what is in are known used, and passthrough empties it anyway.
  */
 static void load_work(struct work_struct *work)
@@ -582,10 +583,13 @@ static void load_work(struct work_struct *work)
 	u64 nr = flaz_l2p_nr_blocks(c->l2p);
 	bool done = false;
 
-	mutex_lock(&m->lock);
-	while (m->loading && m->load_next < nr && !READ_ONCE(m->load_stop) &&
-	       READ_ONCE(m->sb.gen) == m->load_gen) {
+	for (;;) {
+		mutex_lock(&m->lock);
+		if (!m->loading || m->load_next >= nr || READ_ONCE(m->load_stop) ||
+		    READ_ONCE(m->sb.gen) != m->load_gen)
+			break;
 		load_run(m);
+		mutex_unlock(&m->lock);
 		cond_resched();
 	}
 	if (m->loading && (m->load_next >= nr || READ_ONCE(m->sb.gen) != m->load_gen)) {
@@ -606,11 +610,23 @@ u64 flaz_meta_loading(struct flaz_meta *m)
 	return flaz_l2p_nr_blocks(m->c->l2p) - READ_ONCE(m->load_next);
 }
 
-/* Until the table is in (process context, the volume running). */
-void flaz_meta_wait_load(struct flaz_meta *m)
+/*
+ * The cache is about to be emptied (invalidate, passthrough): stop loading, the
+ * rest of the table is not wanted. Every extent counts as used, so the eviction
+ * that follows voids everything the SSD points at, loaded or not. Waits for the
+ * run under way (not for the work item, which may share a rescuer with the caller).
+ */
+void flaz_meta_stop_load(struct flaz_meta *m)
 {
-	if (READ_ONCE(m->loading))
-		flush_work(&m->load_work);
+	if (!READ_ONCE(m->loading))
+		return;
+	mutex_lock(&m->lock);
+	if (m->loading) {
+		bitmap_fill(m->used, m->c->geo->nr_extents);
+		flaz_alloc_reset(m->c->alloc, m->used);
+		WRITE_ONCE(m->loading, false);
+	}
+	mutex_unlock(&m->lock);
 }
 
 /* Remember the generation on the SSD (@uuid, @gen) as void until a new one lands. */

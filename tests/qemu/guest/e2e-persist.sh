@@ -121,7 +121,9 @@ t_persist_warm() {
 # the table is still being read (loading > 0: resume did not hold I/O for it); the first MiB
 # of the data set, rewritten meanwhile, reads back new while the table loads, once it is
 # in, and after another clean restart (the loader never brings back an entry a write made
-# stale, and the next commit rewrites its table block); the rest comes back warm.
+# stale, and the next commit rewrites its table block); the rest comes back warm. An
+# invalidate while the table loads stops the load and empties the cache, and the data stays
+# right after it and after one more restart.
 t_persist_background_load() {
 	p_data
 	bl_n=$(sectors $SSD)
@@ -152,7 +154,25 @@ t_persist_background_load() {
 	c2=$(status_val pv blocks_cached)
 	show_status pv
 	must dmsetup remove pv
+	# invalidate while the table loads: the load stops, nothing stays cached, and what the
+	# SSD pointed at is void at the next load
+	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
+	left3=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	must dmsetup message pv 0 invalidate
+	c3=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^blocks_cached=//p')
+	left4=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	inval=$(sha_mib $PV 0 $P_DATA_MIB)
+	must dmsetup remove pv
+	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
+	last=$(sha_mib $PV 0 $P_DATA_MIB)
+	must dmsetup remove pv
 	must dmsetup remove sslow
+	echo "invalidate during the load: loading=$left3 before, $left4 after; blocks_cached=$c3"
+	[ "${left3:-0}" -gt 0 ] || fail "the table was all read when the create returned (loading=$left3)"
+	[ "$left4" = 0 ] && [ "$c3" = 0 ] ||
+		fail "invalidate during the load left loading=$left4 blocks_cached=$c3, want 0 and 0"
+	[ "$inval" = "$want" ] || fail "reading after an invalidate during the load returned wrong bytes"
+	[ "$last" = "$want" ] || fail "reading after a restart that followed the invalidate returned wrong bytes"
 	echo "blocks_cached: $c0 before, $c1 once loaded, $c2 after another restart; loading=$left after the create, $left2 after the rewrite and a read"
 	[ "${left:-0}" -gt 0 ] ||
 		fail "the table was all read when the create returned (loading=$left): resume held I/O for it"
