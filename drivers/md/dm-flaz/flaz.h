@@ -163,7 +163,7 @@ void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
 bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale);
 void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx);
-void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx, bool dirty);
+void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_any_dirty(struct flaz_l2p *t);
 
 /* alloc.c: free and written extents, in reclaim order */

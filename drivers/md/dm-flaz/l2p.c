@@ -351,12 +351,10 @@ void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx)
 	set_bit(idx, t->stale);
 }
 
-void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx, bool dirty)
+/* Table block @idx must be written (again) by the next commit. */
+void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx)
 {
-	if (dirty)
-		set_bit(idx, t->dirty);
-	else
-		clear_bit(idx, t->dirty);
+	set_bit(idx, t->dirty);
 }
 
 bool flaz_l2p_any_dirty(struct flaz_l2p *t)

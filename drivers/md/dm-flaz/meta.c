@@ -563,7 +563,7 @@ static void load_run(struct flaz_meta *m)
 	for (i = 0; i < n; i++) {
 		stale = false;
 		if (r || load_block(m, idx + i, m->buf + i * FLAZ_BLOCK_SIZE, unclean, &stale))
-			flaz_l2p_set_dirty(c->l2p, idx + i, true);
+			flaz_l2p_set_dirty(c->l2p, idx + i);
 		if (stale)
 			flaz_l2p_set_stale(c->l2p, idx + i);
 	}
@@ -898,7 +898,7 @@ static bool write_reap(struct meta_write *w)
 		if (w->gens)
 			set_bit(w->first + i, m->gen_dirty);
 		else
-			flaz_l2p_set_dirty(m->c->l2p, w->first + i, true);
+			flaz_l2p_set_dirty(m->c->l2p, w->first + i);
 	}
 	return false;
 }
@@ -946,7 +946,7 @@ static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
 			flaz_gen_encode(w->buf + i * FLAZ_BLOCK_SIZE, m->enc_gen, m->enc_commit,
 					first + i, m->gens + (first + i) * FLAZ_GEN_ENTRIES);
 		else if (encode_table_block(m, first + i, w->buf + i * FLAZ_BLOCK_SIZE))
-			flaz_l2p_set_dirty(c->l2p, first + i, true);
+			flaz_l2p_set_dirty(c->l2p, first + i);
 	}
 	w->gens = gens;
 	w->first = first;
