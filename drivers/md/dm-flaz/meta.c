@@ -138,7 +138,7 @@ struct flaz_meta {
 	struct work_struct load_work;
 	struct delayed_work tick;
 	struct delayed_work retry;	/* a mark, after a failed one */
-	struct delayed_work later;	/* a commit, after META_COMMIT_GAP */
+	struct delayed_work later;	/* a commit, once its gap has passed */
 };
 
 /*
@@ -1117,13 +1117,13 @@ static void meta_work(struct work_struct *work)
 		/* the table is not all in: the loader asks once it is */
 	} else if (test_bit(META_COMMIT, &m->flags) &&
 		   time_before(jiffies, m->last_commit + gap)) {
-		queue_delayed_work(c->wq.io, &m->later, m->last_commit + gap - jiffies);
+		mod_delayed_work(c->wq.io, &m->later, m->last_commit + gap - jiffies);
 	} else if (test_and_clear_bit(META_COMMIT, &m->flags)) {
 		commit(m, false);
 		m->last_commit = jiffies;
 		/* asked for again while it ran: after the gap */
 		if (test_bit(META_COMMIT, &m->flags))
-			queue_delayed_work(c->wq.io, &m->later, gap);
+			mod_delayed_work(c->wq.io, &m->later, gap);
 	}
 	mutex_unlock(&m->lock);
 }
