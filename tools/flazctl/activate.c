@@ -362,7 +362,6 @@ static int parse_act(int argc, char **argv, bool activate, struct act_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = activate ? "activate" : "deactivate";
-	char *end;
 	int c, forms;
 
 	opterr = 0;
@@ -391,9 +390,7 @@ static int parse_act(int argc, char **argv, bool activate, struct act_args *a)
 		case OPT_WAIT:
 			if (!activate)
 				return fail(EXIT_USAGE, "deactivate takes no --wait");
-			errno = 0;
-			a->wait = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || a->wait > 600)
+			if (!parse_ulong(optarg, &a->wait) || a->wait > 600)
 				return fail(EXIT_USAGE, "--wait must be from 0 to 600 seconds, not %s", optarg);
 			break;
 		case 'v':

@@ -90,18 +90,6 @@ static void build_long_opts(struct option *lo)
 	memset(&lo[n + NR_TOPTS], 0, sizeof(*lo));
 }
 
-/* A plain unsigned decimal, no sign, no spaces, no overflow. */
-static bool parse_ulong(const char *s, unsigned long *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	return !errno && !*end;
-}
-
 /* Check a compressor name; EXIT_OK or EXIT_USAGE. */
 static int check_compressor(const char *s)
 {

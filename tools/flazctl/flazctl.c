@@ -6,9 +6,11 @@
  * and tune.c (set, get) the commands on live volumes, and check.c and dump.c the
  * offline ones that read an SSD (through ssdmeta.c).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/dm-ioctl.h>
 
@@ -33,6 +35,18 @@ int fail(int code, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return code;
+}
+
+/* A plain unsigned decimal, no sign, no spaces, no overflow. */
+bool parse_ulong(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end;
 }
 
 /* A subcommand, the function that runs it on (argc, argv) from its own name on, and its help. */

@@ -29,6 +29,9 @@ void usage(FILE *out);
 /* "flazctl COMMAND ..." as --help shows it, for usage errors. */
 const char *command_synopsis(const char *name);
 
+/* A plain unsigned decimal, no sign, no spaces, no overflow. */
+bool parse_ulong(const char *s, unsigned long *v);
+
 /* getopt_long() returned '?': say which option was wrong; returns EXIT_USAGE. */
 int bad_option(char **argv);
 

@@ -45,13 +45,7 @@ struct stats_args {
 /* A positive decimal up to @max. */
 static bool parse_positive(const char *s, unsigned long max, unsigned long *v)
 {
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	return !errno && !*end && *v >= 1 && *v <= max;
+	return parse_ulong(s, v) && *v >= 1 && *v <= max;
 }
 
 /* Parse "stats NAME [--interval N] [--count K] [--json]"; EXIT_OK or EXIT_USAGE. */

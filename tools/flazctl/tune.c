@@ -58,18 +58,6 @@ static const struct tunable *find_tunable(const char *key)
 	return NULL;
 }
 
-/* A plain unsigned decimal, no sign, no spaces, no overflow. */
-static bool parse_ulong(const char *s, unsigned long *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	return !errno && !*end;
-}
-
 /* Key and value as the kernel would take them; EXIT_OK or EXIT_USAGE. */
 static int check_setting(const char *key, const char *value)
 {
