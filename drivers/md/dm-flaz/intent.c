@@ -12,7 +12,7 @@
  *
  * A bit is cleared lazily: only when the region stayed untouched from the start
  * of the previous commit to the end of this one, and for a whole age before
- * that (the caller says when one begins: meta.c, every few seconds), so a
+ * that (the caller says when one begins: meta.c, every second), so a
  * region written now and then costs one superblock write, not one per write
  * (md keeps its bits a few daemon periods after the last write likewise).
  */
@@ -115,7 +115,7 @@ void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
 	spin_unlock_irqrestore(&in->lock, flags);
 }
 
-/* Whether HDD block @block lies in a marked region (at load, before any I/O). */
+/* Whether HDD block @block lies in a marked region (the loader asks, I/O may run). */
 bool flaz_intent_marked(struct flaz_intent *in, u64 block)
 {
 	u64 r = block >> in->shift;
