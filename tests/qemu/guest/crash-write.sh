@@ -2,7 +2,8 @@
 # Crash suite, first boot of a round (tests/qemu/crash.sh): create the flaz volume on slices
 # of the disks (HDD 64 MiB of /dev/vda, SSD 16 MiB of /dev/vdb; cold in round 1 only, later
 # rounds load what the previous round left), run a mixed fio workload on it and, after a
-# delay drawn from SEED, reset the machine with sysrq-b while the I/O runs. The host then
+# delay drawn from SEED, reset the machine with sysrq-b while the I/O runs (even rounds:
+# while only the reads run, the writes stopped a few seconds before). The host then
 # boots crash-check.sh on the same disks.
 # Records: checks as lib.sh's check does, "INFO ..." lines, and "CRASH ..." right before the
 # reset (the host requires it: a suite that ends or dies otherwise failed).
@@ -39,6 +40,8 @@ randseed=$SEED
 bsrange=4k-64k
 size=${HDD_MIB}m
 refill_buffers=1
+# jobs as threads of one process, so killing it stops every writer (the quiet tail)
+thread=1
 
 [direct-fsync]
 ioengine=libaio
@@ -82,15 +85,34 @@ buffer_compress_percentage=30
 EOF
 }
 
-# Start the workload, wait, and reset. Never returns if the reset works.
+# The reads alone, for a quiet tail.
+read_jobs() {
+	write_jobs | awk '/^\[/ { keep = ($0 == "[global]" || $0 == "[direct-read]") } keep'
+}
+
+# Start the workload, wait, and reset. Never returns if the reset works. Odd rounds reset
+# amid the writes. Even rounds stop the writers and sync 4 s before the reset while the
+# reads go on filling: regions idle for a mark's age (1 s) are cleared by the next commit,
+# so the crash leaves a state that loads cached blocks, and the check compares them.
 t_crash() {
 	delay=$(awk -v s="$SEED" 'BEGIN { srand(s); print 3 + int(rand() * 10) }')
 	write_jobs >/tmp/crash.fio
 	fio /tmp/crash.fio >/tmp/fio.out 2>&1 &
 	fio_pid=$!
-	echo "round $ROUND seed $SEED: resetting in $delay s"
+	tail=0
+	[ $((ROUND % 2)) = 0 ] && tail=4
+	echo "round $ROUND seed $SEED: resetting in $((delay + tail)) s, the last $tail s without writes"
 	sleep "$delay"
 	kill -0 $fio_pid 2>/dev/null || fail "fio ended before the reset: $(tail -n 3 /tmp/fio.out | tr '\n' ' ')"
+	if [ "$tail" != 0 ]; then
+		read_jobs >/tmp/reads.fio
+		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
+		kill -9 $fio_pid
+		wait $fio_pid 2>/dev/null
+		sync
+		sleep "$tail"
+		info "round $ROUND: writes stopped ${tail}s before the reset"
+	fi
 	info "round $ROUND seed $SEED: reset after ${delay}s of I/O; status: $(vol_status)"
 	save_dmesg
 	record "CRASH round $ROUND after ${delay}s"
