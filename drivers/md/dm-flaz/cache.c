@@ -30,6 +30,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "flaz.h"
 #include "format.h"
 
@@ -232,7 +233,7 @@ static int read_sync(struct flaz_cache *c, struct block_device *bdev, sector_t s
 		.client = c->io,
 	};
 
-	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+	return flaz_dm_io(&req, &where);
 }
 
 /*

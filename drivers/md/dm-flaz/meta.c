@@ -57,6 +57,7 @@
 #include <linux/uuid.h>
 #include <linux/vmalloc.h>
 
+#include "compat.h"
 #include "flaz.h"
 #include "format.h"
 
@@ -230,7 +231,7 @@ static int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t op
 		req.mem.type = DM_IO_KMEM;
 		req.mem.ptr.addr = buf;
 	}
-	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+	return flaz_dm_io(&req, &where);
 }
 
 static void meta_error(struct flaz_cache *c)
@@ -873,7 +874,7 @@ static bool encode_table_block(struct flaz_meta *m, u64 idx, u8 *blk)
 	return again;
 }
 
-static void write_done(unsigned long error, void *context)
+FLAZ_IO_NOTIFY(write_done)
 {
 	struct meta_write *w = context;
 
@@ -934,7 +935,7 @@ static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
 		.bi_opf = REQ_OP_WRITE,
 		.mem.type = DM_IO_VMA,
 		.mem.ptr.vma = w->buf,
-		.notify.fn = write_done,
+		.notify.fn = write_done_notify,
 		.notify.context = w,
 		.client = c->io,
 	};
@@ -954,7 +955,7 @@ static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
 	reinit_completion(&w->done);
 	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, (u64)n * FLAZ_BLOCK_SIZE);
 	/* with a notify function dm_io() fails only before it sends anything */
-	if (dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))
+	if (flaz_dm_io(&req, &where))
 		write_done(1, w);
 	return ok;
 }

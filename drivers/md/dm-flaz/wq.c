@@ -10,14 +10,16 @@
 #include <linux/cpumask.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "flaz.h"
 
 int flaz_wq_init(struct flaz_wq *w, const char *name)
 {
 	atomic_set(&w->next, 0);
-	w->read = alloc_workqueue("flaz-rd/%s", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0, name);
-	w->write = alloc_workqueue("flaz-wr/%s", WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM, 0, name);
-	w->io = alloc_workqueue("flaz-io/%s", WQ_MEM_RECLAIM, 0, name);
+	w->read = alloc_workqueue("flaz-rd/%s", WQ_PERCPU | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0, name);
+	w->write = alloc_workqueue("flaz-wr/%s", WQ_PERCPU | WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM, 0,
+				   name);
+	w->io = alloc_workqueue("flaz-io/%s", WQ_PERCPU | WQ_MEM_RECLAIM, 0, name);
 	if (!w->read || !w->write || !w->io) {
 		flaz_wq_exit(w);
 		return -ENOMEM;

@@ -17,6 +17,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include "compat.h"
 #include "flaz.h"
 #include "format.h"
 
@@ -238,7 +239,7 @@ bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst
 	return found;
 }
 
-static void write_done(unsigned long error, void *context)
+FLAZ_IO_NOTIFY(write_done)
 {
 	struct xb_extent *x = context;
 	struct flaz_xbuf *xb = x->xb;
@@ -274,14 +275,14 @@ static void write_extent(struct flaz_xbuf *xb, struct xb_extent *x)
 		.bi_opf = REQ_OP_WRITE,
 		.mem.type = DM_IO_VMA,
 		.mem.ptr.vma = x->data,
-		.notify.fn = write_done,
+		.notify.fn = write_done_notify,
 		.notify.context = x,
 		.client = c->io,
 	};
 
 	flaz_extent_encode(x->data, atomic64_inc_return(&c->seq), x->id, x->used,
 			   x->nr_slots);
-	if (dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))
+	if (flaz_dm_io(&req, &where))
 		write_done(1, x);
 }
 
