@@ -2,6 +2,8 @@
 # Build dm-flaz.ko for one kernel in its own copy of the sources, so builds for
 # different kernels never share objects:
 #   $FLAZ_CACHE/build/<KVER>/drivers/md/dm-flaz/dm-flaz.ko   (log: .../build.log)
+# A kernel whose headers this host lacks (Debian 13's, tests/lib/trixie.sh) is built in the
+# Debian 13 chroot against its own headers, as its users' DKMS builds it.
 # usage: build-module.sh KVER [KDIR [ARCH]]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,8 +14,13 @@ B=${FLAZ_CACHE:-$REPO/.cache}/build/$KVER
 rm -rf "$B"
 mkdir -p "$B"
 cp -r "$REPO/Kbuild" "$REPO/drivers" "$B/"
-# shellcheck disable=SC2086 # ARCH_ARG is empty or one word
-if ! make -C "$KDIR" $ARCH_ARG M="$B" modules >"$B/build.log" 2>&1; then
+if [ ! -d "$KDIR" ] && [ $# -eq 1 ]; then
+	build() { "$REPO/tests/lib/trixie.sh" make "$KVER" "$B" modules; }
+else
+	# shellcheck disable=SC2086 # ARCH_ARG is empty or one word
+	build() { make -C "$KDIR" $ARCH_ARG M="$B" modules; }
+fi
+if ! build >"$B/build.log" 2>&1; then
 	tail -30 "$B/build.log" >&2
 	exit 1
 fi
