@@ -1,10 +1,11 @@
 #!/bin/bash
 # Build the uncompressed initramfs the QEMU suites boot (uncompressed boots ~2 s faster):
-# busybox, dmsetup, e2fsprogs, xfsprogs, fio, postmark, flazctl with their shared libraries, the static
-# test helpers replay-log and blkcmp (replay-log.c, blkcmp.c), Debian's
+# busybox, dmsetup, e2fsprogs, xfsprogs, fio, postmark, nbd-server, nbd-client, flazctl with their
+# shared libraries, the static test helpers replay-log and blkcmp (replay-log.c, blkcmp.c), Debian's
 # modules for KVER (decompressed, so busybox modprobe can load them), the project's module
 # under extra/, the guest scripts (tests/qemu/guest/) and the text corpus (corpus.py) in
 # /corpus, built once into $FLAZ_CACHE/corpus and again whenever corpus.py changes.
+# KROOT=DIR takes KVER's modules from DIR/lib/modules (an unpacked kernel package) instead of /.
 # usage: build-initramfs.sh KVER OUT MODULE_KO FLAZCTL_BIN
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,6 +14,8 @@ OUT=${2:?missing OUT}
 KO=${3:?missing MODULE_KO}
 FLAZCTL=${4:?missing FLAZCTL_BIN}
 MODDIR=/lib/modules/$KVER
+KROOT=${KROOT:-/}
+SRCMOD=${KROOT%/}$MODDIR
 CORPUS=${FLAZ_CACHE:-$HERE/../../.cache}/corpus
 # modprobe, depmod and the tools copied below live in sbin
 export PATH=$PATH:/usr/sbin:/sbin
@@ -20,7 +23,7 @@ export PATH=$PATH:/usr/sbin:/sbin
 # the optional ones are skipped if the kernel lacks them.
 REQUIRED_MODS="dm-mod ext4 xfs virtio_blk"
 OPTIONAL_MODS="virtio_pci dm-delay dm-flakey dm-log-writes dm-snapshot dm-cache dm-cache-smq brd loop crc32c_generic
-	libcrc32c lzo lz4 lz4_compress lz4_decompress zstd_compress zstd zlib_deflate deflate bcache"
+	libcrc32c lzo lz4 lz4_compress lz4_decompress zstd_compress zstd zlib_deflate deflate bcache nbd"
 
 die() { echo "build-initramfs: $*" >&2; exit 1; }
 
@@ -41,15 +44,15 @@ copy_bin() {
 # nothing for a builtin one, and fail if KVER has no such module.
 module_files() {
 	local out
-	out=$(modprobe -S "$KVER" --show-depends "$1" 2>/dev/null) || return 1
+	out=$(modprobe -d "$KROOT" -S "$KVER" --show-depends "$1" 2>/dev/null) || return 1
 	awk '$1 == "insmod" {print $2}' <<<"$out"
 }
 
 # Copy one module file into the image at its own relative path, decompressed.
 copy_module() {
 	local f=$1 rel dst
-	rel=${f#"$MODDIR"/}
-	rel=${rel#/usr"$MODDIR"/}
+	rel=${f#"$SRCMOD"/}
+	rel=${rel#"${KROOT%/}"/usr"$MODDIR"/}
 	dst=$ROOT$MODDIR/${rel%.[xg]z}
 	dst=${dst%.zst}
 	mkdir -p "$(dirname "$dst")"
@@ -79,7 +82,7 @@ add_modules() {
 	done
 	mkdir -p "$ROOT$MODDIR/extra"
 	cp "$KO" "$ROOT$MODDIR/extra/dm-flaz.ko"
-	cp "$MODDIR"/modules.builtin* "$MODDIR/modules.order" "$ROOT$MODDIR/"
+	cp "$SRCMOD"/modules.builtin* "$SRCMOD/modules.order" "$ROOT$MODDIR/"
 	depmod -b "$ROOT" "$KVER"
 }
 
@@ -93,7 +96,7 @@ add_programs() {
 	done
 	# the kernel's request_module() runs /sbin/modprobe
 	for a in modprobe insmod rmmod lsmod; do ln -s ../bin/busybox "$ROOT/sbin/$a"; done
-	for b in dmsetup mke2fs e2fsck mkfs.xfs xfs_repair blockdev fio postmark make-bcache; do
+	for b in dmsetup mke2fs e2fsck mkfs.xfs xfs_repair blockdev fio postmark make-bcache nbd-server nbd-client; do
 		b=$(command -v "$b") || die "$b is not installed (run tests/setup.sh)"
 		copy_bin "$b" "/usr/sbin/$(basename "$b")"
 	done

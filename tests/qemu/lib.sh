@@ -8,8 +8,24 @@ QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-1200}
 # (guest/lib.sh: DMESG_OFFSET_MIB)
 DMESG_OFFSET=$((1024 * 1024))
 
-# 6.12.117+deb12-amd64 -> 6.12, 6.1.0-56-amd64 -> 6.1
-series_of() { cut -d. -f1,2 <<<"$1"; }
+# 6.12.117+deb12-amd64 -> 6.12, 6.1.0-56-amd64 -> 6.1, 6.12.117+deb12-rt-amd64 -> 6.12-rt,
+# 7.3.4+deb13-amd64 -> 7.3
+series_of() {
+	local s
+	s=$(cut -d. -f1,2 <<<"$1")
+	case $1 in *-rt-*) s+=-rt ;; esac
+	echo "$s"
+}
+
+# Where kernel KVER's boot/ and lib/modules/ are: / for a kernel installed on this host,
+# else the unpacked Debian 13 backports package (tests/lib/trixie.sh).
+kroot_of() {
+	if [ -f "/boot/vmlinuz-$1" ]; then
+		echo /
+	else
+		"$REPO/tests/lib/trixie.sh" prepare "$1"
+	fi
+}
 
 # The module for KVER, built by the caller or else here, in its own copy of the sources.
 module_for() {
@@ -32,9 +48,9 @@ flazctl_bin() {
 
 # Build the initramfs for KVER; prints its path.
 initramfs_for() {
-	local ko ctl out=$FLAZ_CACHE/qemu/$1/initramfs.cpio
-	ko=$(module_for "$1") && ctl=$(flazctl_bin) &&
-		"$QEMU_DIR/build-initramfs.sh" "$1" "$out" "$ko" "$ctl" >&2 && echo "$out"
+	local ko ctl kroot out=$FLAZ_CACHE/qemu/$1/initramfs.cpio
+	kroot=$(kroot_of "$1") && ko=$(module_for "$1") && ctl=$(flazctl_bin) &&
+		KROOT=$kroot "$QEMU_DIR/build-initramfs.sh" "$1" "$out" "$ko" "$ctl" >&2 && echo "$out"
 }
 
 # Fresh sparse disks in run dir $1: vda HDD 512 MiB, vdb SSD 128 MiB, vdc results 8 MiB;
@@ -55,11 +71,13 @@ make_disks() {
 # names them vda, vdb, ... in this order. Returns qemu's status (33 = the suite completed,
 # 124 = timeout).
 boot_vm() {
+	local kimg=/boot/vmlinuz-$1
+	[ -f "$kimg" ] || kimg=$(kroot_of "$1")/boot/vmlinuz-$1 || return 1
 	timeout -k 10 "$QEMU_TIMEOUT" qemu-system-x86_64 \
 		-accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
 		-nographic -no-reboot -nodefaults -serial "$5" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-kernel "/boot/vmlinuz-$1" -initrd "$2" \
+		-kernel "$kimg" -initrd "$2" \
 		-drive "file=$3/hdd.img,if=none,id=hdd,format=raw,cache=unsafe" \
 		-device virtio-blk-pci,drive=hdd \
 		-drive "file=$3/ssd.img,if=none,id=ssd,format=raw,cache=unsafe" \
