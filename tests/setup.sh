@@ -5,6 +5,8 @@ set -euo pipefail
 PKGS=(
 	linux-image-amd64 linux-headers-amd64             # Debian 12's 6.1
 	linux-image-6.12-amd64 linux-headers-6.12-amd64   # Debian 12's 6.12 (bookworm-security)
+	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64  # its PREEMPT_RT build
+	debootstrap                                       # Debian 13's chroot for its 7.x kernel (tests/lib/trixie.sh)
 	linux-source-6.12                                 # UML kernel for KUnit/KASAN/lockdep
 	build-essential bc flex bison libelf-dev libssl-dev cpio xz-utils zstd kmod
 	qemu-system-x86 qemu-utils busybox-static
@@ -12,6 +14,7 @@ PKGS=(
 	python3
 	gnuplot-nox                                       # make bench: the plot
 	systemd strace                                    # host tests: systemd-analyze verify, no-dm checks
+	nbd-server nbd-client                             # e2e nbd-*: the HDD served over the guest's loopback
 )
 missing=()
 for p in "${PKGS[@]}"; do

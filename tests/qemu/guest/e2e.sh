@@ -17,6 +17,7 @@ done
 . /flaz/e2e-cache.sh
 . /flaz/e2e-persist.sh
 . /flaz/e2e-check.sh
+. /flaz/e2e-nbd.sh
 
 check module-load t_module_load
 check bad-table-missing-args t_bad_missing_args
@@ -105,5 +106,9 @@ check persist-mode-vs-suspend t_persist_mode_vs_suspend
 check persist-evict t_persist_evict
 check persist-fuzz t_persist_fuzz
 check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
+check nbd-data t_nbd_data
+check nbd-warm-restart t_nbd_warm_restart
+check nbd-server-gone t_nbd_server_gone kill
+check nbd-server-hung t_nbd_server_gone stop
 check module-unload t_module_unload
 save_dmesg
