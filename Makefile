@@ -20,7 +20,8 @@ install: all
 	depmod -a $(KVER)
 	$(MAKE) -C tools/flazctl install
 
-# The whole suite: KUnit in UML, e2e in QEMU on Debian's 6.12 and 6.1, DKMS.
+# The whole suite: KUnit in UML, e2e in QEMU on Debian's 6.12 and 6.1 (and the core of it on
+# 6.12 PREEMPT_RT and Debian 13 backports' newest 7.x), DKMS.
 test:
 	tests/run-all.sh
 
