@@ -6,7 +6,13 @@
  * compression fills the cache off the I/O path and is CPU intensive, so it does
  * not hold up other per-CPU work. Extent writes and reclaim have a queue of
  * their own: compression units wait on them for buffers.
+ *
+ * A CPU-intensive work item that sleeps makes its pool start the next one, so
+ * without a limit a fill burst puts hundreds of units to sleep on the extent
+ * buffers, and every extent written wakes them all. Two per CPU: one
+ * compressing while the other waits for a buffer or copies its slot in.
  */
+#define WRITE_ACTIVE	2
 #include <linux/cpumask.h>
 #include <linux/workqueue.h>
 
@@ -17,8 +23,8 @@ int flaz_wq_init(struct flaz_wq *w, const char *name)
 {
 	atomic_set(&w->next, 0);
 	w->read = alloc_workqueue("flaz-rd/%s", WQ_PERCPU | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0, name);
-	w->write = alloc_workqueue("flaz-wr/%s", WQ_PERCPU | WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM, 0,
-				   name);
+	w->write = alloc_workqueue("flaz-wr/%s", WQ_PERCPU | WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM,
+				   WRITE_ACTIVE, name);
 	w->io = alloc_workqueue("flaz-io/%s", WQ_PERCPU | WQ_MEM_RECLAIM, 0, name);
 	if (!w->read || !w->write || !w->io) {
 		flaz_wq_exit(w);
