@@ -89,13 +89,13 @@ removed_hdd_is() {
 		fail "after removing $1, the HDD's first $2 MiB differ from what the volume returned"
 }
 
-# run_fio WHAT ARGS...: fio on /dev/mapper/vol (O_DIRECT, libaio); fails the check on a
-# non-zero exit, a verify failure or any job error.
+# run_fio WHAT ARGS...: fio on /dev/mapper/vol (or FIO_DEV) (O_DIRECT, libaio); fails the
+# check on a non-zero exit, a verify failure or any job error.
 run_fio() {
 	rf_what=$1
 	shift
 	echo "fio $rf_what: $*"
-	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
+	fio --filename="${FIO_DEV:-/dev/mapper/vol}" --ioengine=libaio --direct=1 --iodepth=8 \
 		--group_reporting --verify_fatal=1 "$@" >/tmp/fio.out 2>&1
 	rf_rc=$?
 	cat /tmp/fio.out

@@ -14,7 +14,7 @@
 # connection while flaz holds it open (a netlink connect is refused, "nbdX already in use";
 # -persist reconnects only once, the moment the link drops, while the server is still gone,
 # and then exits).
-# Uses wait_settled, show_status, sha_block (e2e-cache.sh), p_data and errors_of
+# Uses wait_settled, show_status, sha_block, run_fio (e2e-cache.sh), p_data and errors_of
 # (e2e-persist.sh).
 
 N_HDD_MIB=64
@@ -127,16 +127,11 @@ n_create() { must dmsetup create nv --table "0 $(sectors $NLIN) flaz $NLIN $NSSD
 n_fio() {
 	nf_what=$1
 	shift
-	fio --name=nbd --filename=$NV --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite \
-		--bssplit=4k/50:64k/50 --size=${N_FIO_MIB}M --randseed=7 \
-		--refill_buffers --buffer_compress_percentage=50 --buffer_compress_chunk=512 \
-		--verify=crc32c --verify_fatal=1 "$@" >/tmp/fio.out 2>&1
-	nf_rc=$?
-	cat /tmp/fio.out
-	[ $nf_rc -eq 0 ] ||
-		fail "fio $nf_what exited $nf_rc: $(grep -iE 'verify|error' /tmp/fio.out | head -n 2 | tr '\n' ' ')"
-	nf_errs=$(grep -o 'err= *[0-9]*' /tmp/fio.out | grep -v 'err= *0$')
-	[ -z "$nf_errs" ] || fail "fio $nf_what reported errors: $nf_errs"
+	FIO_DEV=$NV
+	run_fio "$nf_what" --name=nbd --rw=randwrite --bssplit=4k/50:64k/50 --size=${N_FIO_MIB}M \
+		--randseed=7 --refill_buffers --buffer_compress_percentage=50 --buffer_compress_chunk=512 \
+		--verify=crc32c "$@"
+	FIO_DEV=
 }
 
 # Every block of nv equals the served disk's (O_DIRECT on both).
