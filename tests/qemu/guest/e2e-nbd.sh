@@ -14,7 +14,7 @@
 # connection while flaz holds it open (a netlink connect is refused, "nbdX already in use";
 # -persist reconnects only once, the moment the link drops, while the server is still gone,
 # and then exits).
-# Uses wait_settled, show_status, sha_block, run_fio (e2e-cache.sh), p_data and errors_of
+# Uses wait_settled, show_status, sha_block, run_fio (e2e-cache.sh), p_data, errors_of and note
 # (e2e-persist.sh).
 
 N_HDD_MIB=64
@@ -350,7 +350,7 @@ t_nbd_server_gone() {
 	must dmsetup remove nv
 	n_down check
 	echo "hdd_errors: $e0 before the server went, $e1 after the failed I/O, $e_back once it was back, $e_end at the end"
-	echo "times after the server was $N_HOW: cached read $hit_t s, writer failed $writer_t s, write $write_t s, uncached read $miss_t s, suspend $suspend_t s"
+	note "times after the server was $N_HOW: cached read $hit_t s, writer failed $writer_t s, write $write_t s, uncached read $miss_t s, suspend $suspend_t s"
 	[ "$mode1" = normal ] || fail "mode=$mode1 with the server back, want normal"
 	[ "$e_end" = "$e_back" ] || fail "hdd_errors went $e_back -> $e_end with the server back, want no more"
 	[ "$mode2" = normal ] || fail "mode=$mode2 after the warm restart, want normal"
