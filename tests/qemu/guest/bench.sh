@@ -10,6 +10,9 @@
 #   4. writes: fio 4 KiB random writes with an fsync after each, and stock PostMark on ext4,
 #      on the bare HDD, dm-cache, bcache and flaz; for flaz, what its metadata costs (commits/s,
 #      table and superblock bytes per MiB written)
+#   5. nbd: the main read load with the HDD a network volume: the disk served by nbd-server
+#      over the guest's loopback, the kernel's nbd client, dm-delay on top; none, dm-cache and
+#      flaz-lz4
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -172,19 +175,34 @@ bcache_down() {
 	dd if=/dev/zero of=$SSD bs=8k count=1 oflag=direct conv=fsync 2>/dev/null
 }
 
-# flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume (cold: the SSD's
+# flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume over BACKING (cold: the SSD's
 # saved state from the previous row is ignored) with these table options. A refused table
 # prints a row saying so rather than ending the bench.
 flaz_bench() {
 	tbl=$1 name=$2 wset=$3
 	shift 3
 	if ! dmsetup create vol --table \
-		"0 $N flaz /dev/mapper/slowhdd $SSD $(($# + 1)) $* cold" 2>/tmp/create.err; then
+		"0 $N flaz $BACKING $SSD $(($# + 1)) $* cold" 2>/tmp/create.err; then
 		say "$(printf '%-12s' "$name") table refused: $(tail -n 1 /tmp/create.err)"
 		return 0
 	fi
 	bench "$tbl" "$name" /dev/mapper/vol "$wset" flaz_hits
 	dmsetup remove vol
+}
+
+# dmcache_up ORIGIN: dm-cache "cached" over ORIGIN, writethrough, smq: 8 MiB of the SSD for
+# metadata, the rest for 32 KiB cache blocks; dmcache_down takes it away.
+dmcache_up() {
+	dmsetup create cmeta --table "0 16384 linear $SSD 0"
+	dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
+	dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
+	dmsetup create cached --table \
+		"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata $1 64 1 writethrough smq 0"
+}
+dmcache_down() {
+	dmsetup remove cached
+	dmsetup remove cdata
+	dmsetup remove cmeta
 }
 
 # x A B: A / B as "1.23x", or "-" when either is missing or B is 0.
@@ -260,7 +278,7 @@ fill_cost() {
 	[ -s /tmp/fillcost ] || { say "  no flaz-lz4 status: nothing to report"; return 0; }
 	awk '{ f = $4 - $1; e = $5 - $2; m = $6 - $3
 		printf "::  %d fills, %d lines evicted, %.0f KiB of table, gen and superblocks: %.1f KiB per MiB filled\n",
-			f, e, m / 1024, f > 0 ? m / 1024 / (f * 4 / 1024) : 0 }' /tmp/fillcost
+			f, e, m / 1024, (f > 0 ? m / 1024 / (f * 4 / 1024) : 0) }' /tmp/fillcost
 }
 
 # All of flaz's metadata DRAM (dram_bytes, saved by the flaz-lz4 main row), per GiB of the
@@ -374,10 +392,56 @@ write_ratios() {
 		}' $ROWS
 }
 
+nbd_ratios() {
+	say
+	say "nbd: against no cache and dm-cache on the same network volume"
+	awk "$ratio_awk"'
+		$1 != "nbd" { next }
+		{ h[$2] = $3; i[$2] = $4 }
+		END {
+			f = ("flaz-lz4" in i) ? i["flaz-lz4"] : "-"
+			printf "::flaz-lz4 IOPS: %s of none, %s of dm-cache; hit ratio %s of dm-cache\n",
+				x(f, i["none"]), x(f, i["dm-cache"]), x(h["flaz-lz4"], h["dm-cache"])
+		}' $ROWS
+}
+
+# The main read load with the HDD served over the network: nbd-server exports the whole HDD
+# on the guest's loopback (flush and FUA passed on), /dev/nbd0 is the kernel's client (I/O
+# timeout 30 s), and dm-delay adds the same DELAY_MS. The write rows put ext4 on the HDD, so
+# the working set is written again first.
+nbd_section() {
+	header "nbd: working set ${WSET_MIB} MiB, the HDD an NBD device (loopback) + dm-delay ${DELAY_MS} ms"
+	fio --name=fill --filename=$HDD --rw=write --bs=1M --size=${WSET_MIB}M --direct=1 \
+		--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
+	printf '[generic]\n\tlistenaddr = 127.0.0.1\n\tport = 10809\n[hdd]\n\texportname = %s\n\tflush = true\n\tfua = true\n' \
+		$HDD >/tmp/nbd.conf
+	if ! { ifconfig lo 127.0.0.1 up && modprobe nbd && nbd-server -C /tmp/nbd.conf >/tmp/nbd.out 2>&1; }; then
+		say "nbd: nbd-server did not start: $(tail -n 1 /tmp/nbd.out)"
+		return 0
+	fi
+	nb_i=0
+	until nbd-client -N hdd -t 30 127.0.0.1 10809 /dev/nbd0 >>/tmp/nbd.out 2>&1; do
+		nb_i=$((nb_i + 1))
+		[ $nb_i -lt 50 ] || { say "nbd: nbd-client could not connect: $(tail -n 1 /tmp/nbd.out)"; return 0; }
+		sleep 0.2
+	done
+	dmsetup create nbdslow --table "0 $N delay /dev/nbd0 0 $DELAY_MS"
+	BACKING=/dev/mapper/nbdslow
+	bench nbd none $BACKING $WSET_MIB no_hits
+	dmcache_up $BACKING
+	bench nbd dm-cache /dev/mapper/cached $WSET_MIB dmcache_hits
+	dmcache_down
+	flaz_bench nbd flaz-lz4 $WSET_MIB compressor lz4
+	dmsetup remove nbdslow
+	nbd-client -d /dev/nbd0 >/dev/null 2>&1
+	nbd_ratios
+}
+
 for m in dm-delay dm-cache dm-cache-smq dm-flaz bcache; do modprobe $m; done
 N=$(blockdev --getsz $HDD)
 S=$(blockdev --getsz $SSD)
 dmsetup create slowhdd --table "0 $N delay $HDD 0 $DELAY_MS"
+BACKING=/dev/mapper/slowhdd
 say "HDD: 512 MiB file + dm-delay ${DELAY_MS} ms; SSD: 128 MiB file"
 say "data: fio buffer_compress_percentage=50 (2:1 compressible); reads: 4 KiB zipf:1.2, iodepth 8"
 say "each row: warmed for ${WARM_S} s, then measured for ${RUN_S} s (short, to fit TCG); CPU s/GiB"
@@ -390,16 +454,9 @@ echo "@csv table,config,hit_pct,iops,p50_us,p99_us,cpu_s_per_gib,ratio,cached_mi
 header "main: working set ${WSET_MIB} MiB (2x the SSD)"
 bench main none /dev/mapper/slowhdd $WSET_MIB no_hits
 
-# dm-cache: 8 MiB of the SSD for metadata, the rest for 32 KiB cache blocks.
-dmsetup create cmeta --table "0 16384 linear $SSD 0"
-dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
-dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
-dmsetup create cached --table \
-	"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata /dev/mapper/slowhdd 64 1 writethrough smq 0"
+dmcache_up /dev/mapper/slowhdd
 bench main dm-cache /dev/mapper/cached $WSET_MIB dmcache_hits
-dmsetup remove cached
-dmsetup remove cdata
-dmsetup remove cmeta
+dmcache_down
 
 if bcache_up; then
 	bench main bcache /dev/bcache0 $WSET_MIB bcache_hits
@@ -428,15 +485,9 @@ say
 say "writes: fio 4 KiB randwrite + fsync each, ${WRITE_S} s; PostMark (1000 files of 0.5-16 KiB, 3000 transactions) on ext4"
 wrow config "fio IOPS" "p50(us)" "p99(us)" "PostMark s" "commits/s" "meta B/MiB"
 write_bench none /dev/mapper/slowhdd
-dmsetup create cmeta --table "0 16384 linear $SSD 0"
-dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
-dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
-dmsetup create cached --table \
-	"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata /dev/mapper/slowhdd 64 1 writethrough smq 0"
+dmcache_up /dev/mapper/slowhdd
 write_bench dm-cache /dev/mapper/cached
-dmsetup remove cached
-dmsetup remove cdata
-dmsetup remove cmeta
+dmcache_down
 if bcache_up; then
 	write_bench bcache /dev/bcache0
 	bcache_down
@@ -449,6 +500,7 @@ dmsetup remove vol
 write_ratios
 
 dmsetup remove slowhdd
+nbd_section
 table_size
 dram_size
 fill_cost
