@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dm-flaz codecs: lzo, lz4, zstd and deflate through the kernel's compression
- * libraries (not crypto_comp, so 6.1 and 6.12 behave alike), one stream per CPU
+ * libraries (not crypto_comp, so 6.1 and 6.12 behave alike), streams per CPU
  * as zram does: workspaces are allocated when a CPU comes up and freed when it
- * goes, and a stream's mutex lets compression sleep.
+ * goes, and a stream's mutex lets compression sleep. Each CPU has a stream to
+ * compress with and another to decompress with, so a hit never waits behind a
+ * fill's compression on its CPU.
  */
 #include <linux/cpuhotplug.h>
 #include <linux/lz4.h>
@@ -26,31 +28,31 @@
 
 struct codec_stream {
 	struct mutex lock;
-	u8 *scratch;		/* NULL while the CPU is down */
-	void *cws;		/* compression workspace */
-	void *dws;		/* decompression workspace, where the codec needs one */
+	bool ready;		/* false while the CPU is down */
+	u8 *scratch;		/* compression output; NULL in a decompression stream */
+	void *ws;		/* workspace, where the codec needs one */
 	union {
 		struct {
 			zstd_cctx *cctx;
-			zstd_dctx *dctx;
 			zstd_parameters params;	/* computed once, not per block */
 		};
-		struct {
-			struct z_stream_s def;
-			struct z_stream_s inf;
-		};
+		zstd_dctx *dctx;
+		struct z_stream_s z;
 	};
 };
 
+/* alloc_d is NULL for a codec that decompresses without a workspace. */
 struct codec_ops {
-	int (*alloc)(struct codec_stream *s);
+	int (*alloc_c)(struct codec_stream *s);
+	int (*alloc_d)(struct codec_stream *s);
 	int (*compress)(struct codec_stream *s, const u8 *src, unsigned int *len);
 	int (*decompress)(struct codec_stream *s, const u8 *src, unsigned int len, u8 *dst);
 };
 
 struct flaz_compressor {
 	const struct codec_ops *ops;
-	struct codec_stream __percpu *streams;
+	struct codec_stream __percpu *comp;
+	struct codec_stream __percpu *decomp;
 	struct hlist_node node;
 };
 
@@ -58,15 +60,15 @@ static enum cpuhp_state cpuhp_state;
 
 static int lzo_alloc(struct codec_stream *s)
 {
-	s->cws = kvmalloc(LZO1X_1_MEM_COMPRESS, GFP_KERNEL);
-	return s->cws ? 0 : -ENOMEM;
+	s->ws = kvmalloc(LZO1X_1_MEM_COMPRESS, GFP_KERNEL);
+	return s->ws ? 0 : -ENOMEM;
 }
 
 static int lzo_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
 {
 	size_t out = SCRATCH_SIZE;
 
-	if (lzo1x_1_compress(src, FLAZ_BLOCK_SIZE, s->scratch, &out, s->cws) != LZO_E_OK)
+	if (lzo1x_1_compress(src, FLAZ_BLOCK_SIZE, s->scratch, &out, s->ws) != LZO_E_OK)
 		return -EIO;
 	*len = out;
 	return 0;
@@ -83,13 +85,13 @@ static int lzo_decompress(struct codec_stream *s, const u8 *src, unsigned int le
 
 static int lz4_alloc(struct codec_stream *s)
 {
-	s->cws = kvmalloc(LZ4_MEM_COMPRESS, GFP_KERNEL);
-	return s->cws ? 0 : -ENOMEM;
+	s->ws = kvmalloc(LZ4_MEM_COMPRESS, GFP_KERNEL);
+	return s->ws ? 0 : -ENOMEM;
 }
 
 static int lz4_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
 {
-	int out = LZ4_compress_default(src, s->scratch, FLAZ_BLOCK_SIZE, SCRATCH_SIZE, s->cws);
+	int out = LZ4_compress_default(src, s->scratch, FLAZ_BLOCK_SIZE, SCRATCH_SIZE, s->ws);
 
 	if (out <= 0)
 		return -EIO;
@@ -104,20 +106,28 @@ static int lz4_decompress(struct codec_stream *s, const u8 *src, unsigned int le
 	return 0;
 }
 
-static int zstd_alloc(struct codec_stream *s)
+static int zstd_alloc_c(struct codec_stream *s)
 {
-	size_t csize, dsize = zstd_dctx_workspace_bound();
+	size_t size;
 
 	s->params = zstd_get_params(ZSTD_LEVEL, FLAZ_BLOCK_SIZE);
-	csize = zstd_cctx_workspace_bound(&s->params.cParams);
-
-	s->cws = kvmalloc(csize, GFP_KERNEL);
-	s->dws = kvmalloc(dsize, GFP_KERNEL);
-	if (!s->cws || !s->dws)
+	size = zstd_cctx_workspace_bound(&s->params.cParams);
+	s->ws = kvmalloc(size, GFP_KERNEL);
+	if (!s->ws)
 		return -ENOMEM;
-	s->cctx = zstd_init_cctx(s->cws, csize);
-	s->dctx = zstd_init_dctx(s->dws, dsize);
-	return s->cctx && s->dctx ? 0 : -EINVAL;
+	s->cctx = zstd_init_cctx(s->ws, size);
+	return s->cctx ? 0 : -EINVAL;
+}
+
+static int zstd_alloc_d(struct codec_stream *s)
+{
+	size_t size = zstd_dctx_workspace_bound();
+
+	s->ws = kvmalloc(size, GFP_KERNEL);
+	if (!s->ws)
+		return -ENOMEM;
+	s->dctx = zstd_init_dctx(s->ws, size);
+	return s->dctx ? 0 : -EINVAL;
 }
 
 static int zstd_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
@@ -141,26 +151,31 @@ static int zstd_decompress(struct codec_stream *s, const u8 *src, unsigned int l
 }
 
 /* Raw deflate (negative window bits): no zlib header, the slot header has the checksum. */
-static int deflate_alloc(struct codec_stream *s)
+static int deflate_alloc_c(struct codec_stream *s)
 {
-	s->cws = kvmalloc(zlib_deflate_workspacesize(DEFLATE_WBITS, DEFLATE_MEMLEVEL),
-			  GFP_KERNEL);
-	s->dws = kvmalloc(zlib_inflate_workspacesize(), GFP_KERNEL);
-	if (!s->cws || !s->dws)
+	s->ws = kvmalloc(zlib_deflate_workspacesize(DEFLATE_WBITS, DEFLATE_MEMLEVEL),
+			 GFP_KERNEL);
+	if (!s->ws)
 		return -ENOMEM;
-	s->def.workspace = s->cws;
-	s->inf.workspace = s->dws;
-	if (zlib_deflateInit2(&s->def, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -DEFLATE_WBITS,
+	s->z.workspace = s->ws;
+	if (zlib_deflateInit2(&s->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -DEFLATE_WBITS,
 			      DEFLATE_MEMLEVEL, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -EINVAL;
-	if (zlib_inflateInit2(&s->inf, -DEFLATE_WBITS) != Z_OK)
 		return -EINVAL;
 	return 0;
 }
 
+static int deflate_alloc_d(struct codec_stream *s)
+{
+	s->ws = kvmalloc(zlib_inflate_workspacesize(), GFP_KERNEL);
+	if (!s->ws)
+		return -ENOMEM;
+	s->z.workspace = s->ws;
+	return zlib_inflateInit2(&s->z, -DEFLATE_WBITS) == Z_OK ? 0 : -EINVAL;
+}
+
 static int deflate_compress(struct codec_stream *s, const u8 *src, unsigned int *len)
 {
-	struct z_stream_s *z = &s->def;
+	struct z_stream_s *z = &s->z;
 
 	if (zlib_deflateReset(z) != Z_OK)
 		return -EIO;
@@ -176,7 +191,7 @@ static int deflate_compress(struct codec_stream *s, const u8 *src, unsigned int 
 
 static int deflate_decompress(struct codec_stream *s, const u8 *src, unsigned int len, u8 *dst)
 {
-	struct z_stream_s *z = &s->inf;
+	struct z_stream_s *z = &s->z;
 
 	if (zlib_inflateReset(z) != Z_OK)
 		return -EILSEQ;
@@ -190,58 +205,83 @@ static int deflate_decompress(struct codec_stream *s, const u8 *src, unsigned in
 }
 
 static const struct codec_ops codec_ops[FLAZ_NR_CODECS] = {
-	[FLAZ_CODEC_LZO] = { lzo_alloc, lzo_compress, lzo_decompress },
-	[FLAZ_CODEC_LZ4] = { lz4_alloc, lz4_compress, lz4_decompress },
-	[FLAZ_CODEC_ZSTD] = { zstd_alloc, zstd_compress, zstd_decompress },
-	[FLAZ_CODEC_DEFLATE] = { deflate_alloc, deflate_compress, deflate_decompress },
+	[FLAZ_CODEC_LZO] = { lzo_alloc, NULL, lzo_compress, lzo_decompress },
+	[FLAZ_CODEC_LZ4] = { lz4_alloc, NULL, lz4_compress, lz4_decompress },
+	[FLAZ_CODEC_ZSTD] = { zstd_alloc_c, zstd_alloc_d, zstd_compress, zstd_decompress },
+	[FLAZ_CODEC_DEFLATE] = { deflate_alloc_c, deflate_alloc_d, deflate_compress,
+				 deflate_decompress },
 };
 
+/* Lock held. */
 static void stream_free(struct codec_stream *s)
 {
 	kvfree(s->scratch);
-	kvfree(s->cws);
-	kvfree(s->dws);
+	kvfree(s->ws);
 	s->scratch = NULL;
-	s->cws = NULL;
-	s->dws = NULL;
+	s->ws = NULL;
+	s->ready = false;
+}
+
+static int stream_alloc(struct codec_stream *s, int (*alloc)(struct codec_stream *s),
+			bool scratch)
+{
+	int r = 0;
+
+	mutex_lock(&s->lock);
+	if (scratch) {
+		s->scratch = kvmalloc(SCRATCH_SIZE, GFP_KERNEL);
+		if (!s->scratch)
+			r = -ENOMEM;
+	}
+	if (!r && alloc)
+		r = alloc(s);
+	if (r)
+		stream_free(s);
+	else
+		s->ready = true;
+	mutex_unlock(&s->lock);
+	return r;
+}
+
+static void stream_put_cpu(struct codec_stream *s)
+{
+	mutex_lock(&s->lock);
+	stream_free(s);
+	mutex_unlock(&s->lock);
 }
 
 static int codec_cpu_up_prepare(unsigned int cpu, struct hlist_node *node)
 {
 	struct flaz_compressor *c = hlist_entry(node, struct flaz_compressor, node);
-	struct codec_stream *s = per_cpu_ptr(c->streams, cpu);
-	int r = -ENOMEM;
+	int r;
 
-	mutex_lock(&s->lock);
-	s->scratch = kvmalloc(SCRATCH_SIZE, GFP_KERNEL);
-	if (s->scratch)
-		r = c->ops->alloc(s);
+	r = stream_alloc(per_cpu_ptr(c->comp, cpu), c->ops->alloc_c, true);
 	if (r)
-		stream_free(s);
-	mutex_unlock(&s->lock);
+		return r;
+	r = stream_alloc(per_cpu_ptr(c->decomp, cpu), c->ops->alloc_d, false);
+	if (r)
+		stream_put_cpu(per_cpu_ptr(c->comp, cpu));
 	return r;
 }
 
 static int codec_cpu_dead(unsigned int cpu, struct hlist_node *node)
 {
 	struct flaz_compressor *c = hlist_entry(node, struct flaz_compressor, node);
-	struct codec_stream *s = per_cpu_ptr(c->streams, cpu);
 
-	mutex_lock(&s->lock);
-	stream_free(s);
-	mutex_unlock(&s->lock);
+	stream_put_cpu(per_cpu_ptr(c->comp, cpu));
+	stream_put_cpu(per_cpu_ptr(c->decomp, cpu));
 	return 0;
 }
 
-/* This CPU's stream, locked; retried if the CPU went down since we looked. */
-static struct codec_stream *stream_get(struct flaz_compressor *c)
+/* This CPU's stream of @streams, locked; retried if the CPU went down since we looked. */
+static struct codec_stream *stream_get(struct codec_stream __percpu *streams)
 {
 	struct codec_stream *s;
 
 	for (;;) {
-		s = raw_cpu_ptr(c->streams);
+		s = raw_cpu_ptr(streams);
 		mutex_lock(&s->lock);
-		if (likely(s->scratch))
+		if (likely(s->ready))
 			return s;
 		mutex_unlock(&s->lock);
 	}
@@ -256,21 +296,27 @@ struct flaz_compressor *flaz_compressor_create(enum flaz_codec type)
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	c->ops = &codec_ops[type];
-	c->streams = alloc_percpu(struct codec_stream);
-	if (!c->streams) {
-		kfree(c);
-		return ERR_PTR(-ENOMEM);
+	c->comp = alloc_percpu(struct codec_stream);
+	c->decomp = alloc_percpu(struct codec_stream);
+	if (!c->comp || !c->decomp) {
+		r = -ENOMEM;
+		goto fail;
 	}
-	for_each_possible_cpu(cpu)
-		mutex_init(&per_cpu_ptr(c->streams, cpu)->lock);
+	for_each_possible_cpu(cpu) {
+		mutex_init(&per_cpu_ptr(c->comp, cpu)->lock);
+		mutex_init(&per_cpu_ptr(c->decomp, cpu)->lock);
+	}
 	/* Runs codec_cpu_up_prepare() for every online CPU, undoing them on failure. */
 	r = cpuhp_state_add_instance(cpuhp_state, &c->node);
-	if (r) {
-		free_percpu(c->streams);
-		kfree(c);
-		return ERR_PTR(r);
-	}
+	if (r)
+		goto fail;
 	return c;
+
+fail:
+	free_percpu(c->comp);
+	free_percpu(c->decomp);
+	kfree(c);
+	return ERR_PTR(r);
 }
 
 void flaz_compressor_destroy(struct flaz_compressor *c)
@@ -278,7 +324,8 @@ void flaz_compressor_destroy(struct flaz_compressor *c)
 	if (IS_ERR_OR_NULL(c))
 		return;
 	cpuhp_state_remove_instance(cpuhp_state, &c->node);
-	free_percpu(c->streams);
+	free_percpu(c->comp);
+	free_percpu(c->decomp);
 	kfree(c);
 }
 
@@ -289,7 +336,7 @@ void flaz_compressor_destroy(struct flaz_compressor *c)
 int flaz_compress(struct flaz_compressor *c, const void *src, void *dst,
 			unsigned int max_len)
 {
-	struct codec_stream *s = stream_get(c);
+	struct codec_stream *s = stream_get(c->comp);
 	unsigned int len = 0;
 	int r;
 
@@ -310,7 +357,7 @@ int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len
 
 	if (!len || len >= FLAZ_BLOCK_SIZE)
 		return -EILSEQ;
-	s = stream_get(c);
+	s = stream_get(c->decomp);
 	r = c->ops->decompress(s, src, len, dst);
 	mutex_unlock(&s->lock);
 	return r;
