@@ -243,7 +243,8 @@ static int stream_alloc(struct codec_stream *s, int (*alloc)(struct codec_stream
 	return r;
 }
 
-static void stream_put_cpu(struct codec_stream *s)
+/* The CPU went down, or its other stream could not be had. */
+static void stream_drop(struct codec_stream *s)
 {
 	mutex_lock(&s->lock);
 	stream_free(s);
@@ -260,7 +261,7 @@ static int codec_cpu_up_prepare(unsigned int cpu, struct hlist_node *node)
 		return r;
 	r = stream_alloc(per_cpu_ptr(c->decomp, cpu), c->ops->alloc_d, false);
 	if (r)
-		stream_put_cpu(per_cpu_ptr(c->comp, cpu));
+		stream_drop(per_cpu_ptr(c->comp, cpu));
 	return r;
 }
 
@@ -268,8 +269,8 @@ static int codec_cpu_dead(unsigned int cpu, struct hlist_node *node)
 {
 	struct flaz_compressor *c = hlist_entry(node, struct flaz_compressor, node);
 
-	stream_put_cpu(per_cpu_ptr(c->comp, cpu));
-	stream_put_cpu(per_cpu_ptr(c->decomp, cpu));
+	stream_drop(per_cpu_ptr(c->comp, cpu));
+	stream_drop(per_cpu_ptr(c->decomp, cpu));
 	return 0;
 }
 

@@ -12,12 +12,13 @@
  * buffers, and every extent written wakes them all. Two per CPU: one
  * compressing while the other waits for a buffer or copies its slot in.
  */
-#define WRITE_ACTIVE	2
 #include <linux/cpumask.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
 #include "flaz.h"
+
+#define WRITE_ACTIVE	2	/* fill units active per CPU */
 
 int flaz_wq_init(struct flaz_wq *w, const char *name)
 {
