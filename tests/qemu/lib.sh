@@ -73,13 +73,13 @@ make_disks() {
 # TSC unstable mid-run, and the kernel's switch away from it patches its own text, which
 # multi-threaded TCG now and then turns into an int3 oops (seen on 7.3).
 boot_vm() {
-	local kimg=/boot/vmlinuz-$1
-	[ -f "$kimg" ] || kimg=$(kroot_of "$1")/boot/vmlinuz-$1 || return 1
+	local kroot
+	kroot=$(kroot_of "$1") || return 1
 	timeout -k 10 "$QEMU_TIMEOUT" qemu-system-x86_64 \
 		-accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
 		-nographic -no-reboot -nodefaults -serial "$5" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-kernel "$kimg" -initrd "$2" \
+		-kernel "${kroot%/}/boot/vmlinuz-$1" -initrd "$2" \
 		-drive "file=$3/hdd.img,if=none,id=hdd,format=raw,cache=unsafe" \
 		-device virtio-blk-pci,drive=hdd \
 		-drive "file=$3/ssd.img,if=none,id=ssd,format=raw,cache=unsafe" \

@@ -175,9 +175,9 @@ bcache_down() {
 	dd if=/dev/zero of=$SSD bs=8k count=1 oflag=direct conv=fsync 2>/dev/null
 }
 
-# flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume over BACKING (cold: the SSD's
-# saved state from the previous row is ignored) with these table options. A refused table
-# prints a row saying so rather than ending the bench.
+# flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume over BACKING
+# (cold: the SSD's saved state from the previous row is ignored) with these table options. A
+# refused table prints a row saying so rather than ending the bench.
 flaz_bench() {
 	tbl=$1 name=$2 wset=$3
 	shift 3
