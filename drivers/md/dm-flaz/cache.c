@@ -2,9 +2,8 @@
 /*
  * dm-flaz data path: a direct-mapped, write-through cache of 4 KiB blocks.
  *
- * Reads of cached blocks are served from the SSD (or the extent buffer), one
- * 4 KiB unit per work item spread over the CPUs; misses go to the HDD and the
- * data is installed afterwards. Writes go to the HDD, and once it has them the
+ * Runs of cached blocks are served from the SSD or the extent buffer (hit.c);
+ * misses go to the HDD and the data is installed afterwards. Writes go to the HDD, and once it has them the
  * new data is installed too. Each installed block is compressed into a slot of
  * an extent (xbuf.c) that the table (l2p.c) points at.
  *
@@ -26,7 +25,6 @@
 #include <linux/dm-io.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
-#include <linux/mempool.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -36,14 +34,6 @@
 
 #define DM_MSG_PREFIX "flaz"
 
-/*
- * A bounce buffer: the block, then room for a slot read from the SSD with the
- * whole sectors around it; both sector-aligned for the devices' DMA.
- */
-#define SLOT_READ_BYTES		(2 * FLAZ_BLOCK_SIZE)
-#define BOUNCE_BYTES		(FLAZ_BLOCK_SIZE + SLOT_READ_BYTES)
-#define BOUNCE_RESERVE		4
-#define MAX_HIT_RUN		64	/* blocks per hit piece: bounds its allocation */
 /*
  * Blocks copied and waiting to be installed. Installs go at the SSD's pace, so
  * when the HDD delivers faster, further fills are skipped rather than queued.
@@ -80,10 +70,9 @@ struct flaz_bio {
 
 struct flaz_unit {
 	struct work_struct work;
-	void *owner;		/* struct flaz_fill or struct flaz_hit */
+	struct flaz_fill *fill;
 	u64 block;
-	u32 idx;		/* block index in the bio */
-	void *data;		/* fill: a page with the block's data */
+	void *data;		/* a page with the block's data */
 };
 
 /* Blocks to install, taken from a completed read miss or write. */
@@ -95,21 +84,9 @@ struct flaz_fill {
 	struct flaz_unit units[];
 };
 
-/* A run of hits being served. */
-struct flaz_hit {
-	struct flaz_cache *c;
-	struct bio *bio;
-	struct bvec_iter iter;
-	atomic_t pending;
-	blk_status_t status;
-	struct flaz_unit units[];
-};
-
-static mempool_t *bounce_pool;
-
 /* Copy block @off bytes into the bio's data at @iter to or from @buf. */
-static void copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
-		       bool to_bio)
+void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
+		     bool to_bio)
 {
 	struct bvec_iter it;
 	struct bio_vec bv;
@@ -222,155 +199,6 @@ static bool sequential(struct flaz_cache *c, sector_t start, u32 sectors)
 	return cutoff && run > cutoff;
 }
 
-static int read_sync(struct flaz_cache *c, struct block_device *bdev, sector_t sector,
-		     sector_t count, void *buf)
-{
-	struct dm_io_region where = { .bdev = bdev, .sector = sector, .count = count };
-	struct dm_io_request req = {
-		.bi_opf = REQ_OP_READ,
-		.mem.type = DM_IO_KMEM,
-		.mem.ptr.addr = buf,
-		.client = c->io,
-	};
-
-	return flaz_dm_io(&req, &where);
-}
-
-/*
- * Read only the SSD's logical blocks that hold the slot @e points at: a slot
- * (at most FLAZ_MAX_SLOT_BYTES, 32-byte aligned) with the rest of its first
- * and last 4 KiB fits SLOT_READ_BYTES.
- */
-static int read_ssd(struct flaz_cache *c, const struct flaz_entry *e, u8 *buf, u8 **slot)
-{
-	const struct flaz_geometry *g = c->geo;
-	u32 lbs = bdev_logical_block_size(c->ssd);
-	u32 start = round_down(e->off, lbs);
-
-	*slot = buf + (e->off - start);
-	return read_sync(c, c->ssd, g->data_start + (sector_t)e->ext * g->extent_sectors +
-			 (start >> SECTOR_SHIFT),
-			 (round_up(e->off + e->bytes, lbs) - start) >> SECTOR_SHIFT, buf);
-}
-
-/*
- * The slot for @block was unreadable or failed its checks. If the table still
- * points at it, the SSD let us down: count it and drop the line. Otherwise the
- * slot was replaced or evicted while we read it, which is no fault.
- */
-static void slot_failed(struct flaz_cache *c, u64 block, const struct flaz_entry *seen)
-{
-	static const struct flaz_entry none;
-	u64 line = flaz_l2p_line(c->l2p, block);
-	struct flaz_entry e, old;
-	bool same;
-
-	flaz_l2p_lock(c->l2p, line);
-	same = flaz_l2p_lookup(c->l2p, block, &e) && e.ext == seen->ext &&
-	       e.off == seen->off && e.bytes == seen->bytes;
-	if (same)
-		flaz_l2p_set(c->l2p, block, &none, &old);
-	flaz_l2p_unlock(c->l2p, line);
-	if (same)
-		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
-}
-
-/*
- * Read cached @block into @out (a block), using @buf (SLOT_READ_BYTES) for the
- * slot. Returns 0, or an error after which the block must come from the HDD.
- */
-static int read_cached(struct flaz_cache *c, u64 block, u8 *buf, u8 *out)
-{
-	struct flaz_slot_info info;
-	struct flaz_entry e;
-	u8 *slot = buf;
-	int r;
-
-	if (!is_cached(c, block, &e))
-		return -ENOENT;
-	if (e.kind == FLAZ_ENTRY_ZERO) {
-		memset(out, 0, FLAZ_BLOCK_SIZE);
-		return 0;
-	}
-	r = 0;
-	if (!flaz_xbuf_read(c->xbuf, e.ext, e.off, e.bytes, buf))
-		r = read_ssd(c, &e, buf, &slot);
-	if (!r)
-		r = flaz_slot_decode(slot, e.bytes, &info);
-	/* a cut tag matched, but the line holds another block: a plain miss */
-	if (!r && info.block != block)
-		return -ENOENT;
-	/* an older tenant of the extent: the SSD lost the write that replaced it */
-	if (!r && (info.bytes != e.bytes || info.codec != c->codec ||
-		   info.seq <= READ_ONCE(c->ext_seq[e.ext])))
-		r = -EILSEQ;
-	if (!r && (info.flags & FLAZ_SLOT_RAW))
-		memcpy(out, slot + sizeof(struct flaz_slot_hdr), FLAZ_BLOCK_SIZE);
-	else if (!r)
-		r = flaz_decompress(c->comp, slot + sizeof(struct flaz_slot_hdr), info.len,
-				    out);
-	if (r)
-		slot_failed(c, block, &e);
-	return r;
-}
-
-static int read_hdd(struct flaz_cache *c, u64 block, u8 *out)
-{
-	return read_sync(c, c->hdd, block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
-			 FLAZ_BLOCK_SECTORS, out);
-}
-
-static void hit_work(struct work_struct *work)
-{
-	struct flaz_unit *u = container_of(work, struct flaz_unit, work);
-	struct flaz_hit *hit = u->owner;
-	struct flaz_cache *c = hit->c;
-	u8 *out = mempool_alloc(bounce_pool, GFP_NOIO);
-
-	if (!read_cached(c, u->block, out + FLAZ_BLOCK_SIZE, out)) {
-		flaz_stats_add(c->stats, FLAZ_STAT_READ_HITS, 1);
-	} else {
-		flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
-		/* the target's end_io counts the error, as for any bio */
-		if (read_hdd(c, u->block, out))
-			WRITE_ONCE(hit->status, BLK_STS_IOERR);
-	}
-	copy_block(hit->bio, hit->iter, u->idx * FLAZ_BLOCK_SIZE, out, true);
-	mempool_free(out, bounce_pool);
-
-	if (atomic_dec_and_test(&hit->pending)) {
-		hit->bio->bi_status = READ_ONCE(hit->status);
-		bio_endio(hit->bio);
-		kfree(hit);
-	}
-}
-
-/* Serve @nr cached blocks from @block, one unit per block, on all CPUs. */
-static int serve_hits(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
-{
-	struct flaz_hit *hit;
-	u32 i;
-
-	hit = kmalloc(struct_size(hit, units, nr), GFP_NOWAIT | __GFP_NOWARN);
-	if (!hit)
-		return -ENOMEM;
-	hit->c = c;
-	hit->bio = bio;
-	hit->iter = bio->bi_iter;
-	hit->status = BLK_STS_OK;
-	atomic_set(&hit->pending, nr);
-	for (i = 0; i < nr; i++) {
-		struct flaz_unit *u = &hit->units[i];
-
-		INIT_WORK(&u->work, hit_work);
-		u->owner = hit;
-		u->block = block + i;
-		u->idx = i;
-		flaz_wq_read(&c->wq, &u->work);
-	}
-	return 0;
-}
-
 static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		    enum flaz_mode mode)
 {
@@ -397,14 +225,14 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	block = sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	nr = sectors >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	hit = is_cached(c, block, &e);
-	for (i = 1; i < nr && (!hit || i < MAX_HIT_RUN); i++)
+	for (i = 1; i < nr && (!hit || i < FLAZ_HIT_RUN); i++)
 		if (is_cached(c, block + i, &e) != hit)
 			break;
 	if (i * FLAZ_BLOCK_SECTORS < sectors)
 		dm_accept_partial_bio(bio, i * FLAZ_BLOCK_SECTORS);
 	nr = i;
 
-	if (hit && !serve_hits(c, bio, block, nr))
+	if (hit && !flaz_hit_serve(c, bio, block, nr))
 		return DM_MAPIO_SUBMITTED;
 
 	flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, nr);
@@ -660,7 +488,7 @@ out:
 static void install_work(struct work_struct *work)
 {
 	struct flaz_unit *u = container_of(work, struct flaz_unit, work);
-	struct flaz_fill *fill = u->owner;
+	struct flaz_fill *fill = u->fill;
 	struct flaz_cache *c = fill->c;
 
 	install(c, fill, u);
@@ -709,11 +537,10 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 			free_fill(fill, i);
 			goto busy;
 		}
-		copy_block(bio, pb->iter, pb->skip + i * FLAZ_BLOCK_SIZE, u->data, false);
+		flaz_copy_block(bio, pb->iter, pb->skip + i * FLAZ_BLOCK_SIZE, u->data, false);
 		INIT_WORK(&u->work, install_work);
-		u->owner = fill;
+		u->fill = fill;
 		u->block = pb->block + i;
-		u->idx = i;
 	}
 	return fill;
 
@@ -981,7 +808,8 @@ void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat)
 /*
  * Every byte the volume allocates for metadata, as asked of the allocators: the
  * table, the per-extent state here (four bitmaps and ext_seq), the allocator,
- * the extent buffer, the regions and the metadata context.
+ * the extent buffer, the hit path's pins and reserve, the regions and the
+ * metadata context.
  */
 static u64 dram_bytes(struct flaz_cache *c)
 {
@@ -989,7 +817,8 @@ static u64 dram_bytes(struct flaz_cache *c)
 
 	return sizeof(*c) + 4 * BITS_TO_LONGS(nr) * sizeof(long) + nr * sizeof(u64) +
 	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
-	       flaz_xbuf_bytes(c->extent_bytes) + flaz_intent_bytes(c->intent) +
+	       flaz_xbuf_bytes(c->extent_bytes) + flaz_hits_bytes(c->hits) +
+	       flaz_intent_bytes(c->intent) +
 	       flaz_meta_bytes(nr);
 }
 
@@ -1097,6 +926,11 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 		*error = "Cannot create work queues";
 		goto bad;
 	}
+	c->hits = flaz_hits_create(c->extent_bytes);
+	if (!c->hits) {
+		*error = "Cannot allocate the hit path's buffers";
+		goto bad;
+	}
 	c->xbuf = flaz_xbuf_create(c);
 	if (!c->xbuf) {
 		*error = "Cannot allocate the extent buffer";
@@ -1137,6 +971,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_wq_exit(&c->wq);
 	flaz_intent_destroy(c->intent);
 	flaz_xbuf_destroy(c->xbuf);
+	flaz_hits_destroy(c->hits);
 	if (!IS_ERR_OR_NULL(c->io))
 		dm_io_client_destroy(c->io);
 	kvfree(c->ext_seq);
@@ -1152,13 +987,3 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	kfree(c);
 }
 
-int __init flaz_cache_module_init(void)
-{
-	bounce_pool = mempool_create_kmalloc_pool(BOUNCE_RESERVE, BOUNCE_BYTES);
-	return bounce_pool ? 0 : -ENOMEM;
-}
-
-void flaz_cache_module_exit(void)
-{
-	mempool_destroy(bounce_pool);
-}

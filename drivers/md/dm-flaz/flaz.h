@@ -273,6 +273,7 @@ struct flaz_cache {
 	struct flaz_l2p *l2p;
 	struct flaz_alloc *alloc;
 	struct flaz_xbuf *xbuf;
+	struct flaz_hits *hits;
 	struct flaz_intent *intent;
 	struct flaz_meta *meta;
 	struct dm_io_client *io;
@@ -337,8 +338,31 @@ void flaz_xbuf_start(struct flaz_xbuf *xb);
 void flaz_xbuf_stop(struct flaz_xbuf *xb);
 u32 flaz_xbuf_bucket(u32 free, u32 extent_bytes);
 
+/* hit.c: runs of cached blocks, read asynchronously and decompressed into the bio */
+#define FLAZ_HIT_RUN	64	/* blocks served as one run at most */
+#define FLAZ_SPAN_GAP	(2 * 4096)	/* slots this far apart in an extent are read together */
+
+struct flaz_hits;
+
+/* Bytes @start..@end of extent @ext: one SSD read for the slots in it. */
+struct flaz_span {
+	u32 ext, start, end;
+};
+
+struct flaz_hits *flaz_hits_create(u32 extent_bytes);
+void flaz_hits_destroy(struct flaz_hits *hs);
+u64 flaz_hits_bytes(struct flaz_hits *hs);
+int flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr);
+void flaz_hit_drain(struct flaz_cache *c, const u32 *ids, u32 n);
+u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
+		      u32 align, u32 max);
+int flaz_hit_module_init(void);
+void flaz_hit_module_exit(void);
+
 /* cache.c: the data path */
 size_t flaz_cache_per_bio_size(void);
+void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
+		     bool to_bio);
 struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *hdd,
 				     struct block_device *ssd, const struct flaz_geometry *g,
 				     struct flaz_opts *opts, struct flaz_stats *stats,
@@ -356,8 +380,6 @@ void flaz_cache_start_passthrough(struct flaz_cache *c, enum flaz_why why);
 void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat);
 void flaz_cache_invalidate(struct flaz_cache *c);
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
-int flaz_cache_module_init(void);
-void flaz_cache_module_exit(void);
 
 void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext);
 void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios);

@@ -745,9 +745,12 @@ static void free_batch(struct flaz_meta *m, u32 n)
 {
 	struct flaz_cache *c = m->c;
 	const struct flaz_geometry *g = c->geo;
-	u32 i, runs = flaz_alloc_runs(m->freed, n, m->runs);
 	struct bio *bio = NULL;
+	u32 i, runs;
 
+	/* reads of their old slots end first: the discard and new slots would change them */
+	flaz_hit_drain(c, m->freed, n);
+	runs = flaz_alloc_runs(m->freed, n, m->runs);
 	if (bdev_max_discard_sectors(c->ssd)) {
 		for (i = 0; i < runs; i++)
 			__blkdev_issue_discard(c->ssd, g->data_start +

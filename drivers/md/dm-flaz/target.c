@@ -352,7 +352,7 @@ static int __init dm_flaz_init(void)
 		DMERR("cannot register the codec CPU hotplug state: %d", r);
 		return r;
 	}
-	r = flaz_cache_module_init();
+	r = flaz_hit_module_init();
 	if (r)
 		goto bad_cache;
 	r = dm_register_target(&flaz_target_type);
@@ -363,7 +363,7 @@ static int __init dm_flaz_init(void)
 	return 0;
 
 bad_register:
-	flaz_cache_module_exit();
+	flaz_hit_module_exit();
 bad_cache:
 	flaz_compressor_module_exit();
 	return r;
@@ -373,7 +373,7 @@ static void __exit dm_flaz_exit(void)
 {
 	dm_unregister_target(&flaz_target_type);
 	flaz_meta_module_exit();
-	flaz_cache_module_exit();
+	flaz_hit_module_exit();
 	flaz_compressor_module_exit();
 }
 

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz hit path: a run of cached blocks (cache.c cuts bios so a piece is all
+ * hits) is served with as few SSD reads as its slots allow.
+ *
+ * In .map: each block's entry is looked up once, and its extent pinned; zero
+ * blocks are served there and then. One work item then copies slots still in
+ * the extent buffer and groups the rest into spans: slots of one extent close
+ * enough to read together, aligned to the SSD's logical blocks. Each span is
+ * one asynchronous dm-io read; its completion (on the per-CPU read queues)
+ * checks each slot and decompresses it straight into the bio's page, through a
+ * bounce buffer only where the block straddles pages. A slot that fails its
+ * checks is counted as an SSD fault and its block is read from the HDD, also
+ * asynchronously; the bio ends when the last read is done.
+ *
+ * Pins: an extent with a slot read in flight is not freed (meta.c drains its
+ * pins before the discard and before it can be opened again), so a read never
+ * returns a later tenant's bytes; the slot checks stay as the defence against
+ * the SSD. Pins are counted in a small hashed table of counters, so they cost
+ * no DRAM per extent; a shared counter only makes a free wait a little longer.
+ */
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/dm-io.h>
+#include <linux/hash.h>
+#include <linux/highmem.h>
+#include <linux/mempool.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
+
+#include "compat.h"
+#include "flaz.h"
+#include "format.h"
+
+/* The most one span reads: bounds its buffer (a slot's own read is far less). */
+#define SPAN_MAX_BYTES		(64U << 10)
+#define HIT_PIN_BITS		12
+#define HIT_RESERVE		4	/* per pool: enough for one hit at a time */
+
+enum hit_state {
+	HIT_DONE,	/* served, or failed with the bio's status */
+	HIT_SLOT,	/* to read from the extent buffer or the SSD */
+	HIT_HDD,	/* to read from the HDD */
+};
+
+struct hit_block {
+	struct flaz_entry e;
+	u8 state;
+	u8 span;
+	bool pinned;
+};
+
+/* A read in flight: a span of slots from the SSD, or one block from the HDD. */
+struct hit_read {
+	struct work_struct work;
+	struct flaz_hit *h;
+	void *buf;
+	bool pooled;		/* buf came from the volume's reserve */
+	unsigned long error;
+};
+
+struct flaz_hit {
+	struct work_struct work;	/* copies DRAM slots, starts the reads */
+	struct flaz_cache *c;
+	struct bio *bio;
+	struct bvec_iter iter;
+	u64 block;
+	u32 nr, nr_spans;
+	atomic_t pending;
+	blk_status_t status;
+	bool pooled;
+	struct hit_read *reads;		/* one per span, then one per block for the HDD */
+	struct flaz_span *spans;	/* nr at most */
+	struct hit_block blocks[];
+};
+
+struct flaz_hits {
+	mempool_t *bufs;	/* span and HDD buffers, for when kmalloc fails */
+	u32 buf_bytes;
+	atomic_t pins[1 << HIT_PIN_BITS];
+};
+
+static mempool_t *hit_pool;	/* a hit of FLAZ_HIT_RUN blocks, when kmalloc fails */
+static mempool_t *bounce_pool;	/* a slot copied from DRAM, or a block straddling pages */
+
+static size_t hit_size(u32 nr)
+{
+	return sizeof(struct flaz_hit) +
+	       nr * (sizeof(struct hit_block) + 2 * sizeof(struct hit_read) +
+		     sizeof(struct flaz_span));
+}
+
+/*
+ * Add @e's slot to @spans (@nr of them): to the first span of its extent that
+ * it is at most FLAZ_SPAN_GAP from and that stays within @max bytes, or to a new
+ * one. Spans start and end on @align (the SSD's logical block). Returns the
+ * index of the slot's span.
+ */
+u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
+		      u32 align, u32 max)
+{
+	u32 start = round_down(e->off, align);
+	u32 end = round_up(e->off + e->bytes, align);
+	u32 i, lo, hi;
+
+	for (i = 0; i < *nr; i++) {
+		struct flaz_span *s = &spans[i];
+
+		if (s->ext != e->ext || start > s->end + FLAZ_SPAN_GAP || s->start > end + FLAZ_SPAN_GAP)
+			continue;
+		lo = min(s->start, start);
+		hi = max(s->end, end);
+		if (hi - lo > max)
+			continue;
+		s->start = lo;
+		s->end = hi;
+		return i;
+	}
+	spans[i].ext = e->ext;
+	spans[i].start = start;
+	spans[i].end = end;
+	(*nr)++;
+	return i;
+}
+
+static atomic_t *pin_of(struct flaz_cache *c, u32 ext)
+{
+	return &c->hits->pins[hash_32(ext, HIT_PIN_BITS)];
+}
+
+static void unpin(struct flaz_hit *h, struct hit_block *b)
+{
+	atomic_t *p;
+
+	if (!b->pinned)
+		return;
+	b->pinned = false;
+	p = pin_of(h->c, b->e.ext);
+	if (atomic_dec_and_test(p))
+		wake_up_var(p);
+}
+
+/* Wait until no read is in flight from any of extents @ids (meta.c, before freeing them). */
+void flaz_hit_drain(struct flaz_cache *c, const u32 *ids, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		atomic_t *p = pin_of(c, ids[i]);
+
+		wait_var_event(p, !atomic_read(p));
+	}
+}
+
+/* @block's entry, its extent pinned while the entry still points there. */
+static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b)
+{
+	u64 line = flaz_l2p_line(c->l2p, block);
+	bool hit;
+
+	flaz_l2p_lock(c->l2p, line);
+	hit = flaz_l2p_lookup(c->l2p, block, &b->e);
+	b->pinned = hit && b->e.kind == FLAZ_ENTRY_SLOT;
+	if (b->pinned)
+		atomic_inc(pin_of(c, b->e.ext));
+	flaz_l2p_unlock(c->l2p, line);
+	return hit;
+}
+
+static void put_hit(struct flaz_hit *h)
+{
+	struct bio *bio = h->bio;
+
+	if (!atomic_dec_and_test(&h->pending))
+		return;
+	bio->bi_status = READ_ONCE(h->status);
+	if (h->pooled)
+		mempool_free(h, hit_pool);
+	else
+		kfree(h);
+	bio_endio(bio);
+}
+
+static void *buf_alloc(struct flaz_cache *c, struct hit_read *r, u32 bytes)
+{
+	r->buf = kmalloc(bytes, GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
+	r->pooled = !r->buf;
+	if (!r->buf)
+		r->buf = mempool_alloc(c->hits->bufs, GFP_NOIO);
+	return r->buf;
+}
+
+static void buf_free(struct flaz_cache *c, struct hit_read *r)
+{
+	if (r->pooled)
+		mempool_free(r->buf, c->hits->bufs);
+	else
+		kfree(r->buf);
+}
+
+/* Decompress into block @i of the bio: in place where the block is one page piece. */
+static int decompress_to_bio(struct flaz_hit *h, u32 i, const u8 *src, u32 len)
+{
+	struct flaz_cache *c = h->c;
+	struct bvec_iter it = h->iter;
+	struct bio_vec bv;
+	void *dst;
+	int r;
+
+	bio_advance_iter(h->bio, &it, i * FLAZ_BLOCK_SIZE);
+	bv = bio_iter_iovec(h->bio, it);
+	if (bv.bv_len >= FLAZ_BLOCK_SIZE) {
+		dst = bvec_kmap_local(&bv);
+		r = flaz_decompress(c->comp, src, len, dst);
+		kunmap_local(dst);
+		flush_dcache_page(bv.bv_page);
+		return r;
+	}
+	dst = mempool_alloc(bounce_pool, GFP_NOIO);
+	r = flaz_decompress(c->comp, src, len, dst);
+	if (!r)
+		flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, dst, true);
+	mempool_free(dst, bounce_pool);
+	return r;
+}
+
+/*
+ * Check block @i's slot and serve it. -ENOENT: a cut tag matched but the slot
+ * holds another block, a plain miss; other errors are the SSD's.
+ */
+static int decode(struct flaz_hit *h, u32 i, const u8 *slot)
+{
+	struct flaz_cache *c = h->c;
+	const struct flaz_entry *e = &h->blocks[i].e;
+	const u8 *payload = slot + sizeof(struct flaz_slot_hdr);
+	struct flaz_slot_info info;
+	int r;
+
+	r = flaz_slot_decode(slot, e->bytes, &info);
+	if (r)
+		return r;
+	if (info.block != h->block + i)
+		return -ENOENT;
+	/* an older tenant of the extent: the SSD lost the write that replaced it */
+	if (info.bytes != e->bytes || info.codec != c->codec ||
+	    info.seq <= READ_ONCE(c->ext_seq[e->ext]))
+		return -EILSEQ;
+	if (!(info.flags & FLAZ_SLOT_RAW))
+		return decompress_to_bio(h, i, payload, info.len);
+	flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, (void *)payload, true);
+	return 0;
+}
+
+/*
+ * The slot for block @i was unreadable or failed its checks. If the table still
+ * points at it, the SSD let us down: count it and drop the line. Otherwise the
+ * slot was replaced or evicted while we read it, which is no fault.
+ */
+static void slot_failed(struct flaz_hit *h, u32 i)
+{
+	static const struct flaz_entry none;
+	struct flaz_cache *c = h->c;
+	const struct flaz_entry *seen = &h->blocks[i].e;
+	u64 block = h->block + i;
+	u64 line = flaz_l2p_line(c->l2p, block);
+	struct flaz_entry e, old;
+	bool same;
+
+	flaz_l2p_lock(c->l2p, line);
+	same = flaz_l2p_lookup(c->l2p, block, &e) && e.ext == seen->ext &&
+	       e.off == seen->off && e.bytes == seen->bytes;
+	if (same)
+		flaz_l2p_set(c->l2p, block, &none, &old);
+	flaz_l2p_unlock(c->l2p, line);
+	if (same)
+		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+}
+
+FLAZ_IO_NOTIFY(read_done)
+{
+	struct hit_read *r = context;
+
+	r->error = error;
+	flaz_wq_read(&r->h->c->wq, &r->work);
+}
+
+static void read_start(struct flaz_hit *h, struct hit_read *r, struct block_device *bdev,
+		       sector_t sector, u32 bytes, work_func_t fn)
+{
+	struct flaz_cache *c = h->c;
+	struct dm_io_region where = {
+		.bdev = bdev,
+		.sector = sector,
+		.count = bytes >> SECTOR_SHIFT,
+	};
+	struct dm_io_request req = {
+		.bi_opf = REQ_OP_READ,
+		.mem.type = DM_IO_KMEM,
+		.mem.ptr.addr = buf_alloc(c, r, bytes),
+		.notify.fn = read_done_notify,
+		.notify.context = r,
+		.client = c->io,
+	};
+
+	INIT_WORK(&r->work, fn);
+	r->h = h;
+	atomic_inc(&h->pending);
+	if (flaz_dm_io(&req, &where))
+		read_done(1, r);
+}
+
+static void hdd_done(struct work_struct *work)
+{
+	struct hit_read *r = container_of(work, struct hit_read, work);
+	struct flaz_hit *h = r->h;
+	u32 i = r - h->reads - h->nr;
+
+	/* the target's end_io counts the error, as for any bio */
+	if (r->error)
+		WRITE_ONCE(h->status, BLK_STS_IOERR);
+	else
+		flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, r->buf, true);
+	buf_free(h->c, r);
+	put_hit(h);
+}
+
+/* Block @i is not (or no longer) served by the cache: read it from the HDD. */
+static void hdd_start(struct flaz_hit *h, u32 i)
+{
+	flaz_stats_add(h->c->stats, FLAZ_STAT_READ_MISSES, 1);
+	h->blocks[i].state = HIT_DONE;
+	read_start(h, &h->reads[h->nr + i], h->c->hdd,
+		   (h->block + i) << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), FLAZ_BLOCK_SIZE,
+		   hdd_done);
+}
+
+/* Block @i's slot was served (@err 0) or not: then the HDD has it. */
+static void block_end(struct flaz_hit *h, u32 i, int err)
+{
+	struct hit_block *b = &h->blocks[i];
+
+	unpin(h, b);
+	if (!err) {
+		b->state = HIT_DONE;
+		flaz_stats_add(h->c->stats, FLAZ_STAT_READ_HITS, 1);
+		return;
+	}
+	if (err != -ENOENT)
+		slot_failed(h, i);
+	hdd_start(h, i);
+}
+
+static void span_done(struct work_struct *work)
+{
+	struct hit_read *r = container_of(work, struct hit_read, work);
+	struct flaz_hit *h = r->h;
+	u32 n = r - h->reads;
+	const struct flaz_span *s = &h->spans[n];
+	u32 i;
+
+	for (i = 0; i < h->nr; i++) {
+		struct hit_block *b = &h->blocks[i];
+
+		if (b->state == HIT_SLOT && b->span == n)
+			block_end(h, i, r->error ? -EIO :
+				  decode(h, i, r->buf + (b->e.off - s->start)));
+	}
+	buf_free(h->c, r);
+	put_hit(h);
+}
+
+/* Serve block @i from the extent buffer if its slot is still there. */
+static bool serve_dram(struct flaz_hit *h, u32 i)
+{
+	struct hit_block *b = &h->blocks[i];
+	u8 *slot = mempool_alloc(bounce_pool, GFP_NOIO);
+	bool found = flaz_xbuf_read(h->c->xbuf, b->e.ext, b->e.off, b->e.bytes, slot);
+
+	if (found)
+		block_end(h, i, decode(h, i, slot));
+	mempool_free(slot, bounce_pool);
+	return found;
+}
+
+static void start_work(struct work_struct *work)
+{
+	struct flaz_hit *h = container_of(work, struct flaz_hit, work);
+	struct flaz_cache *c = h->c;
+	u32 lbs = bdev_logical_block_size(c->ssd);
+	const struct flaz_geometry *g = c->geo;
+	u32 i, n;
+
+	for (i = 0; i < h->nr; i++) {
+		struct hit_block *b = &h->blocks[i];
+
+		if (b->state == HIT_HDD)
+			hdd_start(h, i);
+		else if (b->state == HIT_SLOT && !serve_dram(h, i))
+			b->span = flaz_hit_span_add(h->spans, &h->nr_spans, &b->e, lbs,
+						    c->hits->buf_bytes);
+	}
+	for (n = 0; n < h->nr_spans; n++) {
+		const struct flaz_span *s = &h->spans[n];
+
+		read_start(h, &h->reads[n], c->ssd, g->data_start +
+			   (sector_t)s->ext * g->extent_sectors + (s->start >> SECTOR_SHIFT),
+			   s->end - s->start, span_done);
+	}
+	put_hit(h);
+}
+
+/*
+ * Serve @nr blocks from @block, all cached when cache.c looked (.map context).
+ * Returns -ENOMEM when there is no memory to track them: they are misses then.
+ */
+int flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
+{
+	size_t size = hit_size(nr);
+	bool work = false, pooled = false;
+	struct flaz_hit *h;
+	u32 i;
+
+	h = kmalloc(size, GFP_NOWAIT | __GFP_NOWARN);
+	if (!h) {
+		h = mempool_alloc(hit_pool, GFP_NOWAIT | __GFP_NOWARN);
+		if (!h)
+			return -ENOMEM;
+		pooled = true;
+	}
+	memset(h, 0, size);
+	h->pooled = pooled;
+	h->c = c;
+	h->bio = bio;
+	h->iter = bio->bi_iter;
+	h->block = block;
+	h->nr = nr;
+	atomic_set(&h->pending, 1);
+	h->reads = (struct hit_read *)&h->blocks[nr];
+	h->spans = (struct flaz_span *)&h->reads[2 * nr];
+	for (i = 0; i < nr; i++) {
+		struct hit_block *b = &h->blocks[i];
+
+		if (!lookup_pin(c, block + i, b)) {
+			b->state = HIT_HDD;
+		} else if (b->e.kind == FLAZ_ENTRY_ZERO) {
+			flaz_copy_block(bio, h->iter, i * FLAZ_BLOCK_SIZE,
+					page_address(ZERO_PAGE(0)), true);
+			flaz_stats_add(c->stats, FLAZ_STAT_READ_HITS, 1);
+			continue;
+		} else {
+			b->state = HIT_SLOT;
+		}
+		work = true;
+	}
+	if (work) {
+		INIT_WORK(&h->work, start_work);
+		flaz_wq_read(&c->wq, &h->work);
+	} else {
+		put_hit(h);
+	}
+	return 0;
+}
+
+struct flaz_hits *flaz_hits_create(u32 extent_bytes)
+{
+	struct flaz_hits *hs = kvzalloc(sizeof(*hs), GFP_KERNEL);
+
+	if (!hs)
+		return NULL;
+	hs->buf_bytes = min(extent_bytes, SPAN_MAX_BYTES);
+	hs->bufs = mempool_create_kmalloc_pool(HIT_RESERVE, hs->buf_bytes);
+	if (!hs->bufs) {
+		kvfree(hs);
+		return NULL;
+	}
+	return hs;
+}
+
+void flaz_hits_destroy(struct flaz_hits *hs)
+{
+	if (!hs)
+		return;
+	mempool_destroy(hs->bufs);
+	kvfree(hs);
+}
+
+/* DRAM a volume's hit path keeps: the pins and the reserve of read buffers. */
+u64 flaz_hits_bytes(struct flaz_hits *hs)
+{
+	return sizeof(*hs) + HIT_RESERVE * (u64)hs->buf_bytes;
+}
+
+int __init flaz_hit_module_init(void)
+{
+	hit_pool = mempool_create_kmalloc_pool(HIT_RESERVE, hit_size(FLAZ_HIT_RUN));
+	bounce_pool = mempool_create_kmalloc_pool(HIT_RESERVE, FLAZ_MAX_SLOT_BYTES);
+	if (hit_pool && bounce_pool)
+		return 0;
+	flaz_hit_module_exit();
+	return -ENOMEM;
+}
+
+void flaz_hit_module_exit(void)
+{
+	mempool_destroy(bounce_pool);
+	mempool_destroy(hit_pool);
+}
