@@ -3,8 +3,8 @@
  * dm-flaz data path: a direct-mapped, write-through cache of 4 KiB blocks.
  *
  * Runs of cached blocks are served from the SSD or the extent buffer (hit.c);
- * misses go to the HDD and the data is installed afterwards. Writes go to the HDD, and once it has them the
- * new data is installed too. Each installed block is compressed into a slot of
+ * misses go to the HDD and the data is installed afterwards. Writes go to the
+ * HDD, and once it has them the new data is installed too. Each installed block is compressed into a slot of
  * an extent (xbuf.c) that the table (l2p.c) points at.
  *
  * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
@@ -12,10 +12,8 @@
  * blocks goes to the HDD and only drops the lines it touches.
  *
  * Installs race with writes: an install made from data older than a write that
- * has been mapped must not land. Every write, discard and pending install has a
- * record on a list; a write marks the records it overlaps stale and is stale
- * itself when it overlaps another write (the HDD may order them either way); a
- * read miss overlapping a write in flight starts stale. An install checks
+ * has been mapped must not land. Every write, discard, read miss and pending
+ * install has a record (records.c) that a write marks stale. An install checks
  * staleness under the line's lock, and a write marks before it drops lines, so
  * either the install lands first and is dropped, or it sees the mark.
  */
@@ -44,13 +42,6 @@
 /* Writes and discards spanning more blocks drop their lines in a worker, not in .map. */
 #define MAX_INLINE_DROP		4096
 
-struct flaz_record {
-	struct list_head list;
-	u64 first, last;	/* blocks touched, inclusive */
-	bool write;		/* makes the records it overlaps stale */
-	bool stale;		/* must not install */
-};
-
 /* Per-bio data. */
 struct flaz_bio {
 	struct flaz_record rec;
@@ -63,7 +54,7 @@ struct flaz_bio {
 	u64 block;		/* first whole block */
 	u32 skip;		/* bytes of the bio before it */
 	u32 nr_blocks;		/* whole blocks to install on completion */
-	bool tracked;		/* rec is on the records list */
+	bool tracked;		/* rec is in the records */
 	bool intent;		/* counted in its write-intent regions */
 	u64 held_ns;		/* when it began waiting for its mark */
 };
@@ -101,38 +92,6 @@ void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
 			memcpy_from_bvec(buf + done, &bv);
 		done += bv.bv_len;
 	}
-}
-
-static bool overlaps(const struct flaz_record *a, const struct flaz_record *b)
-{
-	return a->first <= b->last && b->first <= a->last;
-}
-
-static void track(struct flaz_cache *c, struct flaz_record *r)
-{
-	struct flaz_record *o;
-	unsigned long flags;
-
-	spin_lock_irqsave(&c->records_lock, flags);
-	list_for_each_entry(o, &c->records, list) {
-		if (!overlaps(r, o))
-			continue;
-		if (r->write)
-			WRITE_ONCE(o->stale, true);
-		if (o->write)
-			r->stale = true;
-	}
-	list_add_tail(&r->list, &c->records);
-	spin_unlock_irqrestore(&c->records_lock, flags);
-}
-
-static void untrack(struct flaz_cache *c, struct flaz_record *r)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&c->records_lock, flags);
-	list_del(&r->list);
-	spin_unlock_irqrestore(&c->records_lock, flags);
 }
 
 static bool is_cached(struct flaz_cache *c, u64 block, struct flaz_entry *e)
@@ -245,13 +204,12 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	pb->rec.first = block;
 	pb->rec.last = block + nr - 1;
 	pb->rec.write = false;
-	pb->rec.stale = false;
 	pb->iter = bio->bi_iter;
 	pb->block = block;
 	pb->skip = 0;
 	pb->nr_blocks = nr;
 	pb->tracked = true;
-	track(c, &pb->rec);
+	flaz_records_add(&c->records, &pb->rec);
 	return remap(c, bio);
 }
 
@@ -326,7 +284,6 @@ static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	pb->rec.first = start >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	pb->rec.last = (end - 1) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	pb->rec.write = true;
-	pb->rec.stale = false;
 	pb->iter = bio->bi_iter;
 	pb->block = whole_first;
 	pb->skip = (whole_first * FLAZ_BLOCK_SECTORS - start) << SECTOR_SHIFT;
@@ -342,7 +299,7 @@ static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		}
 	}
 	pb->tracked = true;
-	track(c, &pb->rec);
+	flaz_records_add(&c->records, &pb->rec);
 	pb->c = c;
 	pb->mode = mode;
 	pb->count = write && install;
@@ -495,7 +452,7 @@ static void install_work(struct work_struct *work)
 	free_page((unsigned long)u->data);
 	atomic_dec(&c->pending_fills);
 	if (atomic_dec_and_test(&fill->pending)) {
-		untrack(c, &fill->rec);
+		flaz_records_del(&c->records, &fill->rec);
 		kfree(fill);
 	}
 }
@@ -526,8 +483,6 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 		goto busy;
 	fill->c = c;
 	fill->read = bio_data_dir(bio) == READ;
-	fill->rec.first = pb->block;
-	fill->rec.last = pb->block + pb->nr_blocks - 1;
 	atomic_set(&fill->pending, pb->nr_blocks);
 	for (i = 0; i < pb->nr_blocks; i++) {
 		struct flaz_unit *u = &fill->units[i];
@@ -553,8 +508,6 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 {
 	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
 	struct flaz_fill *fill = NULL;
-	unsigned long flags;
-	bool queued = false;
 	u32 i;
 
 	if (pb->intent)
@@ -564,22 +517,15 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 	if (!error && pb->nr_blocks && !READ_ONCE(pb->rec.stale))
 		fill = make_fill(c, bio, pb);
 
-	/* The fill takes over the bio's place on the list, unless it went stale meanwhile. */
-	spin_lock_irqsave(&c->records_lock, flags);
-	if (fill && !pb->rec.stale) {
-		list_replace(&pb->rec.list, &fill->rec.list);
-		queued = true;
-	} else {
-		list_del(&pb->rec.list);
-	}
-	spin_unlock_irqrestore(&c->records_lock, flags);
 	pb->tracked = false;
-
-	if (!queued) {
-		if (fill) {
-			free_fill(fill, pb->nr_blocks);
-			atomic_sub(pb->nr_blocks, &c->pending_fills);
-		}
+	if (!fill) {
+		flaz_records_del(&c->records, &pb->rec);
+		return;
+	}
+	/* The fill takes over the bio's record, unless it went stale meanwhile. */
+	if (!flaz_records_pass(&c->records, &pb->rec, &fill->rec)) {
+		free_fill(fill, pb->nr_blocks);
+		atomic_sub(pb->nr_blocks, &c->pending_fills);
 		return;
 	}
 	for (i = 0; i < pb->nr_blocks; i++)
@@ -654,15 +600,10 @@ void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext)
 /* Empty the cache: the "invalidate" message. */
 void flaz_cache_invalidate(struct flaz_cache *c)
 {
-	struct flaz_record *r;
 	u32 ids[RECLAIM_BATCH];
-	unsigned long flags;
 	u32 n, i;
 
-	spin_lock_irqsave(&c->records_lock, flags);
-	list_for_each_entry(r, &c->records, list)
-		WRITE_ONCE(r->stale, true);
-	spin_unlock_irqrestore(&c->records_lock, flags);
+	flaz_records_stale_all(&c->records);
 
 	/* what the loader brought in goes too, and the rest stays out */
 	flaz_meta_stop_load(c->meta);
@@ -887,8 +828,7 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->codec = opts->val[FLAZ_OPT_COMPRESSOR];
 	c->extent_bytes = g->extent_sectors << SECTOR_SHIFT;
 	c->hdd_blocks = max_t(u64, ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
-	spin_lock_init(&c->records_lock);
-	INIT_LIST_HEAD(&c->records);
+	flaz_records_init(&c->records);
 	INIT_WORK(&c->reclaim_work, reclaim_work);
 	INIT_WORK(&c->mode_work, mode_work);
 	mutex_init(&c->mode_lock);

@@ -9,6 +9,7 @@
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -234,6 +235,27 @@ void flaz_meta_module_exit(void);
 u64 flaz_meta_loading(struct flaz_meta *m);
 void flaz_meta_stop_load(struct flaz_meta *m);
 
+/* records.c: block ranges in flight, so no install lands older data than a write */
+struct flaz_record {
+	struct rb_node rb;
+	u64 first, last;	/* blocks touched, inclusive */
+	u64 subtree_last;
+	bool write;		/* makes the records it overlaps stale */
+	bool stale;		/* must not install */
+};
+
+struct flaz_records {
+	spinlock_t lock;
+	struct rb_root_cached root;
+};
+
+void flaz_records_init(struct flaz_records *rs);
+void flaz_records_add(struct flaz_records *rs, struct flaz_record *r);
+void flaz_records_del(struct flaz_records *rs, struct flaz_record *r);
+bool flaz_records_pass(struct flaz_records *rs, struct flaz_record *old,
+		       struct flaz_record *new);
+void flaz_records_stale_all(struct flaz_records *rs);
+
 /*
  * What the SSD is used for: everything; hits only, after errors; nothing, after
  * more errors or when asked.
@@ -291,9 +313,7 @@ struct flaz_cache {
 	unsigned long *unflushed;
 	unsigned long *written;
 
-	/* In-flight writes and fills, so a fill never installs older data. */
-	spinlock_t records_lock;
-	struct list_head records;
+	struct flaz_records records;
 	atomic_t pending_fills;		/* blocks copied, not yet installed */
 
 	/* The sequential stream seq_cutoff_kib looks for. */

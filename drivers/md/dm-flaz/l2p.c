@@ -24,6 +24,7 @@
  * needs writing only before that generation comes round again.
  */
 #include <linux/bitmap.h>
+#include <linux/cache.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/sched.h>
@@ -40,6 +41,11 @@
 #define L2P_GROUP		64
 #define L2P_STRIPES		256
 
+/* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
+struct l2p_lock {
+	spinlock_t lock;
+} ____cacheline_aligned_in_smp;
+
 struct flaz_l2p {
 	u64 *words;
 	unsigned long *dirty;	/* a bit per table block */
@@ -50,7 +56,7 @@ struct flaz_l2p {
 	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits;
 	bool zero_fits;
 	atomic64_t blocks, logical, physical;
-	spinlock_t locks[L2P_STRIPES];
+	struct l2p_lock locks[L2P_STRIPES];
 };
 
 static u32 bits_for(u64 max_value)
@@ -67,7 +73,7 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 
 	if (!nr_lines || !nr_extents || !hdd_blocks)
 		return ERR_PTR(-EINVAL);
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	t = kvzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 	t->nr_lines = nr_lines;
@@ -88,7 +94,7 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 		return ERR_PTR(-ENOMEM);
 	}
 	for (i = 0; i < L2P_STRIPES; i++)
-		spin_lock_init(&t->locks[i]);
+		spin_lock_init(&t->locks[i].lock);
 	return t;
 }
 
@@ -99,7 +105,7 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	kvfree(t->words);
 	kvfree(t->dirty);
 	kvfree(t->stale);
-	kfree(t);
+	kvfree(t);
 }
 
 u64 flaz_l2p_bytes(struct flaz_l2p *t)
@@ -123,7 +129,7 @@ u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
 
 static spinlock_t *line_lock(struct flaz_l2p *t, u64 line)
 {
-	return &t->locks[(line / L2P_GROUP) % L2P_STRIPES];
+	return &t->locks[(line / L2P_GROUP) % L2P_STRIPES].lock;
 }
 
 void flaz_l2p_lock(struct flaz_l2p *t, u64 line)

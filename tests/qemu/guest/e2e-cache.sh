@@ -510,3 +510,82 @@ t_cache_discard_reuse() {
 	[ $((d1 - d0)) -gt 0 ] || fail "the SSD received no discard"
 	[ "$errors" = 0 ] || fail "ssd_errors=$errors under fill load with discards, want 0"
 }
+
+# fio verify of reads in 4 KiB, 128 KiB and mixed sizes on the whole SSD (it all fits),
+# first with every other 4 KiB block cached (a bio holds hits and misses in turn: the hit path cuts it and serves each piece),
+# then with all of it cached.
+HIT_JOBS="--rw=randwrite --verify=crc32c --randseed=11 --refill_buffers --buffer_compress_percentage=50
+	--name=bs4k --bs=4k --offset=0 --size=8M
+	--name=bs128k --bs=128k --offset=8M --size=8M
+	--name=mixed --bssplit=4k/40:8k/20:16k/15:64k/15:128k/10 --offset=16M --size=8M"
+t_cache_hit_sizes() {
+	cache_vol vol $SSD
+	# shellcheck disable=SC2086 # $HIT_JOBS is a list of options
+	run_fio write --iodepth=16 $HIT_JOBS --do_verify=0
+	must dmsetup message vol 0 invalidate
+	wait_settled vol
+	run_fio half --name=half --rw=read:4k --bs=4k --size=24M
+	wait_settled vol
+	fills=$(status_val vol fills)
+	h0=$(status_val vol read_hits)
+	# shellcheck disable=SC2086
+	run_fio interleaved --iodepth=16 $HIT_JOBS --verify_only
+	h1=$(status_val vol read_hits)
+	wait_settled vol
+	# shellcheck disable=SC2086
+	run_fio all-cached --iodepth=16 $HIT_JOBS --verify_only
+	h2=$(status_val vol read_hits)
+	show_status vol
+	errors=$(status_val vol ssd_errors)
+	note "fills $fills, hits with half cached $((h1 - h0)), then $((h2 - h1)) of $((24 * 256)) blocks"
+	removed_hdd_matches vol 24
+	blocks=$((24 * 256))
+	[ "$fills" -ge $((blocks / 2 * 9 / 10)) ] ||
+		fail "reading every other block of 24 MiB filled $fills, want >= $((blocks / 2 * 9 / 10))"
+	[ $((h1 - h0)) -ge $((blocks * 4 / 10)) ] ||
+		fail "verifying with half the blocks cached hit $((h1 - h0)) times, want >= $((blocks * 4 / 10))"
+	[ $((h2 - h1)) -ge $((blocks * 9 / 10)) ] ||
+		fail "verifying with all blocks cached hit $((h2 - h1)) times, want >= $((blocks * 9 / 10))"
+	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
+}
+
+# Hits racing the eviction, discard and reuse of their extents: 4 KiB extents on the small
+# SSD that takes discards, watermarks 1-2% (extents are reused as soon as they are freed),
+# two readers (4 KiB and 128 KiB) of a region that fits, while a random reader of 4x the SSD
+# keeps filling. Every pass must give the HDD's bytes, and no slot may fail its checks.
+t_cache_hit_race() {
+	must dmsetup create hd --table "0 $((128 * 2048)) linear $HDD 0"
+	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
+		--size=128M --direct=1 --refill_buffers --buffer_compress_percentage=50
+	want=$(sha_mib /dev/mapper/hd 0 8)
+	must dmsetup create vol --table "0 $((128 * 2048)) flaz /dev/mapper/hd $SSDDISC 7 extent_kib 4 low_watermark 1 high_watermark 2 cold"
+	fio --name=churn --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
+		--rw=randread --bssplit=4k/50:16k/25:128k/25 --offset=8M --size=120M \
+		--time_based --runtime=600 >/tmp/churn.out 2>&1 &
+	churn=$!
+	bad=0
+	for pass in 1 2 3 4; do
+		dd if=/dev/mapper/vol bs=4k count=2048 iflag=direct 2>/dev/null | sha256sum >/tmp/r4k &
+		r4k=$!
+		got=$(dd if=/dev/mapper/vol bs=128k count=64 iflag=direct 2>/dev/null | sha256sum)
+		wait $r4k
+		[ "$got" = "$want" ] || { echo "pass $pass: 128 KiB reads differ"; bad=$((bad + 1)); }
+		[ "$(cat /tmp/r4k)" = "$want" ] || { echo "pass $pass: 4 KiB reads differ"; bad=$((bad + 1)); }
+	done
+	kill $churn
+	wait $churn
+	show_status vol
+	hits=$(status_val vol read_hits)
+	evictions=$(status_val vol evictions)
+	errors=$(status_val vol ssd_errors)
+	mode=$(status_val vol mode)
+	note "read_hits $hits evictions $evictions ssd_errors $errors"
+	must dmsetup remove vol
+	must dmsetup remove hd
+	[ $bad = 0 ] || fail "$bad of 8 reads of 8 MiB differ from the HDD while extents were reused"
+	# 16384 blocks read; the first pass misses, the churn takes some lines over
+	[ "$hits" -ge 4096 ] || fail "read_hits=$hits, want >= 4096 (the readers' region fits the SSD)"
+	[ "$evictions" -gt 0 ] || fail "evictions=0 with a random reader of 4x the SSD, want > 0"
+	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
+	[ "$mode" = normal ] || fail "mode=$mode, want normal"
+}
