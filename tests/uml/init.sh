@@ -211,6 +211,43 @@ ssd_fails() {
 		cmp /run/fdata /run/fback && dmsetup remove flt && dmsetup remove fssd
 }
 
+# Fault injection on the allocations that cannot wait (ignore-gfp-wait): fills' copies, the
+# hit path's tracking, the mempools' first tries. $1: percent of them that fail.
+inject() {
+	local d
+	for d in fail_page_alloc failslab; do
+		echo "$1" >/sys/kernel/debug/$d/probability && echo 1 >/sys/kernel/debug/$d/interval &&
+			echo -1 >/sys/kernel/debug/$d/times && echo 0 >/sys/kernel/debug/$d/verbose &&
+			echo Y >/sys/kernel/debug/$d/ignore-gfp-wait || return 1
+	done
+	echo 0 >/sys/kernel/debug/fail_page_alloc/min-order
+}
+
+# fio over two 8 MiB regions with crc32c verify headers; extra arguments select the phase.
+mp_fio() {
+	fio --name=mp --filename=/dev/mapper/mp --rw=randwrite --bs=4k --size=8M \
+		--offset_increment=8M --numjobs=2 --ioengine=libaio --iodepth=8 --direct=1 \
+		--verify=crc32c --randseed=5 --output=/run/mp.out "$@" ||
+		{ grep -E 'err=|verify|bad' /run/mp.out; return 1; }
+}
+
+# Memory pressure: a quarter of those allocations fail while 16 MiB are written, read back
+# cold (misses that fill) and read again (hits). Fills may be skipped, and say so in
+# fills_skipped; no I/O may fail and every byte must verify, also after the injection stops.
+mem_pressure() {
+	local skipped errs
+	dmsetup create mp --table "0 $H flaz $HDD $SSD 1 cold" || return 1
+	inject 25 || { inject 0; return 1; }
+	mp_fio --do_verify=0 && dmsetup message mp 0 invalidate && mp_fio --verify_only &&
+		mp_fio --verify_only || { inject 0; return 1; }
+	skipped=$(status_val mp fills_skipped)
+	inject 0
+	mp_fio --verify_only || return 1
+	errs=$(($(status_val mp ssd_errors) + $(status_val mp hdd_errors)))
+	echo "under injection: $(dmsetup status mp)"
+	dmsetup remove mp && [ "$skipped" -gt 0 ] && [ "$errs" = 0 ]
+}
+
 kmemleak_scan() {
 	sleep 6
 	echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak &&
@@ -247,6 +284,7 @@ check table-round-trip table_round_trip
 check warm-restart warm_restart
 check crash-image crash_image
 check ssd-fails ssd_fails
+check mem-pressure mem_pressure
 check bad-table/other-compressor refused "0 $H flaz $HDD $SSD 2 compressor deflate"
 check bad-table/same-device refused "0 $H flaz $HDD $HDD 0"
 check bad-table/unknown-option refused "0 $H flaz $HDD $SSD 2 bogus 1"

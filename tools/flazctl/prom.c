@@ -51,6 +51,7 @@ static const struct metric metrics[] = {
 	{ "marked_regions", GAUGE, "Write-intent regions now marked on the SSD." },
 	{ "dram_bytes", GAUGE, "DRAM the volume allocated for metadata." },
 	{ "meta_bytes", COUNTER, "Bytes of metadata written to the SSD." },
+	{ "fills_skipped", COUNTER, "Blocks not installed: install backlog full or memory short." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

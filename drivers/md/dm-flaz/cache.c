@@ -3,9 +3,10 @@
  * dm-flaz data path: a direct-mapped, write-through cache of 4 KiB blocks.
  *
  * Runs of cached blocks are served from the SSD or the extent buffer (hit.c);
- * misses go to the HDD and the data is installed afterwards. Writes go to the
- * HDD, and once it has them the new data is installed too. Each installed block is compressed into a slot of
- * an extent (xbuf.c) that the table (l2p.c) points at.
+ * misses go to the HDD and their data is installed afterwards (fill.c). Writes
+ * go to the HDD, and once it has them the new data is installed too. Each
+ * installed block is compressed into a slot of an extent (xbuf.c) that the
+ * table (l2p.c) points at. Reclaim and mode changes live here too.
  *
  * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
  * each piece is served whole by one side. Anything not made of whole aligned
@@ -24,19 +25,12 @@
 #include <linux/highmem.h>
 #include <linux/ktime.h>
 #include <linux/slab.h>
-#include <linux/string.h>
 
-#include "compat.h"
 #include "flaz.h"
 #include "format.h"
 
 #define DM_MSG_PREFIX "flaz"
 
-/*
- * Blocks copied and waiting to be installed. Installs go at the SSD's pace, so
- * when the HDD delivers faster, further fills are skipped rather than queued.
- */
-#define MAX_PENDING_FILLS	16384	/* 64 MiB */
 /* Extents taken for eviction at a time. */
 #define RECLAIM_BATCH		64
 /* Writes and discards spanning more blocks drop their lines in a worker, not in .map. */
@@ -57,22 +51,6 @@ struct flaz_bio {
 	bool tracked;		/* rec is in the records */
 	bool intent;		/* counted in its write-intent regions */
 	u64 held_ns;		/* when it began waiting for its mark */
-};
-
-struct flaz_unit {
-	struct work_struct work;
-	struct flaz_fill *fill;
-	u64 block;
-	void *data;		/* a page with the block's data */
-};
-
-/* Blocks to install, taken from a completed read miss or write. */
-struct flaz_fill {
-	struct flaz_record rec;
-	struct flaz_cache *c;
-	atomic_t pending;
-	bool read;
-	struct flaz_unit units[];
 };
 
 /* Copy block @off bytes into the bio's data at @iter to or from @buf. */
@@ -362,174 +340,19 @@ int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 	}
 }
 
-/* The largest compressed payload worth keeping; 0 to store every block raw. */
-static u32 max_payload(struct flaz_cache *c)
-{
-	u32 saving = flaz_opt_get(c->opts, FLAZ_OPT_COMPRESS_MIN_SAVING);
-
-	if (saving >= 100)
-		return 0;
-	return min(FLAZ_BLOCK_SIZE - FLAZ_BLOCK_SIZE * saving / 100, FLAZ_BLOCK_SIZE - 1);
-}
-
-/* Compress @u's block into a slot (or a zero flag) and point its line at it. */
-static void install(struct flaz_cache *c, struct flaz_fill *fill, struct flaz_unit *u)
-{
-	struct flaz_slot_info info = { .block = u->block, .codec = c->codec };
-	u64 line = flaz_l2p_line(c->l2p, u->block);
-	struct flaz_entry e = {}, old, was;
-	struct flaz_xslot s = {};
-	const u8 *payload = u->data;
-	u32 len = FLAZ_BLOCK_SIZE;
-	u8 *dst = NULL;
-	bool same, done;
-	u32 max;
-
-	/*
-	 * The SSD is in trouble: keep what is cached, add nothing. Nor while the
-	 * table loads: which extents are free is known only once it is in.
-	 */
-	if (flaz_cache_mode(c) != FLAZ_MODE_NORMAL || flaz_meta_loading(c->meta))
-		return;
-	if (!memchr_inv(u->data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
-		e.kind = FLAZ_ENTRY_ZERO;
-	} else {
-		max = max_payload(c);
-		if (max)
-			dst = kmalloc(FLAZ_BLOCK_SIZE, GFP_NOIO | __GFP_NOWARN);
-		if (dst) {
-			int r = flaz_compress(c->comp, u->data, dst, max);
-
-			if (r > 0) {
-				payload = dst;
-				len = r;
-			}
-		}
-		if (flaz_xbuf_reserve(c->xbuf, flaz_slot_bytes(len), &s))
-			goto out;
-		memcpy(s.mem + sizeof(struct flaz_slot_hdr), payload, len);
-		info.seq = atomic64_inc_return(&c->seq);
-		info.line = line;
-		info.len = len;
-		info.flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0;
-		flaz_slot_encode(s.mem, &info);
-		e.kind = FLAZ_ENTRY_SLOT;
-		e.ext = s.ext;
-		e.off = s.off;
-		e.bytes = info.bytes;
-	}
-
-	flaz_l2p_lock(c->l2p, line);
-	done = !READ_ONCE(fill->rec.stale);
-	if (done) {
-		same = flaz_l2p_lookup(c->l2p, u->block, &was);
-		flaz_l2p_set(c->l2p, u->block, &e, &old);
-	}
-	flaz_l2p_unlock(c->l2p, line);
-	if (s.x)
-		flaz_xbuf_commit(c->xbuf, &s);
-	if (!done)
-		goto out;
-	if (fill->read)
-		flaz_stats_add(c->stats, FLAZ_STAT_FILLS, 1);
-	if (e.kind == FLAZ_ENTRY_ZERO)
-		flaz_stats_add(c->stats, FLAZ_STAT_ZERO_BLOCKS, 1);
-	else if (info.flags & FLAZ_SLOT_RAW)
-		flaz_stats_add(c->stats, FLAZ_STAT_RAW_BLOCKS, 1);
-	if (old.kind != FLAZ_ENTRY_NONE && !same)
-		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, 1);
-out:
-	kfree(dst);
-}
-
-static void install_work(struct work_struct *work)
-{
-	struct flaz_unit *u = container_of(work, struct flaz_unit, work);
-	struct flaz_fill *fill = u->fill;
-	struct flaz_cache *c = fill->c;
-
-	install(c, fill, u);
-	free_page((unsigned long)u->data);
-	atomic_dec(&c->pending_fills);
-	if (atomic_dec_and_test(&fill->pending)) {
-		flaz_records_del(&c->records, &fill->rec);
-		kfree(fill);
-	}
-}
-
-static void free_fill(struct flaz_fill *fill, u32 nr)
-{
-	u32 i;
-
-	for (i = 0; i < nr; i++)
-		free_page((unsigned long)fill->units[i].data);
-	kfree(fill);
-}
-
-/*
- * Copy a completed bio's whole blocks for installing. Runs in its completion
- * context, so nothing here may sleep; without memory the blocks are not cached.
- */
-static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
-				   struct flaz_bio *pb)
-{
-	struct flaz_fill *fill;
-	u32 i;
-
-	if (atomic_add_return(pb->nr_blocks, &c->pending_fills) > MAX_PENDING_FILLS)
-		goto busy;
-	fill = kzalloc(struct_size(fill, units, pb->nr_blocks), GFP_NOWAIT | __GFP_NOWARN);
-	if (!fill)
-		goto busy;
-	fill->c = c;
-	fill->read = bio_data_dir(bio) == READ;
-	atomic_set(&fill->pending, pb->nr_blocks);
-	for (i = 0; i < pb->nr_blocks; i++) {
-		struct flaz_unit *u = &fill->units[i];
-
-		u->data = (void *)__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
-		if (!u->data) {
-			free_fill(fill, i);
-			goto busy;
-		}
-		flaz_copy_block(bio, pb->iter, pb->skip + i * FLAZ_BLOCK_SIZE, u->data, false);
-		INIT_WORK(&u->work, install_work);
-		u->fill = fill;
-		u->block = pb->block + i;
-	}
-	return fill;
-
-busy:
-	atomic_sub(pb->nr_blocks, &c->pending_fills);
-	return NULL;
-}
-
 void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
 {
 	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
-	struct flaz_fill *fill = NULL;
-	u32 i;
 
 	if (pb->intent)
 		flaz_intent_end(c->intent, pb->rec.first, pb->rec.last);
 	if (!pb->tracked)
 		return;
-	if (!error && pb->nr_blocks && !READ_ONCE(pb->rec.stale))
-		fill = make_fill(c, bio, pb);
-
 	pb->tracked = false;
-	if (!fill) {
+	if (error || !pb->nr_blocks || READ_ONCE(pb->rec.stale))
 		flaz_records_del(&c->records, &pb->rec);
-		return;
-	}
-	/* The fill takes over the bio's record, unless it went stale meanwhile. */
-	if (!flaz_records_pass(&c->records, &pb->rec, &fill->rec)) {
-		free_fill(fill, pb->nr_blocks);
-		atomic_sub(pb->nr_blocks, &c->pending_fills);
-		return;
-	}
-	for (i = 0; i < pb->nr_blocks; i++)
-		flaz_wq_write(&c->wq, &fill->units[i].work);
+	else
+		flaz_fill(c, bio, pb->iter, pb->skip, pb->block, pb->nr_blocks, &pb->rec);
 }
 
 /* Free extents, and evicted ones that the next commit frees: reclaim counts both. */

@@ -331,23 +331,29 @@ void flaz_compressor_destroy(struct flaz_compressor *c)
 }
 
 /*
- * Compress one block into @dst if it comes out at most @max_len bytes. Returns
- * the length, or 0 when it does not save enough (the caller stores it raw).
+ * Compress one block. If it comes out at most @max_len bytes, it is copied
+ * from the stream straight to where @place(@ctx, length) says (an extent
+ * buffer's slot: no bounce buffer). Returns the length, 0 when it does not
+ * save enough (the caller stores it raw), or @place's error.
  */
-int flaz_compress(struct flaz_compressor *c, const void *src, void *dst,
-			unsigned int max_len)
+int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_len,
+		  void *(*place)(void *ctx, unsigned int len), void *ctx)
 {
 	struct codec_stream *s = stream_get(c->comp);
 	unsigned int len = 0;
+	void *dst;
 	int r;
 
-	r = c->ops->compress(s, src, &len);
-	if (!r && len <= max_len)
-		memcpy(dst, s->scratch, len);
-	else
-		len = 0;
+	if (c->ops->compress(s, src, &len) || len > max_len) {
+		r = 0;
+	} else {
+		dst = place(ctx, len);
+		r = IS_ERR(dst) ? PTR_ERR(dst) : len;
+		if (!IS_ERR(dst))
+			memcpy(dst, s->scratch, len);
+	}
 	mutex_unlock(&s->lock);
-	return len;
+	return r;
 }
 
 /* Decompress @len bytes into one whole block; -EILSEQ for anything malformed. */

@@ -25,6 +25,12 @@ static void alloc_buffers(struct kunit *test, struct codec_buffers *b)
 	KUNIT_ASSERT_NOT_NULL(test, b->out);
 }
 
+/* Where flaz_compress() puts the payload: the buffer @ctx. */
+static void *to_buf(void *ctx, unsigned int len)
+{
+	return ctx;
+}
+
 /* Text with enough repetition to compress well with every codec. */
 static void fill_text(u8 *p)
 {
@@ -54,7 +60,7 @@ static void codec_round_trip(struct kunit *test)
 	for (t = 0; t < FLAZ_NR_CODECS; t++) {
 		struct flaz_compressor *c = create(test, t);
 
-		len = flaz_compress(c, b.src, b.cmp, FLAZ_BLOCK_SIZE - 1);
+		len = flaz_compress(c, b.src, FLAZ_BLOCK_SIZE - 1, to_buf, b.cmp);
 		KUNIT_EXPECT_GT_MSG(test, len, 0, "%s", flaz_codec_name(t));
 		KUNIT_EXPECT_LT_MSG(test, len, (int)FLAZ_BLOCK_SIZE / 2, "%s", flaz_codec_name(t));
 		memset(b.out, 0xaa, FLAZ_BLOCK_SIZE);
@@ -76,7 +82,7 @@ static void codec_zero_block(struct kunit *test)
 	for (t = 0; t < FLAZ_NR_CODECS; t++) {
 		struct flaz_compressor *c = create(test, t);
 
-		len = flaz_compress(c, b.src, b.cmp, FLAZ_BLOCK_SIZE - 1);
+		len = flaz_compress(c, b.src, FLAZ_BLOCK_SIZE - 1, to_buf, b.cmp);
 		KUNIT_EXPECT_GT(test, len, 0);
 		KUNIT_EXPECT_LT(test, len, 128);
 		KUNIT_EXPECT_EQ(test, flaz_decompress(c, b.cmp, len, b.out), 0);
@@ -96,7 +102,8 @@ static void codec_incompressible(struct kunit *test)
 	for (t = 0; t < FLAZ_NR_CODECS; t++) {
 		struct flaz_compressor *c = create(test, t);
 
-		KUNIT_EXPECT_EQ_MSG(test, flaz_compress(c, b.src, b.cmp, FLAZ_BLOCK_SIZE * 9 / 10),
+		KUNIT_EXPECT_EQ_MSG(test, flaz_compress(c, b.src, FLAZ_BLOCK_SIZE * 9 / 10, to_buf,
+						       b.cmp),
 				    0, "%s", flaz_codec_name(t));
 		flaz_compressor_destroy(c);
 	}
@@ -112,10 +119,37 @@ static void codec_limit_boundary(struct kunit *test)
 	alloc_buffers(test, &b);
 	fill_text(b.src);
 	c = create(test, FLAZ_CODEC_LZ4);
-	len = flaz_compress(c, b.src, b.cmp, FLAZ_BLOCK_SIZE - 1);
+	len = flaz_compress(c, b.src, FLAZ_BLOCK_SIZE - 1, to_buf, b.cmp);
 	KUNIT_ASSERT_GT(test, len, 1);
-	KUNIT_EXPECT_EQ(test, flaz_compress(c, b.src, b.cmp, len), len);
-	KUNIT_EXPECT_EQ(test, flaz_compress(c, b.src, b.cmp, len - 1), 0);
+	KUNIT_EXPECT_EQ(test, flaz_compress(c, b.src, len, to_buf, b.cmp), len);
+	KUNIT_EXPECT_EQ(test, flaz_compress(c, b.src, len - 1, to_buf, b.cmp), 0);
+	flaz_compressor_destroy(c);
+}
+
+/* No room for the payload: @place's error comes back; asked only for a payload that saves. */
+static unsigned int place_calls;
+
+static void *no_room(void *ctx, unsigned int len)
+{
+	place_calls++;
+	return ERR_PTR(-ENOSPC);
+}
+
+static void codec_place_error(struct kunit *test)
+{
+	struct codec_buffers b;
+	struct flaz_compressor *c;
+
+	alloc_buffers(test, &b);
+	c = create(test, FLAZ_CODEC_LZ4);
+	place_calls = 0;
+	fill_text(b.src);
+	KUNIT_EXPECT_EQ(test, flaz_compress(c, b.src, FLAZ_BLOCK_SIZE - 1, no_room, NULL),
+			-ENOSPC);
+	KUNIT_EXPECT_EQ(test, place_calls, 1U);
+	get_random_bytes(b.src, FLAZ_BLOCK_SIZE);
+	KUNIT_EXPECT_EQ(test, flaz_compress(c, b.src, FLAZ_BLOCK_SIZE - 1, no_room, NULL), 0);
+	KUNIT_EXPECT_EQ(test, place_calls, 1U);
 	flaz_compressor_destroy(c);
 }
 
@@ -131,7 +165,7 @@ static void codec_malformed(struct kunit *test)
 	for (t = 0; t < FLAZ_NR_CODECS; t++) {
 		struct flaz_compressor *c = create(test, t);
 
-		len = flaz_compress(c, b.src, b.cmp, FLAZ_BLOCK_SIZE - 1);
+		len = flaz_compress(c, b.src, FLAZ_BLOCK_SIZE - 1, to_buf, b.cmp);
 		KUNIT_ASSERT_GT(test, len, 2);
 		KUNIT_EXPECT_EQ_MSG(test, flaz_decompress(c, b.cmp, len / 2, b.out), -EILSEQ,
 				    "%s truncated", flaz_codec_name(t));
@@ -148,6 +182,7 @@ static struct kunit_case flaz_codec_cases[] = {
 	KUNIT_CASE(codec_zero_block),
 	KUNIT_CASE(codec_incompressible),
 	KUNIT_CASE(codec_limit_boundary),
+	KUNIT_CASE(codec_place_error),
 	KUNIT_CASE(codec_malformed),
 	{}
 };

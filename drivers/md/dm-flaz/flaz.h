@@ -67,8 +67,8 @@ int flaz_compressor_module_init(void);
 void flaz_compressor_module_exit(void);
 struct flaz_compressor *flaz_compressor_create(enum flaz_codec type);
 void flaz_compressor_destroy(struct flaz_compressor *c);
-int flaz_compress(struct flaz_compressor *c, const void *src, void *dst,
-		  unsigned int max_len);
+int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_len,
+		  void *(*place)(void *ctx, unsigned int len), void *ctx);
 int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len,
 		    void *dst);
 
@@ -99,6 +99,7 @@ enum flaz_stat {
 	FLAZ_STAT_MARK_WAITS,	/* writes that waited for a mark */
 	FLAZ_STAT_MARK_WAIT_US,	/* and how long, in all */
 	FLAZ_STAT_COMMIT_US,	/* time commits took, in all */
+	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: backlog full or no memory */
 	FLAZ_NR_STATS,
 };
 
@@ -378,6 +379,10 @@ u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry 
 		      u32 align, u32 max);
 int flaz_hit_module_init(void);
 void flaz_hit_module_exit(void);
+
+/* fill.c: installing the blocks of completed read misses and writes */
+void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
+	       u64 block, u32 nr, struct flaz_record *rec);
 
 /* cache.c: the data path */
 size_t flaz_cache_per_bio_size(void);

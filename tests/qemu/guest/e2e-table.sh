@@ -101,7 +101,8 @@ t_table_no_options() {
 STATUS_KEYS="mode reads writes read_hits read_misses write_hits write_misses fills bypasses
 blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_extents
 total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards
-hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason dram_bytes meta_bytes"
+hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason dram_bytes meta_bytes
+marks mark_waits mark_wait_us commit_us fills_skipped loading"
 
 t_status_keys() {
 	must dmsetup create vol --table "$(flaz_table)"

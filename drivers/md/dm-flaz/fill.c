@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz fill path: the whole blocks of a completed read miss or write are
+ * copied out of the bio (in its completion context, so without sleeping), then
+ * compressed and installed in batches: one work item per FILL_BATCH blocks on
+ * the per-CPU fill queues, so a large bio is spread over the CPUs without a
+ * work item per block.
+ *
+ * A block is compressed in its CPU's stream and copied once, straight into the
+ * slot reserved for it in the extent buffer; then its line points there. The
+ * fill holds the bio's record (records.c), so a write mapped since makes it
+ * stale and it installs nothing older than that write.
+ *
+ * Fills are what the cache may skip: when the backlog is full or memory is
+ * short they are dropped and counted in fills_skipped; a user I/O never waits
+ * for one and never fails for one.
+ */
+#include <linux/bio.h>
+#include <linux/gfp.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "flaz.h"
+#include "format.h"
+
+/*
+ * Blocks copied and waiting to be installed. Installs go at the SSD's pace, so
+ * when the HDD delivers faster, further fills are skipped rather than queued.
+ */
+#define MAX_PENDING_FILLS	16384	/* 64 MiB */
+#define FILL_BATCH		8	/* blocks a work item installs */
+
+struct flaz_fill;
+
+/* A batch of the fill's blocks, installed by one work item. */
+struct fill_unit {
+	struct work_struct work;
+	struct flaz_fill *fill;
+	u32 first, nr;		/* the fill's blocks it installs */
+};
+
+/* Blocks to install, taken from a completed read miss or write. */
+struct flaz_fill {
+	struct flaz_record rec;
+	struct flaz_cache *c;
+	atomic_t pending;	/* units not done */
+	u64 block;
+	u32 nr;
+	bool read;
+	struct fill_unit *units;	/* after data[] */
+	void *data[];		/* a page per block */
+};
+
+/* The largest compressed payload worth keeping; 0 to store every block raw. */
+static u32 max_payload(struct flaz_cache *c)
+{
+	u32 saving = flaz_opt_get(c->opts, FLAZ_OPT_COMPRESS_MIN_SAVING);
+
+	if (saving >= 100)
+		return 0;
+	return min(FLAZ_BLOCK_SIZE - FLAZ_BLOCK_SIZE * saving / 100, FLAZ_BLOCK_SIZE - 1);
+}
+
+struct place {
+	struct flaz_cache *c;
+	struct flaz_xslot *s;
+};
+
+/* Reserve the slot for a payload of @len bytes; the codec copies it in. */
+static void *place_slot(void *ctx, unsigned int len)
+{
+	struct place *p = ctx;
+	int r = flaz_xbuf_reserve(p->c->xbuf, flaz_slot_bytes(len), p->s);
+
+	return r ? ERR_PTR(r) : p->s->mem + sizeof(struct flaz_slot_hdr);
+}
+
+/* Compress @block (@data) into a slot (or a zero flag) and point its line at it. */
+static void install(struct flaz_fill *fill, u64 block, void *data)
+{
+	struct flaz_cache *c = fill->c;
+	struct flaz_slot_info info = { .block = block, .codec = c->codec };
+	u64 line = flaz_l2p_line(c->l2p, block);
+	struct flaz_entry e = {}, old, was;
+	struct flaz_xslot s = {};
+	struct place p = { c, &s };
+	bool same, done;
+	int len = 0;
+
+	/*
+	 * The SSD is in trouble: keep what is cached, add nothing. Nor while the
+	 * table loads: which extents are free is known only once it is in.
+	 */
+	if (flaz_cache_mode(c) != FLAZ_MODE_NORMAL || flaz_meta_loading(c->meta))
+		return;
+	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
+		e.kind = FLAZ_ENTRY_ZERO;
+	} else {
+		if (max_payload(c))
+			len = flaz_compress(c->comp, data, max_payload(c), place_slot, &p);
+		if (len < 0)
+			return;
+		if (!len) {
+			/* not worth compressing: the block itself */
+			if (flaz_xbuf_reserve(c->xbuf, flaz_slot_bytes(FLAZ_BLOCK_SIZE), &s))
+				return;
+			memcpy(s.mem + sizeof(struct flaz_slot_hdr), data, FLAZ_BLOCK_SIZE);
+			len = FLAZ_BLOCK_SIZE;
+		}
+		info.seq = atomic64_inc_return(&c->seq);
+		info.line = line;
+		info.len = len;
+		info.flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0;
+		flaz_slot_encode(s.mem, &info);
+		e.kind = FLAZ_ENTRY_SLOT;
+		e.ext = s.ext;
+		e.off = s.off;
+		e.bytes = info.bytes;
+	}
+
+	flaz_l2p_lock(c->l2p, line);
+	done = !READ_ONCE(fill->rec.stale);
+	if (done) {
+		same = flaz_l2p_lookup(c->l2p, block, &was);
+		flaz_l2p_set(c->l2p, block, &e, &old);
+	}
+	flaz_l2p_unlock(c->l2p, line);
+	if (s.x)
+		flaz_xbuf_commit(c->xbuf, &s);
+	if (!done)
+		return;
+	if (fill->read)
+		flaz_stats_add(c->stats, FLAZ_STAT_FILLS, 1);
+	if (e.kind == FLAZ_ENTRY_ZERO)
+		flaz_stats_add(c->stats, FLAZ_STAT_ZERO_BLOCKS, 1);
+	else if (info.flags & FLAZ_SLOT_RAW)
+		flaz_stats_add(c->stats, FLAZ_STAT_RAW_BLOCKS, 1);
+	if (old.kind != FLAZ_ENTRY_NONE && !same)
+		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, 1);
+}
+
+static void free_fill(struct flaz_fill *fill, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		free_page((unsigned long)fill->data[i]);
+	kfree(fill);
+}
+
+static void unit_work(struct work_struct *work)
+{
+	struct fill_unit *u = container_of(work, struct fill_unit, work);
+	struct flaz_fill *fill = u->fill;
+	struct flaz_cache *c = fill->c;
+	u32 i;
+
+	for (i = u->first; i < u->first + u->nr; i++)
+		install(fill, fill->block + i, fill->data[i]);
+	atomic_sub(u->nr, &c->pending_fills);
+	if (atomic_dec_and_test(&fill->pending)) {
+		flaz_records_del(&c->records, &fill->rec);
+		free_fill(fill, fill->nr);
+	}
+}
+
+/*
+ * Copy @nr whole blocks of a completed bio from @block (@skip bytes into the
+ * data at @iter). Runs in its completion context, so nothing here may sleep.
+ */
+static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
+				   struct bvec_iter iter, u32 skip, u64 block, u32 nr)
+{
+	u32 nr_units = DIV_ROUND_UP(nr, FILL_BATCH);
+	struct flaz_fill *fill;
+	u32 i;
+
+	fill = kzalloc(struct_size(fill, data, nr) + nr_units * sizeof(struct fill_unit),
+		       GFP_NOWAIT | __GFP_NOWARN);
+	if (!fill)
+		return NULL;
+	fill->units = (struct fill_unit *)&fill->data[nr];
+	fill->c = c;
+	fill->block = block;
+	fill->nr = nr;
+	fill->read = bio_data_dir(bio) == READ;
+	atomic_set(&fill->pending, nr_units);
+	for (i = 0; i < nr; i++) {
+		fill->data[i] = (void *)__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
+		if (!fill->data[i]) {
+			free_fill(fill, i);
+			return NULL;
+		}
+		flaz_copy_block(bio, iter, skip + i * FLAZ_BLOCK_SIZE, fill->data[i], false);
+	}
+	for (i = 0; i < nr_units; i++) {
+		struct fill_unit *u = &fill->units[i];
+
+		INIT_WORK(&u->work, unit_work);
+		u->fill = fill;
+		u->first = i * FILL_BATCH;
+		u->nr = min_t(u32, FILL_BATCH, nr - u->first);
+	}
+	return fill;
+}
+
+/*
+ * Install @nr whole blocks from @block of a completed read miss or write whose
+ * record is @rec: the fill takes the record over, or drops it.
+ */
+void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
+	       u64 block, u32 nr, struct flaz_record *rec)
+{
+	struct flaz_fill *fill = NULL;
+	u32 i;
+
+	if (atomic_add_return(nr, &c->pending_fills) <= MAX_PENDING_FILLS)
+		fill = make_fill(c, bio, iter, skip, block, nr);
+	if (!fill) {
+		atomic_sub(nr, &c->pending_fills);
+		flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, nr);
+		flaz_records_del(&c->records, rec);
+		return;
+	}
+	/* unless a write made the bio's record stale meanwhile */
+	if (!flaz_records_pass(&c->records, rec, &fill->rec)) {
+		atomic_sub(nr, &c->pending_fills);
+		free_fill(fill, nr);
+		return;
+	}
+	for (i = 0; i < DIV_ROUND_UP(nr, FILL_BATCH); i++)
+		flaz_wq_write(&c->wq, &fill->units[i].work);
+}
