@@ -4,8 +4,9 @@
 # pass/fail: the machine is shared, so compare the ratios, not the absolute numbers. The rows
 # also go to $FLAZ_CACHE/bench/bench.csv, plotted into bench.png (gnuplot) beside it.
 set -uo pipefail
-# thirteen rows of 30 s each plus boot and fills: about 8 min under TCG, so more than the suites' 600 s
-export FLAZ_QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-1200}
+# about twenty rows of 30 s each plus boot, fills and PostMark: 12-15 min under TCG, so more
+# than the suites' 600 s
+export FLAZ_QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-1800}
 KVER=$("$(dirname "$0")/../lib/kvers.sh" 6.12) || exit 1
 . "$(dirname "$0")/lib.sh"
 show_suite "$KVER" bench "Benchmark" || exit 1

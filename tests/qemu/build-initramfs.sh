@@ -22,7 +22,7 @@ export PATH=$PATH:/usr/sbin:/sbin
 # Kernel modules the suites use: a kernel without one of the required ones cannot run them;
 # the optional ones are skipped if the kernel lacks them.
 REQUIRED_MODS="dm-mod ext4 xfs virtio_blk"
-OPTIONAL_MODS="virtio_pci dm-delay dm-flakey dm-log-writes dm-snapshot dm-cache dm-cache-smq brd loop crc32c_generic
+OPTIONAL_MODS="virtio_pci dm-delay dm-flakey dm-log-writes dm-snapshot dm-cache dm-cache-smq brd loop crc32c_generic crc32c_intel
 	libcrc32c lzo lz4 lz4_compress lz4_decompress zstd_compress zstd zlib_deflate deflate bcache nbd"
 
 die() { echo "build-initramfs: $*" >&2; exit 1; }

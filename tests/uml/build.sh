@@ -1,9 +1,11 @@
 #!/bin/bash
-# Build (or reuse) the UML test kernel: Debian's linux-source-6.12 with the AMX FP-size
-# patch, `make ARCH=um defconfig` + uml-e2e.config + uml-debug.config. Cached under
-# $FLAZ_KCACHE/uml/kernel/<key> (default /var/cache/dm-flaz, outside the clone, so a fresh
-# clone on a warm machine reuses it), the key hashing the source package version, the patch
-# and the fragments: changing any of them rebuilds, an unchanged rerun takes a second.
+# Build (or reuse) a UML kernel: Debian's linux-source-6.12 with the AMX FP-size patch,
+# `make ARCH=um defconfig` + uml-e2e.config, + uml-debug.config for the test kernel (the
+# default); `build.sh bench` leaves the sanitizers out, so its figures are the code's own.
+# Cached under $FLAZ_KCACHE/uml/kernel/<key> (bench-<key> for the bench kernel; default
+# /var/cache/dm-flaz, outside the clone, so a fresh clone on a warm machine reuses it), the
+# key hashing the source package version, the patch and the fragments: changing any of them
+# rebuilds, an unchanged rerun takes a second.
 # Prints the build directory (for `make -C <dir> ARCH=um M=...`); progress goes to stderr.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,10 +15,15 @@ mkdir -p "$KCACHE" 2>/dev/null && [ -w "$KCACHE" ] || KCACHE=${FLAZ_CACHE:-$REPO
 KERNELS=$KCACHE/uml/kernel
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 INPUTS=("$HERE/0001-um-x86-fp-size-for-amx-hosts.patch" "$HERE/uml-e2e.config" "$HERE/uml-debug.config")
+VARIANT=
+if [ "${1:-}" = bench ]; then
+	INPUTS=("${INPUTS[@]:0:2}")
+	VARIANT=bench-
+fi
 FRAGMENTS=("${INPUTS[@]:1}")
 
 ver=$(dpkg-query -W -f '${Version}' linux-source-6.12)
-key=$( (echo "$ver"; sha256sum "${INPUTS[@]}" | cut -d' ' -f1) | sha256sum | cut -c1-16)
+key=$VARIANT$( (echo "$ver"; sha256sum "${INPUTS[@]}" | cut -d' ' -f1) | sha256sum | cut -c1-16)
 K=$KERNELS/$key
 S=$K/linux-source-6.12
 B=$K/build
@@ -59,8 +66,14 @@ compile() {
 }
 
 if [ ! -f "$K/.done" ]; then
-	# Each kernel is ~2 GB with its source tree: keep only the current one.
-	find "$KERNELS" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null || true
+	# Each kernel is ~2 GB with its source tree: keep only the current one of each kind.
+	if [ -n "$VARIANT" ]; then
+		find "$KERNELS" -mindepth 1 -maxdepth 1 -name "$VARIANT*" ! -name "$key" \
+			-exec rm -rf {} + 2>/dev/null || true
+	else
+		find "$KERNELS" -mindepth 1 -maxdepth 1 ! -name "bench-*" ! -name "$key" \
+			-exec rm -rf {} + 2>/dev/null || true
+	fi
 	[ -f "$K/.extracted" ] || extract
 	configure
 	compile

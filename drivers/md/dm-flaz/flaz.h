@@ -62,6 +62,10 @@ static inline unsigned int flaz_opt_get(const struct flaz_opts *o, enum flaz_opt
 
 struct flaz_compressor;
 
+/* costs.c: debugfs dm-flaz/codec_costs, a hit's CPU work per block measured per codec */
+void flaz_costs_init(void);
+void flaz_costs_exit(void);
+
 /* codec.c: per-CPU compression streams over the kernel's lzo/lz4/zstd/zlib */
 int flaz_compressor_module_init(void);
 void flaz_compressor_module_exit(void);

@@ -4,14 +4,17 @@
  * hits) is served with as few SSD reads as its slots allow.
  *
  * In .map: each block's entry is looked up once, and its extent pinned; zero
- * blocks are served there and then. One work item then copies slots still in
- * the extent buffer and groups the rest into spans: slots of one extent close
- * enough to read together, aligned to the SSD's logical blocks. Each span is
- * one asynchronous dm-io read; its completion (on the per-CPU read queues)
- * checks each slot and decompresses it straight into the bio's page, through a
- * bounce buffer only where the block straddles pages. A slot that fails its
- * checks is counted as an SSD fault and its block is read from the HDD, also
- * asynchronously; the bio ends when the last read is done.
+ * blocks are served there and then. The slots are grouped into spans: slots
+ * of one extent close enough to read together, aligned to the SSD's logical
+ * blocks. Each span is one asynchronous read (a bio from the volume's bio_set),
+ * started from .map itself when every slot is on the SSD and memory comes
+ * without waiting; otherwise one work item copies the slots still in the
+ * extent buffer and starts the reads, waiting on the reserves if it must. A
+ * read's completion (on the per-CPU read queues) checks each slot and
+ * decompresses it straight into the bio's page, through a bounce buffer only
+ * where the block straddles pages. A slot that fails its checks is counted as
+ * an SSD fault and its block is read from the HDD, also asynchronously; the
+ * bio ends when the last read is done.
  *
  * Pins: an extent with a slot read in flight is not freed (meta.c drains its
  * pins before the discard and before it can be opened again), so a read never
@@ -21,14 +24,12 @@
  */
 #include <linux/bio.h>
 #include <linux/blkdev.h>
-#include <linux/dm-io.h>
 #include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/mempool.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 
-#include "compat.h"
 #include "flaz.h"
 #include "format.h"
 
@@ -54,9 +55,10 @@ struct hit_block {
 struct hit_read {
 	struct work_struct work;
 	struct flaz_hit *h;
+	struct bio *bio;	/* prepared in .map, not yet submitted */
 	void *buf;
 	bool pooled;		/* buf came from the volume's reserve */
-	unsigned long error;
+	blk_status_t error;
 };
 
 struct flaz_hit {
@@ -75,6 +77,7 @@ struct flaz_hit {
 };
 
 struct flaz_hits {
+	struct bio_set bs;
 	mempool_t *bufs;	/* span and HDD buffers, for when kmalloc fails */
 	u32 buf_bytes;
 	atomic_t pins[1 << HIT_PIN_BITS];
@@ -181,15 +184,6 @@ static void put_hit(struct flaz_hit *h)
 	bio_endio(bio);
 }
 
-static void *buf_alloc(struct flaz_cache *c, struct hit_read *r, u32 bytes)
-{
-	r->buf = kmalloc(bytes, GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
-	r->pooled = !r->buf;
-	if (!r->buf)
-		r->buf = mempool_alloc(c->hits->bufs, GFP_NOIO);
-	return r->buf;
-}
-
 static void buf_free(struct flaz_cache *c, struct hit_read *r)
 {
 	if (r->pooled)
@@ -276,37 +270,52 @@ static void slot_failed(struct flaz_hit *h, u32 i)
 		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
 }
 
-FLAZ_IO_NOTIFY(read_done)
+static void read_end_io(struct bio *bio)
 {
-	struct hit_read *r = context;
+	struct hit_read *r = bio->bi_private;
 
-	r->error = error;
+	r->error = bio->bi_status;
+	bio_put(bio);
 	flaz_wq_read(&r->h->c->wq, &r->work);
 }
 
-static void read_start(struct flaz_hit *h, struct hit_read *r, struct block_device *bdev,
-		       sector_t sector, u32 bytes, work_func_t fn)
+/*
+ * A read of @bytes at @sector of @bdev into a new buffer of @r, for @fn to
+ * finish. With @gfp not allowed to wait (.map) it may fail, taking nothing;
+ * in a worker it waits on the reserves instead.
+ */
+static struct bio *read_prepare(struct flaz_hit *h, struct hit_read *r,
+				struct block_device *bdev, sector_t sector, u32 bytes,
+				work_func_t fn, gfp_t gfp)
 {
 	struct flaz_cache *c = h->c;
-	struct dm_io_region where = {
-		.bdev = bdev,
-		.sector = sector,
-		.count = bytes >> SECTOR_SHIFT,
-	};
-	struct dm_io_request req = {
-		.bi_opf = REQ_OP_READ,
-		.mem.type = DM_IO_KMEM,
-		.mem.ptr.addr = buf_alloc(c, r, bytes),
-		.notify.fn = read_done_notify,
-		.notify.context = r,
-		.client = c->io,
-	};
+	struct bio *bio;
 
+	r->buf = kmalloc(bytes, gfp | __GFP_NORETRY | __GFP_NOWARN);
+	r->pooled = !r->buf;
+	if (r->pooled && gfpflags_allow_blocking(gfp))
+		r->buf = mempool_alloc(c->hits->bufs, gfp);
+	if (!r->buf)
+		return NULL;
+	bio = bio_alloc_bioset(bdev, 1, REQ_OP_READ, gfp, &c->hits->bs);
+	if (!bio) {
+		buf_free(c, r);
+		return NULL;
+	}
+	bio->bi_iter.bi_sector = sector;
+	/* one multi-page vector: kmalloc memory is physically contiguous */
+	__bio_add_page(bio, virt_to_page(r->buf), bytes, offset_in_page(r->buf));
+	bio->bi_end_io = read_end_io;
+	bio->bi_private = r;
 	INIT_WORK(&r->work, fn);
 	r->h = h;
+	return bio;
+}
+
+static void read_submit(struct flaz_hit *h, struct bio *bio)
+{
 	atomic_inc(&h->pending);
-	if (flaz_dm_io(&req, &where))
-		read_done(1, r);
+	submit_bio(bio);
 }
 
 static void hdd_done(struct work_struct *work)
@@ -329,9 +338,9 @@ static void hdd_start(struct flaz_hit *h, u32 i)
 {
 	flaz_stats_add(h->c->stats, FLAZ_STAT_READ_MISSES, 1);
 	h->blocks[i].state = HIT_DONE;
-	read_start(h, &h->reads[h->nr + i], h->c->hdd,
-		   (h->block + i) << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), FLAZ_BLOCK_SIZE,
-		   hdd_done);
+	read_submit(h, read_prepare(h, &h->reads[h->nr + i], h->c->hdd,
+				    (h->block + i) << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
+				    FLAZ_BLOCK_SIZE, hdd_done, GFP_NOIO));
 }
 
 /* Block @i's slot was served (@err 0) or not: then the HDD has it. */
@@ -382,12 +391,28 @@ static bool serve_dram(struct flaz_hit *h, u32 i)
 	return found;
 }
 
+/* The SSD read of span @n, to start at once. */
+static struct bio *span_prepare(struct flaz_hit *h, u32 n, gfp_t gfp)
+{
+	const struct flaz_geometry *g = h->c->geo;
+	const struct flaz_span *s = &h->spans[n];
+
+	return read_prepare(h, &h->reads[n], h->c->ssd, g->data_start +
+			    (sector_t)s->ext * g->extent_sectors + (s->start >> SECTOR_SHIFT),
+			    s->end - s->start, span_done, gfp);
+}
+
+static void plan_spans(struct flaz_hit *h, u32 i)
+{
+	h->blocks[i].span = flaz_hit_span_add(h->spans, &h->nr_spans, &h->blocks[i].e,
+					      bdev_logical_block_size(h->c->ssd),
+					      h->c->hits->buf_bytes);
+}
+
+/* The worker's way: DRAM slots copied, then every read started, waiting for memory if need be. */
 static void start_work(struct work_struct *work)
 {
 	struct flaz_hit *h = container_of(work, struct flaz_hit, work);
-	struct flaz_cache *c = h->c;
-	u32 lbs = bdev_logical_block_size(c->ssd);
-	const struct flaz_geometry *g = c->geo;
 	u32 i, n;
 
 	for (i = 0; i < h->nr; i++) {
@@ -396,17 +421,52 @@ static void start_work(struct work_struct *work)
 		if (b->state == HIT_HDD)
 			hdd_start(h, i);
 		else if (b->state == HIT_SLOT && !serve_dram(h, i))
-			b->span = flaz_hit_span_add(h->spans, &h->nr_spans, &b->e, lbs,
-						    c->hits->buf_bytes);
+			plan_spans(h, i);
 	}
-	for (n = 0; n < h->nr_spans; n++) {
-		const struct flaz_span *s = &h->spans[n];
-
-		read_start(h, &h->reads[n], c->ssd, g->data_start +
-			   (sector_t)s->ext * g->extent_sectors + (s->start >> SECTOR_SHIFT),
-			   s->end - s->start, span_done);
-	}
+	for (n = 0; n < h->nr_spans; n++)
+		read_submit(h, span_prepare(h, n, GFP_NOIO));
 	put_hit(h);
+}
+
+/*
+ * .map's way, for the usual run whose slots are all on the SSD (their extent's
+ * write has completed, and it is pinned): the spans' reads start from here,
+ * without a work item, if memory comes without waiting. False: nothing was
+ * started, start_work() does it all.
+ */
+static bool start_now(struct flaz_hit *h)
+{
+	struct flaz_cache *c = h->c;
+	u32 i, n;
+
+	for (i = 0; i < h->nr; i++) {
+		struct hit_block *b = &h->blocks[i];
+
+		if (b->state == HIT_HDD)
+			return false;
+		if (b->state == HIT_SLOT && test_bit(b->e.ext, c->unflushed) &&
+		    !test_bit(b->e.ext, c->written))
+			return false;
+	}
+	for (i = 0; i < h->nr; i++)
+		if (h->blocks[i].state == HIT_SLOT)
+			plan_spans(h, i);
+	for (n = 0; n < h->nr_spans; n++) {
+		h->reads[n].bio = span_prepare(h, n, GFP_NOWAIT);
+		if (!h->reads[n].bio)
+			break;
+	}
+	if (n < h->nr_spans) {
+		while (n--) {
+			bio_put(h->reads[n].bio);
+			buf_free(c, &h->reads[n]);
+		}
+		h->nr_spans = 0;
+		return false;
+	}
+	for (n = 0; n < h->nr_spans; n++)
+		read_submit(h, h->reads[n].bio);
+	return true;
 }
 
 /*
@@ -452,12 +512,12 @@ int flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
 		}
 		work = true;
 	}
-	if (work) {
+	if (work && !start_now(h)) {
 		INIT_WORK(&h->work, start_work);
 		flaz_wq_read(&c->wq, &h->work);
-	} else {
-		put_hit(h);
+		return 0;
 	}
+	put_hit(h);
 	return 0;
 }
 
@@ -469,7 +529,8 @@ struct flaz_hits *flaz_hits_create(u32 extent_bytes)
 		return NULL;
 	hs->buf_bytes = min(extent_bytes, SPAN_MAX_BYTES);
 	hs->bufs = mempool_create_kmalloc_pool(HIT_RESERVE, hs->buf_bytes);
-	if (!hs->bufs) {
+	if (!hs->bufs || bioset_init(&hs->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS)) {
+		mempool_destroy(hs->bufs);
 		kvfree(hs);
 		return NULL;
 	}
@@ -480,6 +541,7 @@ void flaz_hits_destroy(struct flaz_hits *hs)
 {
 	if (!hs)
 		return;
+	bioset_exit(&hs->bs);
 	mempool_destroy(hs->bufs);
 	kvfree(hs);
 }

@@ -354,23 +354,25 @@ static int __init dm_flaz_init(void)
 	}
 	r = flaz_hit_module_init();
 	if (r)
-		goto bad_cache;
+		goto bad_hit;
 	r = dm_register_target(&flaz_target_type);
 	if (r < 0) {
 		DMERR("register failed %d", r);
 		goto bad_register;
 	}
+	flaz_costs_init();
 	return 0;
 
 bad_register:
 	flaz_hit_module_exit();
-bad_cache:
+bad_hit:
 	flaz_compressor_module_exit();
 	return r;
 }
 
 static void __exit dm_flaz_exit(void)
 {
+	flaz_costs_exit();
 	dm_unregister_target(&flaz_target_type);
 	flaz_meta_module_exit();
 	flaz_hit_module_exit();

@@ -4,7 +4,9 @@
 # read with fio's zipf random reads. Figures only, no pass/fail; goals are reported against.
 #   1. main: a 256 MiB working set (2x the SSD): none, dm-cache, flaz with each codec, and
 #      flaz-off (compress_min_saving 100: every block stored raw, i.e. compression off)
-#   2. fits: a working set of half the SSD's data area: flaz-lz4 against flaz-off
+#   2. fits: a working set of half the SSD's data area: flaz-lz4 against flaz-off; then the
+#      hit path on that set (hits-seq128k: 128 KiB sequential re-reads; hits-zipf4: the zipf
+#      reads from four jobs): dm-cache, flaz-lz4 and flaz-off
 #   3. the DRAM cost of flaz's logical-to-physical table (status key table_bytes), and of all
 #      its metadata (dram_bytes), extrapolated to a 1 TiB SSD over a 10 TiB HDD
 #   4. writes: fio 4 KiB random writes with an fsync after each, and stock PostMark on ext4,
@@ -20,7 +22,7 @@ HDD=/dev/vda
 SSD=/dev/vdb
 DELAY_MS=${BENCH_DELAY_MS:-2}
 WSET_MIB=256
-# Ten rows of warm + measure under TCG: 15 s each keeps the run near 6 min.
+# Each row warms and measures under TCG: 15 s each keeps the read rows near 9 min.
 WARM_S=15	# a first pass lets the caches fill; only the second is measured
 RUN_S=15
 # flaz runs at its defaults (the table section assumes them)
@@ -63,6 +65,26 @@ zipf_reads() {
 		--time_based --runtime="$3" --norandommap --eta=never --minimal --output="$4"
 }
 
+# The hit path's loads (the hits table): 128 KiB sequential re-reads, warmed by 128 KiB random
+# reads of the whole set; and the zipf reads with four jobs of iodepth 8 instead of one.
+rand128k_reads() {
+	fio --name=r128k --filename="$1" --size="$2M" --rw=randread --bs=128k --ioengine=libaio \
+		--iodepth=8 --direct=1 --time_based --runtime="$3" --eta=never --minimal --output="$4"
+}
+seq128k_reads() {
+	fio --name=s128k --filename="$1" --size="$2M" --rw=read --bs=128k --ioengine=libaio \
+		--iodepth=8 --direct=1 --time_based --runtime="$3" --eta=never --minimal --output="$4"
+}
+zipf4_reads() {
+	fio --name=zipf4 --filename="$1" --size="$2M" --rw=randread --bs=4k \
+		--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --numjobs=4 \
+		--group_reporting --direct=1 --time_based --runtime="$3" --norandommap --eta=never \
+		--minimal --output="$4"
+}
+# bench's warm and measured loads
+WARM_LOAD=zipf_reads
+RUN_LOAD=zipf_reads
+
 # The columns of both tables; the last two are flaz's only.
 row() { printf '::%-12s %6s %8s %9s %9s %10s %6s %10s\n' "$@"; }
 header() {
@@ -81,10 +103,10 @@ bench() {
 		dmsetup status vol >/tmp/status
 		fc0="$(flaz_val fills) $(flaz_val evictions) $(flaz_val meta_bytes)"
 	fi
-	zipf_reads "$dev" "$wset" $WARM_S /tmp/warm.terse
+	$WARM_LOAD "$dev" "$wset" $WARM_S /tmp/warm.terse
 	h0=$($hits_cmd)
 	c0=$(cpu_ticks)
-	zipf_reads "$dev" "$wset" $RUN_S /tmp/run.terse
+	$RUN_LOAD "$dev" "$wset" $RUN_S /tmp/run.terse
 	c1=$(cpu_ticks)
 	h1=$($hits_cmd)
 	# terse v3: field 6 is KiB read, field 8 read IOPS
@@ -222,6 +244,24 @@ main_ratios() {
 			for (k = 1; k <= n; k++)
 				printf "::%-12s %10s %11s %11s %9s %9s\n", name[k], x(h[k], dh),
 					x(i[k], di), x(i[k], ni), goal(h[k], dh, gh), goal(i[k], di, gi)
+		}' $ROWS
+}
+
+# The hits table: per load, flaz-lz4 against dm-cache and flaz-off when the set fits.
+hits_ratios() {
+	say
+	say "hits: flaz-lz4 against dm-cache (goal >= 1.0x) and flaz-off (goal >= ${GOAL_FITS}x), set fits"
+	awk -v g=$GOAL_FITS "$ratio_awk"'
+		$1 !~ /^hits-/ { next }
+		{ i[$1 " " $2] = $4; t[$1] = 1 }
+		END {
+			for (l in t) {
+				lz = (l " flaz-lz4") in i ? i[l " flaz-lz4"] : "-"
+				dmc = (l " dm-cache") in i ? i[l " dm-cache"] : "-"
+				off = (l " flaz-off") in i ? i[l " flaz-off"] : "-"
+				printf "::%-14s flaz-lz4 IOPS %s of dm-cache (%s), %s of flaz-off (%s)\n",
+					substr(l, 6), x(lz, dmc), goal(lz, dmc, 1), x(lz, off), goal(lz, off, g)
+			}
 		}' $ROWS
 }
 
@@ -480,6 +520,23 @@ bench fits none /dev/mapper/slowhdd $FITS_MIB no_hits
 flaz_bench fits flaz-lz4 $FITS_MIB compressor lz4
 flaz_bench fits flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
 fits_ratios
+
+# The hit path under other loads, on the same fitting set: 128 KiB sequential re-reads, and
+# the zipf reads from four jobs at once.
+for load in seq128k zipf4; do
+	case $load in
+	seq128k) WARM_LOAD=rand128k_reads RUN_LOAD=seq128k_reads ;;
+	zipf4) WARM_LOAD=zipf4_reads RUN_LOAD=zipf4_reads ;;
+	esac
+	header "hits-$load: working set ${FITS_MIB} MiB"
+	dmcache_up /dev/mapper/slowhdd
+	bench hits-$load dm-cache /dev/mapper/cached $FITS_MIB dmcache_hits
+	dmcache_down
+	flaz_bench hits-$load flaz-lz4 $FITS_MIB compressor lz4
+	flaz_bench hits-$load flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
+done
+WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
+hits_ratios
 
 say
 say "writes: fio 4 KiB randwrite + fsync each, ${WRITE_S} s; PostMark (1000 files of 0.5-16 KiB, 3000 transactions) on ext4"

@@ -1,0 +1,131 @@
+#!/bin/bash
+# PID 1 of the UML bench kernel (tests/uml/bench.sh): CPU time per 4 KiB read with every read
+# a hit, and per 4 KiB fill, for no cache, dm-cache, flaz-lz4, flaz-zstd and flaz-off (lz4
+# with compression off), over 64 MiB of 2:1-compressible data that fits the SSD; and the
+# in-kernel cost of a slot's checks + decompression measured in the same boot (debugfs
+# dm-flaz/codec_costs). Lines for the user start with "::". Writes `done` last.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export DM_DISABLE_UDEV=1
+HDD=/dev/ubda
+SSD=/dev/ubdb
+WSET_MIB=64
+RUN_S=10
+GOAL=1.3
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug
+mkdir -p /dev/mapper
+say() { echo "::$*"; }
+# Busy CPU time in 1/100 s (user+nice+system+irq+softirq): one CPU, so it is the work done.
+ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+reads() { # reads DEV OUT [FIO OPTIONS...]: 4 KiB random reads over the set, one at a time
+	local dev=$1 out=$2
+	shift 2
+	fio --name=r --filename="$dev" --size=${WSET_MIB}M --rw=randread --bs=4k --ioengine=psync \
+		--direct=1 --eta=never --minimal --output="$out" "$@"
+}
+flaz_val() { dmsetup status vol | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+settled() { # until flaz's fills stop moving
+	local prev=-1 cur i=0
+	while cur=$(flaz_val fills) && [ "$cur" != "$prev" ] && [ $i -lt 120 ]; do
+		prev=$cur
+		sleep 0.5
+		i=$((i + 1))
+	done
+}
+hits() {
+	case $1 in
+	flaz*) echo "$(flaz_val read_hits) $(flaz_val read_misses)" ;;
+	dm-cache) dmsetup status cached | awk '{print $8, $9}' ;;
+	*) echo "0 0" ;;
+	esac
+}
+
+insmod "$FLAZ_KO" || { say "insmod failed"; poweroff -f; }
+modprobe dm-cache 2>/dev/null
+N=$(blockdev --getsz $HDD)
+S=$(blockdev --getsz $SSD)
+fio --name=gen --filename=$HDD --rw=write --bs=1M --size=${WSET_MIB}M --direct=1 \
+	--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
+say "UML $(uname -r), one CPU at the host's speed, no sanitizers; HDD 512 MiB and SSD 128 MiB"
+say "files on the host's tmpfs; ${WSET_MIB} MiB of 2:1 data (fits the SSD); 4 KiB random reads, one"
+say "at a time; CPU us per read over ${RUN_S} s once warm (hit% of them), per fill on the cold pass"
+printf '::%-10s %6s %10s %10s %9s %12s\n' config "hit%" "CPUus/rd" "p50(us)" "IOPS" "CPUus/fill"
+NONE_COLD=
+for cfg in none dm-cache flaz-lz4 flaz-zstd flaz-off; do
+	dev=$HDD
+	case $cfg in
+	dm-cache)
+		dmsetup create cmeta --table "0 16384 linear $SSD 0"
+		dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
+		dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
+		dmsetup create cached --table \
+			"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata $HDD 8 1 writethrough smq 0"
+		dev=/dev/mapper/cached ;;
+	flaz-lz4) opts="1 cold" ;;
+	flaz-zstd) opts="3 compressor zstd cold" ;;
+	flaz-off) opts="3 compress_min_saving 100 cold" ;;
+	esac
+	if [ "${cfg#flaz}" != "$cfg" ]; then
+		dmsetup create vol --table "0 $N flaz $HDD $SSD $opts" || { say "$cfg: refused"; continue; }
+		dev=/dev/mapper/vol
+	fi
+	echo 3 >/proc/sys/vm/drop_caches
+	# the cold pass: every block read once (misses, and the fills they start)
+	c0=$(ticks)
+	reads $dev /tmp/cold
+	[ "${cfg#flaz}" = "$cfg" ] || settled
+	c1=$(ticks)
+	cold=$(((c1 - c0) * 10000 / (WSET_MIB * 256)))
+	[ $cfg = none ] && NONE_COLD=$cold
+	fill=-
+	[ "${cfg#flaz}" = "$cfg" ] || fill=$((cold - NONE_COLD))
+	# dm-cache promotes over several passes: warm until a pass hits 95%
+	for p in 1 2 3 4 5; do
+		[ $cfg = none ] && break
+		h0=$(hits $cfg)
+		reads $dev /tmp/warm
+		h1=$(hits $cfg)
+		echo "$h0 $h1" | awk '{ n = $3 + $4 - $1 - $2; exit !(n > 0 && ($3 - $1) / n >= 0.95) }' && break
+	done
+	h0=$(hits $cfg)
+	c0=$(ticks)
+	reads $dev /tmp/run --time_based --runtime=$RUN_S --norandommap
+	c1=$(ticks)
+	h1=$(hits $cfg)
+	kib=$(cut -d';' -f6 /tmp/run)
+	iops=$(cut -d';' -f8 /tmp/run)
+	p50=$(tr ';' '\n' </tmp/run | sed -n 's/^50\.000000%=//p' | head -n1)
+	us=$(echo "$c0 $c1 $kib" | awk '$3 > 0 { printf "%.1f", ($2 - $1) * 10000 / ($3 / 4) }')
+	hit=$(echo "$h0 $h1" | awk '{ n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')
+	printf '::%-10s %6s %10s %10s %9s %12s\n' $cfg "$hit" "$us" "$p50" "$iops" "$fill"
+	echo "$cfg $us" >>/tmp/rows
+	case $cfg in
+	dm-cache) dmsetup remove cached; dmsetup remove cdata; dmsetup remove cmeta ;;
+	flaz*) dmsetup remove vol ;;
+	esac
+done
+
+say
+say "in-kernel cost of a slot's checks (header + crc32c) and decompression, per 4 KiB block:"
+cat /sys/kernel/debug/dm-flaz/codec_costs >/tmp/costs
+sed 's/^/::  /' /tmp/costs
+say
+awk -v goal=$GOAL '
+	FILENAME == "/tmp/costs" { split($2, a, "="); raw[$1] = a[2] / 1000; next }
+	{ us[$1] = $2 }
+	END {
+		for (c in raw) if (("flaz-" c) in us && "dm-cache" in us) {
+			want = raw[c] + us["dm-cache"]
+			printf "::flaz-%s hit: %.1f us = %.2fx (raw %s %.1f us + dm-cache hit %.1f us); goal <= %.1fx: %s\n",
+				c, us["flaz-" c], us["flaz-" c] / want, c, raw[c], us["dm-cache"], goal,
+				us["flaz-" c] / want <= goal ? "met" : "not met"
+		}
+		if ("flaz-off" in us && "dm-cache" in us)
+			printf "::flaz-off hit (no decompression): %.2fx dm-cache hit\n", us["flaz-off"] / us["dm-cache"]
+	}' /tmp/costs /tmp/rows
+touch "$FLAZ_RUN/done"
+poweroff -f
