@@ -89,6 +89,8 @@ check create-negative-number 2 err "'-1' is not a number" \
 	create vol --hdd $NOHDD --ssd $NOSSD --compress-min-saving -1
 check create-hot-uncompressed-2 2 err 'hot-uncompressed must be from 0 to 1' \
 	create vol --hdd $NOHDD --ssd $NOSSD --hot-uncompressed 2
+check create-cleaner-rate-mib 2 err 'cleaner-rate-mib must be from 0 to 65536, not 70000' \
+	create vol --hdd $NOHDD --ssd $NOSSD --cleaner-rate-mib 70000
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 30 --high-watermark 30
 check create-low-above-default-high 2 err 'high-watermark \(20, the default\)' \
@@ -122,10 +124,10 @@ if [ -b "$HDD" ] && [ -b "$SSD" ] && [ -b "$TINY" ]; then
 	hdd_mm=$(printf '%d:%d' 0x"$(stat -c %t "$HDD")" 0x"$(stat -c %T "$HDD")")
 	ssd_mm=$(printf '%d:%d' 0x"$(stat -c %t "$SSD")" 0x"$(stat -c %T "$SSD")")
 	"$BIN" create "$name" --hdd "$HDD" --ssd "$SSD" --cold --compressor zstd \
-		--low-watermark 5 -v >"$T/out" 2>"$T/err"
+		--low-watermark 5 --cleaner-rate-mib 0 -v >"$T/out" 2>"$T/err"
 	rc=$?
 	[ $rc -ne 0 ] || "$BIN" remove "$name"
-	want="table: 0 131072 flaz $hdd_mm $ssd_mm 5 compressor zstd low_watermark 5 cold"
+	want="table: 0 131072 flaz $hdd_mm $ssd_mm 7 compressor zstd low_watermark 5 cleaner_rate_mib 0 cold"
 	if [ $rc -gt 1 ]; then
 		fail create-table-line "exit $rc ($(head -n1 "$T/err"))"
 	elif [ "$(head -n1 "$T/out")" != "$want" ]; then
@@ -181,6 +183,8 @@ check set-negative 2 err "'-1' is not a number" set vol compress_min_saving -1
 check set-out-of-range 2 err 'low_watermark must be from 1 to 98, not 0' set vol low_watermark 0
 check set-out-of-range-2 2 err 'hot_uncompressed must be from 0 to 1, not 2' set vol hot_uncompressed 2
 check set-out-of-range-3 2 err 'ssd_hold_s must be from 1 to 3600, not 3601' set vol ssd_hold_s 3601
+check set-out-of-range-4 2 err 'cleaner_rate_mib must be from 0 to 65536, not 70000' \
+	set vol cleaner_rate_mib 70000
 check set-bad-name 2 err 'invalid volume name' set a/b low_watermark 5
 check set-option 2 err 'unknown option --frob' set --frob vol low_watermark 5
 check get-unknown-key 2 err "unknown key 'colour' \\(one of compressor" get vol colour
@@ -205,6 +209,7 @@ no_dm() {
 }
 no_dm set-unknown-key set vol frobnicate 1
 no_dm set-out-of-range set vol low_watermark 0
+no_dm set-out-of-range-4 set vol cleaner_rate_mib 70000
 no_dm set-offline-key set vol overbook 300
 
 # --- create --cold: an SSD holding something else is refused unless --force, before any
@@ -262,8 +267,9 @@ fi
 ST="reads=100 writes=20 read_hits=300 read_misses=100 write_hits=1 write_misses=2 fills=100 bypasses=0"
 ST2="raw_blocks=0 zero_blocks=3"
 ST3="evictions=7 cleaner_runs=0 extents_cleaned=0 slots_moved=0 slots_dropped=0 discards=0 hdd_errors=0 ssd_errors=0 table_bytes=8192 commits=12 meta_errors=0 marked_regions=0"
+ST4="loading=0 fills_skipped=0 compress_skipped=4"
 {
-	printf 'fast\t131072\t9999:0 9999:1 4 compressor zstd low_watermark 5\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536\n' "$ST" "$ST2" "$ST3"
+	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 5 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s\n' "$ST" "$ST2" "$ST3" "$ST4"
 	printf 'lin\t2048\t!linear\tx\n'
 	printf 'abc\t2048\t9999:2 9999:3 0\tmode=passthrough reads=0 read_hits=0 read_misses=0 fills=0 blocks_cached=0 logical_bytes=0 physical_bytes=0 free_extents=16 total_extents=16 mode_reason=asked new_key=5\n'
 } >"$T/vols"
@@ -325,7 +331,7 @@ assert [x["name"] for x in v] == ["abc", "fast"], v
 f = v[1]
 assert f["status"]["reads"] == 100 and f["status"]["ratio"] == 2.0, f
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["ssd_used"] == 0.2, f
-assert f["table"] == "9999:0 9999:1 4 compressor zstd low_watermark 5" and f["size_sectors"] == 131072
+assert f["table"] == "9999:0 9999:1 6 compressor zstd low_watermark 5 cleaner_rate_mib 0" and f["size_sectors"] == 131072
 assert v[0]["hit_ratio"] is None and v[0]["ssd_used"] == 0.0, v[0]' "$T/status.json" 2>"$T/py.err"; then
 	pass fake/status-json
 else
@@ -366,6 +372,7 @@ want = {
     'flaz_reads_total{volume="fast"}': '100',
     'flaz_read_hits_total{volume="fast"}': '300',
     'flaz_meta_bytes_total{volume="fast"}': '65536',
+    'flaz_compress_skipped_total{volume="fast"}': '4',
     'flaz_blocks_cached{volume="fast"}': '1000',
     'flaz_blocks_cached{volume="abc"}': '0',
     'flaz_mode{volume="fast",mode="normal"}': '1',
@@ -422,16 +429,21 @@ fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 
 # get: the table's options, defaults for the rest; set: the message, and a refusal
 fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=5 \
-	high_watermark=20 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30)" get fast
+	high_watermark=20 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
+	cleaner_rate_mib=0)" get fast
 fcheck get-one 0 out '^5$' get fast low_watermark
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":10,"high_watermark":20,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30\}$' get abc --json
+fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":10,"high_watermark":20,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32\}$' get abc --json
 fcheck get-json-one 0 out '^\{"low_watermark":5\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
 fcheck set 0 out '^$' set fast seq_cutoff_kib 1024
 [ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast seq_cutoff_kib 1024" ] && pass fake/set-message ||
 	fail fake/set-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want 'fast seq_cutoff_kib 1024'"
+rm -f "$T/vols.msgs"
+fcheck set-cleaner-rate-mib 0 out '^$' set fast cleaner_rate_mib 65536
+[ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast cleaner_rate_mib 65536" ] && pass fake/set-cleaner-rate-mib-message ||
+	fail fake/set-cleaner-rate-mib-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want 'fast cleaner_rate_mib 65536'"
 FAKE_DM_REFUSE=1 fcheck set-refused 1 err '^flazctl: kernel refused low_watermark 50: ' set fast low_watermark 50
 fcheck set-missing 1 err 'no such device: nope' set nope low_watermark 5
 unset FAKE_DM
@@ -453,7 +465,7 @@ t flazctl list -o name,hi
 t flazctl check /dev/nul' _ "$COMP" 2>&1)
 want='status stats
 abc fast
-low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s
+low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib
 zstd
 name,hit_ratio
 /dev/null'
@@ -600,6 +612,7 @@ bad_line unknown-option "unknown option 'frob'" 'vol /dev/a /dev/b frob=1'
 bad_line bad-compressor "unknown compressor 'gzip'" 'vol /dev/a /dev/b compressor=gzip'
 bad_line extent-kib 'extent-kib must be a power of two from 4 to 256, not 48' 'vol /dev/a /dev/b extent-kib=48'
 bad_line not-a-number "ssd-hold-s: '10s' is not a number" 'vol /dev/a /dev/b ssd-hold-s=10s'
+bad_line cleaner-rate-mib 'cleaner-rate-mib must be from 0 to 65536, not 70000' 'vol /dev/a /dev/b cleaner-rate-mib=70000'
 bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'
 bad_line bare-with-value 'cold takes no value' 'vol /dev/a /dev/b cold=1'
 bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-kib=64'

@@ -288,7 +288,8 @@ static void show_line(const struct flaztab_line *l)
 {
 	static const char *const flags[NR_TOPTS] = {
 		"compressor", "extent-kib", "overbook", "low-watermark", "high-watermark",
-		"seq-cutoff-kib", "compress-min-saving", "hot-uncompressed", "ssd-hold-s", "cold",
+		"seq-cutoff-kib", "compress-min-saving", "hot-uncompressed", "ssd-hold-s",
+		"cleaner-rate-mib", "cold",
 	};
 	struct found f;
 	bool first = true;

@@ -52,6 +52,8 @@ static const struct table_opt topts[NR_TOPTS] = {
 	[T_HOT_UNCOMPRESSED] = { "hot-uncompressed", "hot_uncompressed", NUMBER, 0, 1 },
 	[T_SSD_HOLD_S] = { "ssd-hold-s", "ssd_hold_s", NUMBER,
 			    FLAZ_MIN_SSD_HOLD_S, FLAZ_MAX_SSD_HOLD_S },
+	[T_CLEANER_RATE_MIB] = { "cleaner-rate-mib", "cleaner_rate_mib", NUMBER,
+				  0, FLAZ_MAX_CLEANER_RATE_MIB },
 	[T_COLD] = { "cold", "cold", BARE },
 };
 

@@ -68,6 +68,7 @@ struct command {
 	"  --compress-min-saving P   store blocks saving less than P % raw, 0..100 (10)\n" \
 	"  --hot-uncompressed 0|1    keep hot lines uncompressed; no effect yet (0)\n" \
 	"  --ssd-hold-s N            hold writes up to N s while the SSD takes no mark (30)\n" \
+	"  --cleaner-rate-mib N      cleaner MiB/s while I/O is active, 0..65536, 0 = off (32)\n" \
 	"  --cold                    ignore the SSD's saved state, start empty\n" \
 	"  --force                   with --cold: overwrite an SSD that holds something\n" \
 	"                            other than a flaz cache\n" \
@@ -96,7 +97,8 @@ static const struct command commands[] = {
 	  "  --json         one JSON object per report per line\n" },
 	{ "set", cmd_set, "flazctl set NAME KEY VALUE",
 	  "Change a tunable of a live volume. KEY is one of low_watermark,\n"
-	  "high_watermark, seq_cutoff_kib, compress_min_saving, hot_uncompressed, ssd_hold_s.\n" },
+	  "high_watermark, seq_cutoff_kib, compress_min_saving, hot_uncompressed, ssd_hold_s,\n"
+	  "cleaner_rate_mib.\n" },
 	{ "get", cmd_get, "flazctl get NAME [KEY] [--json]",
 	  "The volume's table options, set or default, as KEY=VALUE lines; with KEY its\n"
 	  "value alone.\n"

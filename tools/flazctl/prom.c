@@ -38,10 +38,10 @@ static const struct metric metrics[] = {
 	{ "free_extents", GAUGE, "Free extents on the SSD." },
 	{ "total_extents", GAUGE, "Extents on the SSD." },
 	{ "evictions", COUNTER, "Cached blocks dropped for another block." },
-	{ "cleaner_runs", COUNTER, "Cleaner runs." },
+	{ "cleaner_runs", COUNTER, "Cleaner passes, each over up to 2 MiB of the oldest extents." },
 	{ "extents_cleaned", COUNTER, "Extents the cleaner compacted." },
-	{ "slots_moved", COUNTER, "Slots the cleaner moved." },
-	{ "slots_dropped", COUNTER, "Slots the cleaner dropped." },
+	{ "slots_moved", COUNTER, "Live slots hit since written that the cleaner copied to new extents." },
+	{ "slots_dropped", COUNTER, "Live slots not hit since written that the cleaner dropped." },
 	{ "discards", COUNTER, "Discards sent to the HDD." },
 	{ "hdd_errors", COUNTER, "HDD I/O errors." },
 	{ "ssd_errors", COUNTER, "SSD I/O errors and slots that failed their checks." },
@@ -51,7 +51,8 @@ static const struct metric metrics[] = {
 	{ "marked_regions", GAUGE, "Write-intent regions now marked on the SSD." },
 	{ "dram_bytes", GAUGE, "DRAM the volume allocated for metadata." },
 	{ "meta_bytes", COUNTER, "Bytes of metadata written to the SSD." },
-	{ "fills_skipped", COUNTER, "Blocks not installed: install backlog full or memory short." },
+	{ "fills_skipped", COUNTER, "Blocks not installed: install backlog full, memory short or no free extent." },
+	{ "compress_skipped", COUNTER, "Blocks stored raw, uncompressed: predicted to save too little." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

@@ -42,11 +42,13 @@ static const struct tunable tunables[] = {
 	{ .key = "hot_uncompressed", .max = 1, .online = true },
 	{ .key = "ssd_hold_s", .min = FLAZ_MIN_SSD_HOLD_S, .max = FLAZ_MAX_SSD_HOLD_S,
 	  .def = FLAZ_DEF_SSD_HOLD_S, .online = true },
+	{ .key = "cleaner_rate_mib", .max = FLAZ_MAX_CLEANER_RATE_MIB,
+	  .def = FLAZ_DEF_CLEANER_RATE_MIB, .online = true },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
 #define ONLINE_KEYS "low_watermark, high_watermark, seq_cutoff_kib, compress_min_saving, " \
-		    "hot_uncompressed, ssd_hold_s"
+		    "hot_uncompressed, ssd_hold_s, cleaner_rate_mib"
 
 static const struct tunable *find_tunable(const char *key)
 {

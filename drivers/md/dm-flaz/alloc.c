@@ -32,6 +32,7 @@ struct flaz_alloc {
 	spinlock_t lock;
 	u32 nr;
 	u32 *next;
+	u32 reserve;		/* free extents only the cleaner may take */
 	struct fifo free, used, pending;
 };
 
@@ -91,19 +92,42 @@ u64 flaz_alloc_bytes(u32 nr_extents)
 	return sizeof(struct flaz_alloc) + (u64)nr_extents * sizeof(u32);
 }
 
-/* Take a free extent for writing. Returns -ENOSPC when there is none. */
-int flaz_alloc_get(struct flaz_alloc *a, u32 *id)
+static int get(struct flaz_alloc *a, u32 *id, u32 keep)
 {
 	unsigned long flags;
 	int r = -ENOSPC;
 
 	spin_lock_irqsave(&a->lock, flags);
-	if (a->free.count) {
+	if (a->free.count > keep) {
 		*id = fifo_pop(a, &a->free);
 		r = 0;
 	}
 	spin_unlock_irqrestore(&a->lock, flags);
 	return r;
+}
+
+/*
+ * Take a free extent for fills, leaving the cleaner's reserve. Returns -ENOSPC
+ * when there is none.
+ */
+int flaz_alloc_get(struct flaz_alloc *a, u32 *id)
+{
+	return get(a, id, READ_ONCE(a->reserve));
+}
+
+/*
+ * Take a free extent for the cleaner's moves, the reserve too: without it,
+ * fills would take every extent the last pass freed before the cleaner could
+ * move a slot.
+ */
+int flaz_alloc_get_reserved(struct flaz_alloc *a, u32 *id)
+{
+	return get(a, id, 0);
+}
+
+void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n)
+{
+	WRITE_ONCE(a->reserve, n);
 }
 
 /*
@@ -214,6 +238,27 @@ u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max)
 		ids[n++] = fifo_pop(a, &a->used);
 	spin_unlock_irqrestore(&a->lock, flags);
 	return n;
+}
+
+/*
+ * Give back @n extents taken by flaz_alloc_take_oldest() and not cleaned, to
+ * the head of the reclaim order, @ids[0] first.
+ */
+void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n)
+{
+	struct fifo *f = &a->used;
+	unsigned long flags;
+
+	spin_lock_irqsave(&a->lock, flags);
+	while (n--) {
+		if (WARN_ON_ONCE(f->count == a->nr))
+			break;
+		a->next[ids[n]] = f->head;
+		f->head = ids[n];
+		if (!f->count++)
+			f->tail = ids[n];
+	}
+	spin_unlock_irqrestore(&a->lock, flags);
 }
 
 u32 flaz_alloc_nr_free(struct flaz_alloc *a)

@@ -92,6 +92,54 @@ static void alloc_take_oldest(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, id, 2U);
 }
 
+/* Fills leave the reserve; the cleaner may take it. */
+static void alloc_reserve(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 4);
+	u32 id;
+
+	flaz_alloc_set_reserve(a, 2);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 2U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get_reserved(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get_reserved(a, &id), 0);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get_reserved(a, &id), -ENOSPC);
+	flaz_alloc_put(a, id);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
+	flaz_alloc_set_reserve(a, 0);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), 0);
+}
+
+/* Extents taken and not cleaned go back to the head, in their order, before the rest. */
+static void alloc_unget(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 6);
+	u32 ids[8], i, id;
+
+	for (i = 0; i < 6; i++)
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	for (i = 0; i < 4; i++)
+		flaz_alloc_written(a, i);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 3), 3U);
+	/* 0 is cleaned, 1 and 2 go back */
+	flaz_alloc_unget(a, ids + 1, 2);
+	flaz_alloc_written(a, 5);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 4U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	KUNIT_EXPECT_EQ(test, ids[1], 2U);
+	KUNIT_EXPECT_EQ(test, ids[2], 3U);
+	KUNIT_EXPECT_EQ(test, ids[3], 5U);
+	/* into an empty order: head and tail both right */
+	flaz_alloc_unget(a, ids, 2);
+	flaz_alloc_written(a, 4);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 3U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	KUNIT_EXPECT_EQ(test, ids[1], 2U);
+	KUNIT_EXPECT_EQ(test, ids[2], 4U);
+}
+
 /* Many cycles through both rings: order holds across wrap-around. */
 static void alloc_wrap(struct kunit *test)
 {
@@ -263,6 +311,8 @@ static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_reset),
 	KUNIT_CASE(alloc_fifo),
 	KUNIT_CASE(alloc_take_oldest),
+	KUNIT_CASE(alloc_unget),
+	KUNIT_CASE(alloc_reserve),
 	KUNIT_CASE(alloc_wrap),
 	KUNIT_CASE(reclaim_count_boundaries),
 	KUNIT_CASE(reclaim_count_small),

@@ -6,7 +6,8 @@
  * misses go to the HDD and their data is installed afterwards (fill.c). Writes
  * go to the HDD, and once it has them the new data is installed too. Each
  * installed block is compressed into a slot of an extent (xbuf.c) that the
- * table (l2p.c) points at. Reclaim and mode changes live here too.
+ * table (l2p.c) points at; the cleaner (cleaner.c) makes room. Mode changes
+ * live here too.
  *
  * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
  * each piece is served whole by one side. Anything not made of whole aligned
@@ -23,6 +24,7 @@
 #include <linux/blkdev.h>
 #include <linux/dm-io.h>
 #include <linux/highmem.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/slab.h>
 
@@ -31,8 +33,6 @@
 
 #define DM_MSG_PREFIX "flaz"
 
-/* Extents taken for eviction at a time. */
-#define RECLAIM_BATCH		64
 /* Writes and discards spanning more blocks drop their lines in a worker, not in .map. */
 #define MAX_INLINE_DROP		4096
 
@@ -313,10 +313,15 @@ int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 {
 	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
 	enum flaz_mode mode = flaz_cache_mode(c);
+	unsigned long now = jiffies;
 
 	pb->tracked = false;
 	pb->intent = false;
 	pb->end = false;
+
+	/* a store only when the tick moved: not one per bio */
+	if (READ_ONCE(c->last_io) != now)
+		WRITE_ONCE(c->last_io, now);
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 		return map_read(c, bio, pb, mode);
@@ -355,91 +360,22 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 		flaz_fill(c, bio, pb->iter, pb->skip, pb->block, pb->nr_blocks, &pb->rec);
 }
 
-/* Free extents, and evicted ones that the next commit frees: reclaim counts both. */
-static u32 free_soon(struct flaz_cache *c)
-{
-	return flaz_alloc_nr_free(c->alloc) + flaz_alloc_nr_pending(c->alloc);
-}
-
-/* Evict the least recently filled extents down to the high watermark, and failed ones. */
-static void reclaim_work(struct work_struct *work)
-{
-	struct flaz_cache *c = container_of(work, struct flaz_cache, reclaim_work);
-	u32 total = c->geo->nr_extents;
-	u32 ids[RECLAIM_BATCH];
-	u32 want, n, i, id;
-
-	mutex_lock(&c->reclaim_lock);
-	want = flaz_reclaim_count(free_soon(c), total,
-				  flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK),
-				  flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK));
-	while (want) {
-		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want, RECLAIM_BATCH));
-		if (!n)
-			break;
-		for (i = 0; i < n; i++)
-			set_bit(ids[i], c->victims);
-		want -= n;
-	}
-	/* failed extents go too (never written, so in no FIFO) */
-	for_each_set_bit(id, c->failed, total)
-		set_bit(id, c->victims);
-	if (!bitmap_empty(c->victims, total)) {
-		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
-			       flaz_l2p_drop(c->l2p, c->victims, false));
-		/* free after the next commit, which no longer points into them (alloc.c) */
-		for_each_set_bit(id, c->victims, total) {
-			clear_bit(id, c->failed);
-			clear_bit(id, c->victims);
-			flaz_meta_evict(c->meta, id);
-			flaz_alloc_retire(c->alloc, id);
-		}
-		flaz_meta_kick(c->meta);
-	}
-	mutex_unlock(&c->reclaim_lock);
-}
-
-void flaz_cache_kick_reclaim(struct flaz_cache *c)
-{
-	u32 total = c->geo->nr_extents;
-	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
-	u32 high = flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK);
-
-	if (flaz_reclaim_count(free_soon(c), total, low, high))
-		queue_work(c->wq.io, &c->reclaim_work);
-	else if (flaz_alloc_nr_pending(c->alloc) &&
-		 flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), total, low, high))
-		flaz_meta_kick(c->meta);	/* space is on its way: hurry the commit */
-}
-
 /* An extent write failed (interrupt context): its slots must never be read. */
 void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext)
 {
 	flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
-	set_bit(ext, c->failed);
-	queue_work(c->wq.io, &c->reclaim_work);
+	flaz_cleaner_failed(c->cleaner, ext);
 }
 
 /* Empty the cache: the "invalidate" message. */
 void flaz_cache_invalidate(struct flaz_cache *c)
 {
-	u32 ids[RECLAIM_BATCH];
-	u32 n, i;
-
 	flaz_records_stale_all(&c->records);
 
 	/* what the loader brought in goes too, and the rest stays out */
 	flaz_meta_stop_load(c->meta);
-	mutex_lock(&c->reclaim_lock);
-	flaz_l2p_drop(c->l2p, NULL, false);
-	while ((n = flaz_alloc_take_oldest(c->alloc, ids, RECLAIM_BATCH)))
-		for (i = 0; i < n; i++) {
-			flaz_meta_evict(c->meta, ids[i]);
-			flaz_alloc_retire(c->alloc, ids[i]);
-		}
-	mutex_unlock(&c->reclaim_lock);
-	flaz_meta_kick(c->meta);
-	flaz_cache_kick_reclaim(c);
+	flaz_cleaner_empty(c->cleaner);
+	flaz_cleaner_kick(c->cleaner);
 }
 
 static const char * const mode_names[] = {
@@ -571,18 +507,18 @@ void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat)
 
 /*
  * Every byte the volume allocates for metadata, as asked of the allocators: the
- * table, the per-extent state here (four bitmaps and ext_seq), the allocator,
- * the extent buffer, the hit path's pins and reserve, the regions and the
- * metadata context.
+ * table, the per-extent state here (three bitmaps and ext_seq), the allocator,
+ * the extent buffer, the hit path's pins and reserve, the regions, the
+ * cleaner (with its buffers while it runs) and the metadata context.
  */
 static u64 dram_bytes(struct flaz_cache *c)
 {
 	u64 nr = c->geo->nr_extents;
 
-	return sizeof(*c) + 4 * BITS_TO_LONGS(nr) * sizeof(long) + nr * sizeof(u64) +
+	return sizeof(*c) + 3 * BITS_TO_LONGS(nr) * sizeof(long) + nr * sizeof(u64) +
 	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
 	       flaz_xbuf_bytes(c->extent_bytes) + flaz_hits_bytes(c->hits) +
-	       flaz_intent_bytes(c->intent) +
+	       flaz_intent_bytes(c->intent) + flaz_cleaner_bytes(c->cleaner) +
 	       flaz_meta_bytes(nr);
 }
 
@@ -607,7 +543,7 @@ void flaz_cache_suspend(struct flaz_cache *c)
 {
 	flush_workqueue(c->wq.write);
 	flaz_xbuf_stop(c->xbuf);
-	cancel_work_sync(&c->reclaim_work);
+	flaz_cleaner_stop(c->cleaner);
 	/* a mode change under way completes; later ones wait for resume */
 	flush_work(&c->mode_work);
 	WRITE_ONCE(c->suspended, true);
@@ -627,6 +563,7 @@ void flaz_cache_resume(struct flaz_cache *c)
 	/* faults counted while suspended (the last commit's) take effect now */
 	queue_work(c->wq.io, &c->mode_work);
 	flaz_xbuf_start(c->xbuf);
+	flaz_cleaner_start(c->cleaner);
 }
 
 struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *hdd,
@@ -652,10 +589,8 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->extent_bytes = g->extent_sectors << SECTOR_SHIFT;
 	c->hdd_blocks = max_t(u64, ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
 	flaz_records_init(&c->records);
-	INIT_WORK(&c->reclaim_work, reclaim_work);
 	INIT_WORK(&c->mode_work, mode_work);
 	mutex_init(&c->mode_lock);
-	mutex_init(&c->reclaim_lock);
 	/* not resumed yet: mode changes wait */
 	c->suspended = true;
 
@@ -670,12 +605,11 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 		goto bad;
 	}
 	c->alloc = flaz_alloc_create(g->nr_extents);
-	c->victims = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->failed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->ext_seq = kvcalloc(g->nr_extents, sizeof(u64), GFP_KERNEL);
 	c->unflushed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->written = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
-	if (!c->alloc || !c->victims || !c->failed || !c->ext_seq ||
+	if (!c->alloc || !c->failed || !c->ext_seq ||
 	    !c->unflushed || !c->written) {
 		*error = "Cannot allocate the extent maps";
 		goto bad;
@@ -697,6 +631,11 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->xbuf = flaz_xbuf_create(c);
 	if (!c->xbuf) {
 		*error = "Cannot allocate the extent buffer";
+		goto bad;
+	}
+	c->cleaner = flaz_cleaner_create(c);
+	if (!c->cleaner) {
+		*error = "Cannot allocate the cleaner";
 		goto bad;
 	}
 	c->intent = flaz_intent_create(c->hdd_blocks);
@@ -726,10 +665,9 @@ void flaz_cache_destroy(struct flaz_cache *c)
 		flush_workqueue(c->wq.write);
 		flaz_xbuf_stop(c->xbuf);
 	}
-	if (c->wq.write) {
-		cancel_work_sync(&c->reclaim_work);
+	if (c->wq.write)
 		cancel_work_sync(&c->mode_work);
-	}
+	flaz_cleaner_destroy(c->cleaner);
 	flaz_meta_destroy(c->meta);
 	flaz_wq_exit(&c->wq);
 	flaz_intent_destroy(c->intent);
@@ -741,11 +679,9 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	bitmap_free(c->written);
 	bitmap_free(c->unflushed);
 	bitmap_free(c->failed);
-	bitmap_free(c->victims);
 	flaz_alloc_destroy(c->alloc);
 	flaz_l2p_destroy(c->l2p);
 	flaz_compressor_destroy(c->comp);
-	mutex_destroy(&c->reclaim_lock);
 	mutex_destroy(&c->mode_lock);
 	kfree(c);
 }

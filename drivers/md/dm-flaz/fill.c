@@ -11,9 +11,9 @@
  * fill holds the bio's record (records.c), so a write mapped since makes it
  * stale and it installs nothing older than that write.
  *
- * Fills are what the cache may skip: when the backlog is full or memory is
- * short they are dropped and counted in fills_skipped; a user I/O never waits
- * for one and never fails for one.
+ * Fills are what the cache may skip: when the backlog is full, memory is
+ * short or no extent is free they are dropped and counted in fills_skipped; a
+ * user I/O never waits for one and never fails for one.
  */
 #include <linux/bio.h>
 #include <linux/gfp.h>
@@ -86,6 +86,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	struct place p = { c, &s };
 	bool same, done;
 	int len = 0;
+	u32 max;
 
 	/*
 	 * The SSD is in trouble: keep what is cached, add nothing. Nor while the
@@ -96,14 +97,21 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
-		if (max_payload(c))
-			len = flaz_compress(c->comp, data, max_payload(c), place_slot, &p);
-		if (len < 0)
+		max = max_payload(c);
+		if (max && flaz_codec_predict_raw(data, max)) {
+			flaz_stats_add(c->stats, FLAZ_STAT_COMPRESS_SKIPPED, 1);
+			max = 0;
+		}
+		if (max)
+			len = flaz_compress(c->comp, data, max, place_slot, &p);
+		/* no free extent (the cleaner is behind) or none holds the slot */
+		if (len < 0 || (!len && flaz_xbuf_reserve(c->xbuf, flaz_slot_bytes(FLAZ_BLOCK_SIZE),
+							   &s))) {
+			flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
 			return;
+		}
 		if (!len) {
 			/* not worth compressing: the block itself */
-			if (flaz_xbuf_reserve(c->xbuf, flaz_slot_bytes(FLAZ_BLOCK_SIZE), &s))
-				return;
 			memcpy(s.mem + sizeof(struct flaz_slot_hdr), data, FLAZ_BLOCK_SIZE);
 			len = FLAZ_BLOCK_SIZE;
 		}

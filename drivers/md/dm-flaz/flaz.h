@@ -34,6 +34,7 @@ enum flaz_opt {
 	FLAZ_OPT_COMPRESS_MIN_SAVING,
 	FLAZ_OPT_HOT_UNCOMPRESSED,
 	FLAZ_OPT_SSD_HOLD_S,
+	FLAZ_OPT_CLEANER_RATE_MIB,
 	FLAZ_OPT_COLD,
 	FLAZ_NR_OPTS,
 };
@@ -75,6 +76,7 @@ int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_l
 		  void *(*place)(void *ctx, unsigned int len), void *ctx);
 int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len,
 		    void *dst);
+bool flaz_codec_predict_raw(const void *data, unsigned int max_len);
 
 /* Counters reported by status, in status order. */
 enum flaz_stat {
@@ -104,6 +106,7 @@ enum flaz_stat {
 	FLAZ_STAT_MARK_WAIT_US,	/* and how long, in all */
 	FLAZ_STAT_COMMIT_US,	/* time commits took, in all */
 	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: backlog full or no memory */
+	FLAZ_STAT_COMPRESS_SKIPPED,	/* stored raw: predicted not to compress */
 	FLAZ_NR_STATS,
 };
 
@@ -171,6 +174,11 @@ bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale);
 void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx);
 void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_any_dirty(struct flaz_l2p *t);
+void flaz_l2p_touch(struct flaz_l2p *t, u64 line);
+bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat);
+void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
+void flaz_l2p_evict(struct flaz_l2p *t, u64 block);
+u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext);
 
 /* alloc.c: free and written extents, in reclaim order */
 struct flaz_alloc;
@@ -179,6 +187,8 @@ struct flaz_alloc *flaz_alloc_create(u32 nr_extents);
 void flaz_alloc_destroy(struct flaz_alloc *a);
 u64 flaz_alloc_bytes(u32 nr_extents);
 int flaz_alloc_get(struct flaz_alloc *a, u32 *id);
+int flaz_alloc_get_reserved(struct flaz_alloc *a, u32 *id);
+void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n);
 void flaz_alloc_put(struct flaz_alloc *a, u32 id);
 void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used);
 void flaz_alloc_retire(struct flaz_alloc *a, u32 id);
@@ -187,6 +197,7 @@ u32 flaz_alloc_release(struct flaz_alloc *a, u32 n, u32 *ids);
 u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens);
 void flaz_alloc_written(struct flaz_alloc *a, u32 id);
 u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max);
+void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n);
 u32 flaz_alloc_nr_free(struct flaz_alloc *a);
 u32 flaz_reclaim_count(u32 nr_free, u32 total, u32 low, u32 high);
 
@@ -303,6 +314,7 @@ struct flaz_cache {
 	struct flaz_hits *hits;
 	struct flaz_intent *intent;
 	struct flaz_meta *meta;
+	struct flaz_cleaner *cleaner;
 	struct dm_io_client *io;
 	struct flaz_wq wq;
 	atomic64_t seq;		/* slot and extent sequence numbers */
@@ -334,11 +346,10 @@ struct flaz_cache {
 	struct mutex mode_lock;
 	struct work_struct mode_work;
 
-	/* Reclaim: evict the least recently filled extents, and failed ones. */
-	struct work_struct reclaim_work;
-	struct mutex reclaim_lock;	/* victims */
-	unsigned long *victims;
+	/* Extents whose write failed: no commit takes their slots, the cleaner evicts them. */
 	unsigned long *failed;
+	/* When user I/O last arrived: the cleaner paces itself while it does. */
+	unsigned long last_io;
 };
 
 /* xbuf.c: the extent buffer, open extents in DRAM */
@@ -384,6 +395,32 @@ u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry 
 int flaz_hit_module_init(void);
 void flaz_hit_module_exit(void);
 
+/* cleaner.c: compaction of the oldest extents, and eviction when space is short */
+struct flaz_cleaner;
+
+/* A live slot the cleaner moves: from @src in its buffer of victims to @off in bin @bin. */
+struct flaz_move {
+	u64 block;
+	u32 src;
+	u32 bytes;
+	u32 bin;
+	u32 off;
+};
+
+#define FLAZ_NO_BIN	U32_MAX
+
+struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c);
+void flaz_cleaner_destroy(struct flaz_cleaner *cl);
+u64 flaz_cleaner_bytes(struct flaz_cleaner *cl);
+void flaz_cleaner_start(struct flaz_cleaner *cl);
+void flaz_cleaner_stop(struct flaz_cleaner *cl);
+void flaz_cleaner_kick(struct flaz_cleaner *cl);
+void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext);
+void flaz_cleaner_empty(struct flaz_cleaner *cl);
+u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);
+u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
+		      u32 *fill);
+
 /* fill.c: installing the blocks of completed read misses and writes */
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec);
@@ -413,6 +450,5 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
 void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext);
 void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios);
 void flaz_cache_ssd_failed(struct flaz_cache *c);
-void flaz_cache_kick_reclaim(struct flaz_cache *c);
 
 #endif

@@ -164,8 +164,10 @@ static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b)
 	flaz_l2p_lock(c->l2p, line);
 	hit = flaz_l2p_lookup(c->l2p, block, &b->e);
 	b->pinned = hit && b->e.kind == FLAZ_ENTRY_SLOT;
-	if (b->pinned)
+	if (b->pinned) {
 		atomic_inc(pin_of(c, b->e.ext));
+		flaz_l2p_touch(c->l2p, line);	/* a second chance at cleaning */
+	}
 	flaz_l2p_unlock(c->l2p, line);
 	return hit;
 }

@@ -18,6 +18,12 @@
  * takes as empty and the loader as taken, so it never brings back what the SSD
  * held for that line.
  *
+ * For the cleaner, the table also keeps the bytes of slots each extent holds
+ * that lines still point at (live), and a line's heat: a 2-bit count of hits
+ * since it was installed, halved when the cleaner moves it (a second chance
+ * must be earned again). The heat of a stripe's lines is in words of its own,
+ * so the stripe's lock covers it.
+ *
  * Every change marks the table block (format.h) holding the line dirty, so a
  * commit (meta.c) writes only what changed. An eviction marks it stale instead:
  * the entry left on the SSD is void by its extent's generation, so the block
@@ -40,6 +46,8 @@
 #define L2P_MAX_TAG_BITS	FLAZ_TAG_BITS
 #define L2P_GROUP		64
 #define L2P_STRIPES		256
+#define L2P_HEAT_BITS		2
+#define L2P_HEAT_MAX		((1U << L2P_HEAT_BITS) - 1)
 
 /* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
 struct l2p_lock {
@@ -50,6 +58,9 @@ struct flaz_l2p {
 	u64 *words;
 	unsigned long *dirty;	/* a bit per table block */
 	unsigned long *stale;	/* a bit per table block: holds a void entry */
+	u64 *heat;		/* L2P_HEAT_BITS per line */
+	atomic_t *live;		/* per extent: bytes of the slots lines point at */
+	u64 nr_extents;
 	u64 nr_blocks;
 	u64 nr_lines;
 	u64 bytes;
@@ -58,6 +69,12 @@ struct flaz_l2p {
 	atomic64_t blocks, logical, physical;
 	struct l2p_lock locks[L2P_STRIPES];
 };
+
+/* Heat words: whole groups of lines, so no word is shared by two stripes. */
+static u64 heat_words(u64 nr_lines)
+{
+	return DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * L2P_GROUP * L2P_HEAT_BITS / 64;
+}
 
 static u32 bits_for(u64 max_value)
 {
@@ -89,7 +106,10 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->words = kvcalloc(words, sizeof(u64), GFP_KERNEL);
 	t->dirty = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
 	t->stale = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
-	if (!t->words || !t->dirty || !t->stale) {
+	t->heat = kvcalloc(heat_words(nr_lines), sizeof(u64), GFP_KERNEL);
+	t->nr_extents = nr_extents;
+	t->live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
+	if (!t->words || !t->dirty || !t->stale || !t->heat || !t->live) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -105,6 +125,8 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	kvfree(t->words);
 	kvfree(t->dirty);
 	kvfree(t->stale);
+	kvfree(t->heat);
+	kvfree(t->live);
 	kvfree(t);
 }
 
@@ -113,10 +135,15 @@ u64 flaz_l2p_bytes(struct flaz_l2p *t)
 	return t->bytes;
 }
 
-/* Everything the table allocates: the entries, the dirty and stale bits, the struct. */
+/*
+ * Everything the table allocates: the entries, the dirty and stale bits, the
+ * heat, the live bytes, the struct.
+ */
 u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 {
-	return t->bytes + 2 * BITS_TO_LONGS(t->nr_blocks) * sizeof(long) + sizeof(*t);
+	return t->bytes + 2 * BITS_TO_LONGS(t->nr_blocks) * sizeof(long) +
+	       heat_words(t->nr_lines) * sizeof(u64) + t->nr_extents * sizeof(atomic_t) +
+	       sizeof(*t);
 }
 
 u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
@@ -211,7 +238,23 @@ static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 	if (e->kind == FLAZ_ENTRY_SLOT) {
 		atomic64_add(sign * (s64)FLAZ_BLOCK_SIZE, &t->logical);
 		atomic64_add(sign * (s64)e->bytes, &t->physical);
+		atomic_add(sign * (int)e->bytes, &t->live[e->ext]);
 	}
+}
+
+static u32 heat_get(struct flaz_l2p *t, u64 line)
+{
+	u64 bit = line * L2P_HEAT_BITS;
+
+	return (t->heat[bit / 64] >> (bit % 64)) & L2P_HEAT_MAX;
+}
+
+static void heat_set(struct flaz_l2p *t, u64 line, u32 v)
+{
+	u64 bit = line * L2P_HEAT_BITS;
+	u64 *w = &t->heat[bit / 64];
+
+	*w = (*w & ~((u64)L2P_HEAT_MAX << (bit % 64))) | ((u64)v << (bit % 64));
 }
 
 static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
@@ -236,6 +279,7 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 	}
 	set_raw(t, line, v);
 	account(t, e, 1);
+	heat_set(t, line, 0);
 }
 
 /* Store @e for @block in its line (lock held); @old gets the entry it replaces. */
@@ -330,6 +374,62 @@ u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims, bool tomb)
 		cond_resched();
 	}
 	return dropped;
+}
+
+/* A hit on @line (lock held): its heat goes up, to L2P_HEAT_MAX at most. */
+void flaz_l2p_touch(struct flaz_l2p *t, u64 line)
+{
+	u32 h = heat_get(t, line);
+
+	if (h < L2P_HEAT_MAX)
+		heat_set(t, line, h + 1);
+}
+
+/*
+ * Whether @block's line still points at the slot at @off of extent @ext (lock
+ * held): the cleaner's liveness test, the slot's back pointer against the
+ * table. *heat gets the line's heat.
+ */
+bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat)
+{
+	struct flaz_entry e;
+
+	if (!flaz_l2p_lookup(t, block, &e) || e.kind != FLAZ_ENTRY_SLOT ||
+	    e.ext != ext || e.off != off)
+		return false;
+	*heat = heat_get(t, flaz_l2p_line(t, block));
+	return true;
+}
+
+/* The cleaner moved @block's slot to @e (lock held): half its heat goes along. */
+void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
+{
+	u64 line = flaz_l2p_line(t, block);
+	u32 h = heat_get(t, line);
+	struct flaz_entry old;
+
+	flaz_l2p_set(t, block, e, &old);
+	heat_set(t, line, h / 2);
+}
+
+/*
+ * The cleaner dropped @block's slot (lock held): the line empties, and its
+ * table block on the SSD holds an entry void by the extent's next generation.
+ */
+void flaz_l2p_evict(struct flaz_l2p *t, u64 block)
+{
+	static const struct flaz_entry none;
+	u64 line = flaz_l2p_line(t, block);
+	struct flaz_entry old;
+
+	store(t, block, &none, &old);
+	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->stale);
+}
+
+/* Bytes of extent @ext's slots that lines point at. */
+u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext)
+{
+	return max(atomic_read(&t->live[ext]), 0);
 }
 
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t)

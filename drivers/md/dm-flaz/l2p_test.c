@@ -534,6 +534,72 @@ static void l2p_create_bad(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 16, 32 << 10, 0)), (long)-EINVAL);
 }
 
+/*
+ * The cleaner's view: live bytes per extent follow every change; a line points
+ * at a slot only by its block, extent and offset; hits heat it up to 3; a move
+ * keeps half the heat and the live bytes go with it; an eviction leaves its
+ * table block stale, a new install starts cold.
+ */
+static void l2p_cleaner_view(struct kunit *test)
+{
+	const u64 lines = 2 * FLAZ_META_ENTRIES;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 4 * lines);
+	struct flaz_entry a = slot(3, 64, 96), b = slot(3, 160, 256), m = slot(9, 32, 96);
+	u64 blk_a = 5 + lines, blk_b = FLAZ_META_ENTRIES + 7;
+	u32 heat = 99, i;
+
+	set(t, blk_a, &a, NULL);
+	set(t, blk_b, &b, NULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 352U);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 9), 0U);
+
+	/* the back pointer must match exactly: block (tag), extent and offset */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_points(t, blk_a, 3, 64, &heat));
+	KUNIT_EXPECT_EQ(test, heat, 0U);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_points(t, 5, 3, 64, &heat));	/* other tag */
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_points(t, blk_a, 3, 96, &heat));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_points(t, blk_a, 4, 64, &heat));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_points(t, 6 + lines, 3, 64, &heat));	/* empty */
+
+	/* hits saturate at 3; a neighbour's heat is its own */
+	for (i = 0; i < 5; i++)
+		flaz_l2p_touch(t, flaz_l2p_line(t, blk_a));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_points(t, blk_a, 3, 64, &heat));
+	KUNIT_EXPECT_EQ(test, heat, 3U);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_points(t, blk_b, 3, 160, &heat));
+	KUNIT_EXPECT_EQ(test, heat, 0U);
+
+	/* a move: the new place, half the heat, the live bytes with it */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, false));
+	flaz_l2p_move(t, blk_a, &m);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_points(t, blk_a, 3, 64, &heat));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_points(t, blk_a, 9, 32, &heat));
+	KUNIT_EXPECT_EQ(test, heat, 1U);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 256U);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 9), 96U);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, false));
+	flaz_l2p_move(t, blk_a, &m);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_points(t, blk_a, 9, 32, &heat));
+	KUNIT_EXPECT_EQ(test, heat, 0U);
+
+	/* an eviction: stale, not dirty; the extent holds nothing live any more */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, false));
+	flaz_l2p_evict(t, blk_b);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 0U);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_points(t, blk_b, 3, 160, &heat));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 1, false));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, true));
+
+	/* a new install in a hot line starts cold */
+	flaz_l2p_touch(t, flaz_l2p_line(t, blk_a));
+	flaz_l2p_touch(t, flaz_l2p_line(t, blk_a));
+	set(t, blk_a, &a, NULL);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_points(t, blk_a, 3, 64, &heat));
+	KUNIT_EXPECT_EQ(test, heat, 0U);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 9), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 96U);
+}
+
 static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_packing),
 	KUNIT_CASE(l2p_lookup_exact),
@@ -542,6 +608,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_drop),
 	KUNIT_CASE(l2p_stale),
 	KUNIT_CASE(l2p_load_tomb),
+	KUNIT_CASE(l2p_cleaner_view),
 	KUNIT_CASE(l2p_create_bad),
 	{}
 };

@@ -55,6 +55,10 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 		.name = "ssd_hold_s", .min = FLAZ_MIN_SSD_HOLD_S, .max = FLAZ_MAX_SSD_HOLD_S,
 		.def = FLAZ_DEF_SSD_HOLD_S, .online = true,
 		.error = "ssd_hold_s must be from 1 to 3600 seconds" },
+	[FLAZ_OPT_CLEANER_RATE_MIB] = {
+		.name = "cleaner_rate_mib", .max = FLAZ_MAX_CLEANER_RATE_MIB,
+		.def = FLAZ_DEF_CLEANER_RATE_MIB, .online = true,
+		.error = "cleaner_rate_mib must be from 0 (off) to 65536" },
 	[FLAZ_OPT_COLD] = {
 		.name = "cold", .max = 1, .flag = true },
 };
@@ -136,7 +140,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 		key = dm_shift_arg(as);
 		i = find_opt(key);
 		if (i < 0) {
-			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cold)";
+			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib cold)";
 			return -EINVAL;
 		}
 		if (o->set & BIT(i)) {

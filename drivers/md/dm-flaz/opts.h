@@ -19,5 +19,7 @@
 #define FLAZ_MIN_SSD_HOLD_S		1U	/* seconds writes wait for an SSD mark */
 #define FLAZ_MAX_SSD_HOLD_S		3600U
 #define FLAZ_DEF_SSD_HOLD_S		30U
+#define FLAZ_MAX_CLEANER_RATE_MIB	65536U	/* 0 turns the cleaner off */
+#define FLAZ_DEF_CLEANER_RATE_MIB	32U
 
 #endif

@@ -61,7 +61,7 @@ static void opts_defaults(struct kunit *test)
 static void opts_all_round_trip(struct kunit *test)
 {
 	static const char line[] =
-		"17 compressor zstd extent_kib 64 overbook 300 low_watermark 5 high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 hot_uncompressed 1 cold";
+		"21 compressor zstd extent_kib 64 overbook 300 low_watermark 5 high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 hot_uncompressed 1 ssd_hold_s 60 cleaner_rate_mib 0 cold";
 	struct flaz_opts o;
 	char *error, buf[256];
 
@@ -91,6 +91,7 @@ static void opts_boundaries_accepted(struct kunit *test)
 		"4 low_watermark 98 high_watermark 99", "4 low_watermark 1 high_watermark 2",
 		"2 seq_cutoff_kib 1048576", "2 compress_min_saving 0",
 		"2 compress_min_saving 100", "2 compressor deflate", "2 hot_uncompressed 0",
+		"2 cleaner_rate_mib 0", "2 cleaner_rate_mib 65536",
 	};
 	struct flaz_opts o;
 	char *error;
@@ -108,10 +109,10 @@ static void opts_bad_refused(struct kunit *test)
 		"2 extent_kib 48", "2 extent_kib 512", "2 overbook 99", "2 overbook 1001",
 		"2 overbook 12x", "2 overbook -1", "2 overbook", "2 low_watermark 0",
 		"2 high_watermark 100", "2 hot_uncompressed 2", "2 seq_cutoff_kib 1048577",
-		"2 compress_min_saving 101", "1 compressor", "2 bogus 1",
+		"2 compress_min_saving 101", "1 compressor", "2 bogus 1", "2 cleaner_rate_mib 65537",
 		"2 cold cold", "4 overbook 200 overbook 300",
 		"4 low_watermark 20 high_watermark 20", "2 low_watermark 30",
-		"3 overbook 200", "19 a b c d e f g h i j k l m n o p q r s", "x",
+		"3 overbook 200", "23 a b c d e f g h i j k l m n o p q r s t u v w", "x",
 	};
 	struct flaz_opts o;
 	char *error;

@@ -44,6 +44,7 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_MARK_WAIT_US] = "mark_wait_us",
 	[FLAZ_STAT_COMMIT_US] = "commit_us",
 	[FLAZ_STAT_FILLS_SKIPPED] = "fills_skipped",
+	[FLAZ_STAT_COMPRESS_SKIPPED] = "compress_skipped",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -121,6 +122,6 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	DMEMIT(" mode_reason=%s dram_bytes=%llu", g->mode_reason, g->dram_bytes);
 	emit_stats(s, FLAZ_STAT_META_BYTES, FLAZ_STAT_COMMIT_US, result, maxlen, &sz);
 	DMEMIT(" loading=%llu", g->loading);
-	emit_stats(s, FLAZ_STAT_FILLS_SKIPPED, FLAZ_STAT_FILLS_SKIPPED, result, maxlen, &sz);
+	emit_stats(s, FLAZ_STAT_FILLS_SKIPPED, FLAZ_STAT_COMPRESS_SKIPPED, result, maxlen, &sz);
 	*sz_p = sz;
 }

@@ -263,7 +263,7 @@ static int message_passthrough(struct flaz_target *ft, const char *value)
  *   passthrough <0|1>    stop using the SSD (emptying the cache), or start again
  *                        with an empty cache and the error count reset
  *   <tunable> <value>    seq_cutoff_kib, compress_min_saving, low_watermark,
- *                        high_watermark, hot_uncompressed
+ *                        high_watermark, hot_uncompressed, ssd_hold_s, cleaner_rate_mib
  */
 static int flaz_message(struct dm_target *ti, unsigned int argc, char **argv,
 			char *result, unsigned int maxlen)

@@ -136,10 +136,10 @@ static struct xb_extent *open_extent(struct flaz_xbuf *xb, int *r)
 		return NULL;
 	*r = -ENOSPC;
 	if (flaz_alloc_get(c->alloc, &id)) {
-		flaz_cache_kick_reclaim(c);
+		flaz_cleaner_kick(c->cleaner);
 		return NULL;
 	}
-	flaz_cache_kick_reclaim(c);
+	flaz_cleaner_kick(c->cleaner);
 	/* before any entry can point into it; a commit clears it once it is durable */
 	set_bit(id, c->unflushed);
 	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));

@@ -589,3 +589,153 @@ t_cache_hit_race() {
 	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
 	[ "$mode" = normal ] || fail "mode=$mode, want normal"
 }
+
+# ---- The cleaner (cleaner.c): compaction with a second chance for hit slots.
+
+# fio jobs for the cleaner's verify: a hot 4 MiB of 2:1 data and a cold 36 MiB of random
+# data (2.25x the SSD slice) in six parts of 6 MiB, each block with a crc32c header.
+CLEAN_HOT="--name=hot --rw=write --bs=16k --offset=0 --size=4M --verify=crc32c --randseed=21
+	--refill_buffers --buffer_compress_percentage=50"
+clean_cold() { # clean_cold PART: the fio job of cold part 1..6
+	echo "--name=cold$1 --rw=write --bs=64k --offset=$((4 + 6 * ($1 - 1)))M --size=6M
+		--verify=crc32c --randseed=$((21 + $1)) --refill_buffers"
+}
+
+# The cleaner at full speed on the 16 MiB SSD slice (16 KiB extents; overbook 1000, so no
+# cold block takes a hot block's line: only the cleaner decides what stays). After writing
+# both, four rounds each verify the six cold parts (misses whose fills keep the cleaner
+# busy: less than the log between the watermarks, 0.6-0.8x the SSD) with the hot part
+# verified after each (hits, so its slots get a second chance whenever their extent is
+# cleaned, and are moved). Every verify must pass; from round 2 on the hot part must hit
+# (it was hit since its last move each time the log came round); the hot slots must have
+# been moved twice each on average (the cleaner prefers emptier extents, so a full one of
+# hot slots is not cleaned at every wrap of the log); nothing may fail on the SSD; the
+# random blocks must have been stored raw without running the codec (compress_skipped); and
+# the HDD holds what the volume returned.
+t_cache_cleaner_verify() {
+	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40
+	# shellcheck disable=SC2086 # the jobs are lists of options
+	run_fio write-hot $CLEAN_HOT --do_verify=0
+	for part in 1 2 3 4 5 6; do
+		# shellcheck disable=SC2046
+		run_fio "write-cold$part" $(clean_cold $part) --do_verify=0
+	done
+	hot_hits=0
+	for round in 1 2 3 4; do
+		for part in 1 2 3 4 5 6; do
+			# shellcheck disable=SC2046
+			run_fio "verify-cold$part-$round" $(clean_cold $part) --verify_only
+			h0=$(status_val vol read_hits)
+			# shellcheck disable=SC2086
+			run_fio "verify-hot-$round-$part" $CLEAN_HOT --verify_only
+			h1=$(status_val vol read_hits)
+			[ $round -gt 1 ] && hot_hits=$((hot_hits + h1 - h0))
+		done
+	done
+	show_status vol
+	moved=$(status_val vol slots_moved)
+	dropped=$(status_val vol slots_dropped)
+	runs=$(status_val vol cleaner_runs)
+	cleaned=$(status_val vol extents_cleaned)
+	skipped=$(status_val vol compress_skipped)
+	errors=$(status_val vol ssd_errors)
+	mode=$(status_val vol mode)
+	note "cleaner_runs $runs extents_cleaned $cleaned slots_moved $moved slots_dropped $dropped; hot hits in rounds 2-4: $hot_hits of $((3 * 6 * 1024)); compress_skipped $skipped"
+	removed_hdd_matches vol 40
+	must dmsetup remove ssdslice
+	[ "$runs" -gt 0 ] && [ "$cleaned" -gt 0 ] ||
+		fail "cleaner_runs=$runs extents_cleaned=$cleaned after reading 9x the SSD, want > 0"
+	[ "$moved" -ge $((2 * 1024)) ] ||
+		fail "slots_moved=$moved, want >= $((2 * 1024)) (the 1024 hot slots moved twice each)"
+	[ "$dropped" -gt 0 ] || fail "slots_dropped=0: cold slots must be dropped, not moved"
+	[ "$hot_hits" -ge $((3 * 6 * 1024 * 95 / 100)) ] ||
+		fail "the hot 4 MiB hit $hot_hits of $((3 * 6 * 1024)) times in rounds 2-4, want >= 95%"
+	[ "$skipped" -ge 1024 ] || fail "compress_skipped=$skipped after 36 MiB of random blocks, want >= 1024"
+	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
+	[ "$mode" = normal ] || fail "mode=$mode, want normal"
+}
+
+# hot_set_hits RATE: on the 16 MiB SSD slice with cleaner_rate_mib RATE (overbook 1000: no
+# line is shared, so only eviction loses a block), a hot 2 MiB (2:1
+# data) is read twice, then six rounds each read 8 MiB of a cold random stream (3x the SSD
+# in all, once) and the hot 2 MiB again. Its last line: how many of the 6 x 512 hot reads hit.
+hot_set_hits() {
+	must dmsetup create ssdslice --table "0 $((SLICE_MIB * 2048)) linear $SSD 0"
+	must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/ssdslice 11 extent_kib 16 overbook 1000 cleaner_rate_mib $1 low_watermark 20 high_watermark 40 cold"
+	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
+	wait_settled vol
+	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
+	hs_hits=0
+	for hs_chunk in 0 1 2 3 4 5; do
+		must dd if=/dev/mapper/vol of=/dev/null bs=64k skip=$((128 + hs_chunk * 128)) count=128 iflag=direct
+		hs_h0=$(status_val vol read_hits)
+		must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
+		hs_hits=$((hs_hits + $(status_val vol read_hits) - hs_h0))
+	done
+	show_status vol
+	must dmsetup remove vol
+	must dmsetup remove ssdslice
+	echo $hs_hits
+}
+
+# A hot set read again and again while a cold stream of 3x the SSD passes through once:
+# whole-extent eviction (cleaner_rate_mib 0, FIFO) loses the hot set each time the log
+# wraps and refills it from the HDD; the cleaner moves its hit slots instead and keeps it.
+t_cache_cleaner_hot_set() {
+	must dmsetup create hd --table "0 $((64 * 2048)) linear $HDD 0"
+	must fio --name=hot --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
+		--size=2M --direct=1 --refill_buffers --buffer_compress_percentage=50
+	must fio --name=cold --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
+		--offset=8M --size=48M --direct=1 --refill_buffers
+	# into files, not $(...): a failure inside must end the check
+	hot_set_hits 0 >/tmp/hs.fifo
+	hot_set_hits 65536 >/tmp/hs.clean
+	cat /tmp/hs.fifo /tmp/hs.clean
+	fifo=$(tail -n 1 /tmp/hs.fifo)
+	clean=$(tail -n 1 /tmp/hs.clean)
+	must dmsetup remove hd
+	note "hot-set hits over 6 rounds of 512 reads: FIFO eviction $fifo, cleaner $clean"
+	[ "$clean" -ge $((6 * 512 * 95 / 100)) ] ||
+		fail "with the cleaner the hot set hit $clean of $((6 * 512)) times, want >= 95%"
+	[ "$fifo" -lt "$clean" ] ||
+		fail "FIFO eviction kept the hot set as well as the cleaner ($fifo vs $clean): the check shows nothing"
+}
+
+# SSD read faults while the cleaner runs: the SSD slice behind dm-flakey; 40 MiB of 2:1 data
+# (2.5x the slice) read twice (fills, hits, cleaning), then read again while the slice fails
+# every read. Every read returns the HDD's bytes; the faults are counted.
+t_cache_cleaner_fault() {
+	must dmsetup create hd --table "0 $((64 * 2048)) linear $HDD 0"
+	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
+		--size=40M --direct=1 --refill_buffers --buffer_compress_percentage=50
+	want=$(sha_mib /dev/mapper/hd 0 40)
+	must dmsetup create cflk --table "0 $((SLICE_MIB * 2048)) flakey $SSD 0 1000000 0"
+	must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/cflk 9 extent_kib 16 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 cold"
+	got1=$(sha_mib /dev/mapper/vol 0 40)
+	got2=$(sha_mib /dev/mapper/vol 0 40)
+	c0=$(status_val vol extents_cleaned)
+	# the faults arrive while a reader keeps the cleaner busy
+	sha_mib /dev/mapper/vol 0 40 >/tmp/got3 &
+	reader=$!
+	sleep 1
+	fk="0 $((SLICE_MIB * 2048)) flakey $SSD 0 0 1000000"
+	if ! { dmsetup reload cflk --table "$fk 1 error_reads" && dmsetup resume cflk; }; then
+		note "dm-flakey has no error_reads here: every SSD I/O fails instead"
+		must dmsetup reload cflk --table "$fk"
+		must dmsetup resume cflk
+	fi
+	wait $reader
+	got4=$(sha_mib /dev/mapper/vol 0 40)
+	show_status vol
+	errors=$(status_val vol ssd_errors)
+	c1=$(status_val vol extents_cleaned)
+	must dmsetup remove vol
+	must dmsetup remove cflk
+	must dmsetup remove hd
+	note "extents_cleaned $c0 before the faults, $c1 after; ssd_errors $errors"
+	[ "$c0" -gt 0 ] || fail "extents_cleaned=0 after reading 2.5x the SSD twice, want > 0"
+	[ "$got1" = "$want" ] && [ "$got2" = "$want" ] || fail "reads before the faults differ from the HDD"
+	[ "$(cat /tmp/got3)" = "$want" ] || fail "the read during which the SSD began to fail differs from the HDD"
+	[ "$got4" = "$want" ] || fail "the read with every SSD read failing differs from the HDD"
+	[ "$errors" -gt 0 ] || fail "ssd_errors=0 with every SSD read failing, want > 0"
+}

@@ -102,7 +102,7 @@ STATUS_KEYS="mode reads writes read_hits read_misses write_hits write_misses fil
 blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_extents
 total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards
 hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason dram_bytes meta_bytes
-marks mark_waits mark_wait_us commit_us fills_skipped loading"
+marks mark_waits mark_wait_us commit_us loading fills_skipped compress_skipped"
 
 t_status_keys() {
 	must dmsetup create vol --table "$(flaz_table)"
@@ -133,9 +133,11 @@ t_status_counters() {
 t_message_tunable() {
 	must dmsetup create vol --table "$(flaz_table)"
 	must dmsetup message vol 0 seq_cutoff_kib 1024
+	must dmsetup message vol 0 cleaner_rate_mib 0
 	got=$(dmsetup table vol | cut -d' ' -f6-)
 	must dmsetup remove vol
-	[ "$got" = "2 seq_cutoff_kib 1024" ] || fail "options after the message: '$got', want '2 seq_cutoff_kib 1024'"
+	want="4 seq_cutoff_kib 1024 cleaner_rate_mib 0"
+	[ "$got" = "$want" ] || fail "options after the messages: '$got', want '$want'"
 }
 
 t_message_refusals() {
@@ -143,6 +145,7 @@ t_message_refusals() {
 	refused 'unknown|frobnicate' dmsetup message vol 0 frobnicate 1
 	refused 'seq_cutoff_kib' dmsetup message vol 0 seq_cutoff_kib lots
 	refused 'low_watermark' dmsetup message vol 0 low_watermark 0
+	refused 'cleaner_rate_mib must be from 0' dmsetup message vol 0 cleaner_rate_mib 65537
 	refused 'compressor|reload' dmsetup message vol 0 compressor lz4
 	got=$(dmsetup table vol | cut -d' ' -f6-)
 	# suspended, the SSD is not the volume's to write: messages that write it are refused

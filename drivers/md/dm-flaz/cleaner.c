@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz cleaner: makes room for fills, in two stages (FlaZ 2.2.4, SlimCache).
+ *
+ * Compaction, below low_watermark free extents and up to high_watermark: a
+ * pass takes a window of the least recently filled extents (CLEAN_WINDOW bytes:
+ * of twice as many, those at most half live first), reads them, and judges
+ * each slot by its back pointer (block and offset) against the table. A slot
+ * its line no longer points at is dead. A live slot hit since it was written
+ * (its line's heat, l2p.c) gets a second chance: it is copied as it is, with a
+ * new header, into new extents packed first-fit decreasing, neighbours in
+ * block order within each. The rest are dropped: the HDD has their data. The
+ * victims are then evicted like any extent: a new generation, freed after the
+ * next commit (meta.c), their in-flight hits drained first (hit.c).
+ *
+ * A moved slot's line is pointed at the new place only after the new extent's
+ * write has completed, and only if it still points at the old one. So a write
+ * racing the move (it empties the line before it goes to the HDD) is never
+ * undone, and the table on the SSD points there only once a commit's flush
+ * has made the extent durable (meta.c): a crash finds the old slot or none.
+ *
+ * Eviction, the second stage: below half of low_watermark, with the cleaner off
+ * (cleaner_rate_mib 0), out of normal mode, or without memory for a window,
+ * the oldest extents go whole without being read, as do extents whose write
+ * failed. A fill never waits for the cleaner; it is skipped when no extent is
+ * free but the few kept for the cleaner's moves (alloc.c).
+ *
+ * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to clean
+ * cleaner_rate_mib MiB a second; an idle volume is cleaned flat out.
+ */
+#include <linux/bitmap.h>
+#include <linux/dm-io.h>
+#include <linux/jiffies.h>
+#include <linux/math64.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "compat.h"
+#include "flaz.h"
+#include "format.h"
+
+#define CLEAN_WINDOW		(2U << 20)	/* victim bytes a pass packs together */
+#define CLEAN_BUSY		(HZ / 10)
+#define EVICT_BATCH		64
+
+struct flaz_cleaner {
+	struct flaz_cache *c;
+	struct delayed_work work;
+	struct mutex lock;		/* one pass, eviction or emptying at a time */
+	unsigned long *victims;		/* extents whose lines a table scan drops */
+	u32 window;			/* victims a pass takes at most */
+	u32 max_moves;
+	bool stopped;			/* suspended: no passes */
+	/* while passes run (kvmalloc'ed at the first, freed when done) */
+	u8 *buf;			/* the victims, extent after extent */
+	u8 *out;			/* an extent being packed */
+	struct flaz_move *moves;
+	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
+	u32 *fill;			/* bytes per bin */
+	unsigned long *reread;		/* per victim: not judged slot by slot */
+	u64 bytes;			/* of the above */
+};
+
+/* Free extents, and evicted ones that the next commit frees: reclaim counts both. */
+static u32 free_soon(struct flaz_cache *c)
+{
+	return flaz_alloc_nr_free(c->alloc) + flaz_alloc_nr_pending(c->alloc);
+}
+
+/*
+ * Victim choice: of @n candidate extents @ids (oldest first) with @live bytes
+ * each, move @want to the front: the oldest of those with @limit live bytes at
+ * most (cheap to clean), then the oldest of the rest; the others follow in
+ * their order. Only a real difference counts: preferring every extent a little
+ * emptier would keep the fullest (often the hottest) at the head of the log,
+ * where eviction of whole extents finds them first. @tmp holds @n values.
+ * Returns how many were chosen; @live then holds theirs.
+ */
+u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp)
+{
+	u32 i, j = 0, r = 0, few = 0, extra;
+
+	if (want >= n)
+		return n;
+	for (i = 0; i < n; i++)
+		if (live[i] <= limit)
+			few++;
+	extra = want > few ? want - few : 0;
+	for (i = 0; i < n; i++) {
+		if (j < want && (live[i] <= limit || extra)) {
+			if (live[i] > limit)
+				extra--;
+			ids[j] = ids[i];
+			live[j++] = live[i];
+		} else {
+			tmp[r++] = ids[i];
+		}
+	}
+	memcpy(ids + j, tmp, r * sizeof(*tmp));
+	return j;
+}
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+	const struct flaz_move *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+static int cmp_bin_block(const void *a, const void *b)
+{
+	const struct flaz_move *x = a, *y = b;
+
+	if (x->bin != y->bin)
+		return x->bin < y->bin ? -1 : 1;
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+/*
+ * Packing: place the @n slots of @mv first-fit decreasing into at most
+ * @max_bins extents whose slots start at @base and end at @size. Each gets a
+ * bin and an offset, or FLAZ_NO_BIN when none has room; @mv is left sorted by
+ * bin, then block, so neighbours sit side by side. @fill holds @max_bins
+ * values. Returns the number of bins used.
+ */
+u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
+		      u32 *fill)
+{
+	u32 i, b, bins = 0;
+
+	sort(mv, n, sizeof(*mv), cmp_size_desc, NULL);
+	for (i = 0; i < n; i++) {
+		mv[i].bin = FLAZ_NO_BIN;
+		for (b = 0; b < bins; b++)
+			if (fill[b] + mv[i].bytes <= size - base)
+				break;
+		if (b == bins) {
+			if (bins == max_bins || mv[i].bytes > size - base)
+				continue;
+			fill[bins++] = 0;
+		}
+		fill[b] += mv[i].bytes;
+		mv[i].bin = b;
+	}
+	sort(mv, n, sizeof(*mv), cmp_bin_block, NULL);
+	for (i = 0; i < n; i++) {
+		if (mv[i].bin == FLAZ_NO_BIN)
+			break;
+		if (!i || mv[i].bin != mv[i - 1].bin)
+			fill[mv[i].bin] = base;
+		mv[i].off = fill[mv[i].bin];
+		fill[mv[i].bin] += mv[i].bytes;
+	}
+	return bins;
+}
+
+static void put_buffers(struct flaz_cleaner *cl)
+{
+	kvfree(cl->buf);
+	kvfree(cl->out);
+	kvfree(cl->moves);
+	kvfree(cl->ids);
+	bitmap_free(cl->reread);
+	cl->buf = NULL;
+	cl->out = NULL;
+	cl->moves = NULL;
+	cl->ids = NULL;
+	cl->reread = NULL;
+	cl->bytes = 0;
+}
+
+/* Memory for passes, taken without recursing into I/O; false without it. */
+static bool get_buffers(struct flaz_cleaner *cl)
+{
+	u32 eb = cl->c->extent_bytes, w = cl->window;
+	unsigned int noio;
+
+	if (cl->buf)
+		return true;
+	noio = memalloc_noio_save();
+	cl->buf = kvmalloc_array(w, eb, GFP_KERNEL | __GFP_NOWARN);
+	cl->out = kvmalloc(eb, GFP_KERNEL | __GFP_NOWARN);
+	cl->moves = kvmalloc_array(cl->max_moves, sizeof(*cl->moves),
+				   GFP_KERNEL | __GFP_NOWARN);
+	/* ids and live: twice the window; tmp: as much again; fill: one per victim */
+	cl->ids = kvmalloc_array(7 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
+	cl->reread = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
+	memalloc_noio_restore(noio);
+	if (!cl->buf || !cl->out || !cl->moves || !cl->ids || !cl->reread) {
+		put_buffers(cl);
+		return false;
+	}
+	cl->live = cl->ids + 2 * w;
+	cl->tmp = cl->live + 2 * w;
+	cl->fill = cl->tmp + 2 * w;
+	cl->bytes = (u64)w * eb + eb + (u64)cl->max_moves * sizeof(*cl->moves) +
+		    7 * w * sizeof(u32) + BITS_TO_LONGS(w) * sizeof(long);
+	return true;
+}
+
+/* Evict extents set in cl->victims: their lines are dropped, they are freed after a commit. */
+static void evict_victims(struct flaz_cleaner *cl)
+{
+	struct flaz_cache *c = cl->c;
+	u32 total = c->geo->nr_extents;
+	u32 id;
+
+	if (bitmap_empty(cl->victims, total))
+		return;
+	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, flaz_l2p_drop(c->l2p, cl->victims, false));
+	for_each_set_bit(id, cl->victims, total) {
+		clear_bit(id, c->failed);
+		clear_bit(id, cl->victims);
+		flaz_meta_evict(c->meta, id);
+		flaz_alloc_retire(c->alloc, id);
+	}
+	flaz_meta_kick(c->meta);
+}
+
+/* Stage two: up to @want of the oldest extents go whole, and failed ones. Returns how many. */
+static u32 evict_oldest(struct flaz_cleaner *cl, u32 want)
+{
+	struct flaz_cache *c = cl->c;
+	u32 ids[EVICT_BATCH];
+	u32 n, i, id, done = 0;
+
+	while (done < want) {
+		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH));
+		if (!n)
+			break;
+		for (i = 0; i < n; i++)
+			set_bit(ids[i], cl->victims);
+		done += n;
+	}
+	/* failed extents were never written, so they are in no FIFO */
+	for_each_set_bit(id, c->failed, c->geo->nr_extents)
+		set_bit(id, cl->victims);
+	evict_victims(cl);
+	return done;
+}
+
+static int extent_io(struct flaz_cache *c, blk_opf_t opf, u32 ext, void *buf, u32 bytes)
+{
+	const struct flaz_geometry *g = c->geo;
+	struct dm_io_region where = {
+		.bdev = c->ssd,
+		.sector = g->data_start + (sector_t)ext * g->extent_sectors,
+		.count = bytes >> SECTOR_SHIFT,
+	};
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.mem.type = DM_IO_VMA,
+		.mem.ptr.vma = buf,
+		.client = c->io,
+	};
+
+	return flaz_dm_io(&req, &where);
+}
+
+/*
+ * Judge the slot at @off of victim @i (extent @ext) from @info: a live one is
+ * dropped, or listed to move when it was hit and there is room in the list.
+ */
+static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
+		  const struct flaz_slot_info *info, u32 *nr)
+{
+	struct flaz_cache *c = cl->c;
+	u64 line = flaz_l2p_line(c->l2p, info->block);
+	bool live, move = false;
+	u32 heat = 0;
+
+	/* older than the extent: a slot of an earlier tenant the SSD kept */
+	if (info->seq <= READ_ONCE(c->ext_seq[ext]) || info->line != line) {
+		set_bit(i, cl->reread);
+		return;
+	}
+	flaz_l2p_lock(c->l2p, line);
+	live = flaz_l2p_points(c->l2p, info->block, ext, off, &heat);
+	if (live) {
+		move = heat && *nr < cl->max_moves;
+		if (!move)
+			flaz_l2p_evict(c->l2p, info->block);
+	}
+	flaz_l2p_unlock(c->l2p, line);
+	if (!live)
+		return;
+	if (!move) {
+		flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_DROPPED, 1);
+		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, 1);
+		return;
+	}
+	cl->moves[*nr] = (struct flaz_move) {
+		.block = info->block,
+		.src = i * c->extent_bytes + off,
+		.bytes = info->bytes,
+	};
+	(*nr)++;
+}
+
+/* Read victim @i and judge its slots; a victim that cannot be read is evicted by a scan. */
+static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
+{
+	struct flaz_cache *c = cl->c;
+	u32 ext = cl->ids[i], eb = c->extent_bytes;
+	u8 *x = cl->buf + (size_t)i * eb;
+	struct flaz_slot_info info;
+	u32 used, nr_slots, off = 0;
+	int r;
+
+	if (extent_io(c, REQ_OP_READ, ext, x, eb) ||
+	    flaz_extent_decode(x, eb, ext, &used, &nr_slots)) {
+		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+		set_bit(i, cl->reread);
+		return;
+	}
+	while ((r = flaz_extent_next(x, used, &off, &info)) > 0)
+		judge(cl, i, ext, off - info.bytes, &info, nr);
+	if (r < 0) {
+		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+		set_bit(i, cl->reread);
+	}
+}
+
+/* Drop the lines of moves @mv[0..@n) that still point at their old slots. */
+static void drop_moves(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
+{
+	struct flaz_cache *c = cl->c;
+	u32 eb = c->extent_bytes, heat, i, dropped = 0;
+	u64 line;
+
+	for (i = 0; i < n; i++) {
+		line = flaz_l2p_line(c->l2p, mv[i].block);
+		flaz_l2p_lock(c->l2p, line);
+		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].src / eb],
+				    mv[i].src % eb, &heat)) {
+			flaz_l2p_evict(c->l2p, mv[i].block);
+			dropped++;
+		}
+		flaz_l2p_unlock(c->l2p, line);
+	}
+	flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_DROPPED, dropped);
+	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, dropped);
+}
+
+/*
+ * Write the @n moves of one bin into a free extent, then point their lines at
+ * it. Returns false when no extent is free or the write failed (the moves are
+ * dropped).
+ */
+static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
+{
+	struct flaz_cache *c = cl->c;
+	u32 eb = c->extent_bytes, used, heat, i, id, moved = 0;
+	struct flaz_slot_info info;
+	struct flaz_entry e = { .kind = FLAZ_ENTRY_SLOT };
+	u64 line;
+
+	if (flaz_alloc_get_reserved(c->alloc, &id))
+		return false;
+	set_bit(id, c->unflushed);
+	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
+	used = mv[n - 1].off + mv[n - 1].bytes;
+	memset(cl->out, 0, round_up(used, FLAZ_BLOCK_SIZE));
+	for (i = 0; i < n; i++) {
+		u8 *slot = cl->out + mv[i].off;
+
+		memcpy(slot, cl->buf + mv[i].src, mv[i].bytes);
+		/* checked when the victim was read; a new seq for the new extent */
+		if (flaz_slot_decode(slot, mv[i].bytes, &info))
+			continue;
+		info.seq = atomic64_inc_return(&c->seq);
+		flaz_slot_encode(slot, &info);
+	}
+	flaz_extent_encode(cl->out, atomic64_inc_return(&c->seq), id, used, n);
+	if (extent_io(c, REQ_OP_WRITE, id, cl->out, round_up(used, FLAZ_BLOCK_SIZE))) {
+		/* nothing points into it: free again at once */
+		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+		clear_bit(id, c->unflushed);
+		flaz_alloc_put(c->alloc, id);
+		return false;
+	}
+	/* on the SSD before any line points there (hit.c reads it from there) */
+	set_bit(id, c->written);
+	flaz_alloc_written(c->alloc, id);
+	e.ext = id;
+	for (i = 0; i < n; i++) {
+		line = flaz_l2p_line(c->l2p, mv[i].block);
+		e.off = mv[i].off;
+		e.bytes = mv[i].bytes;
+		flaz_l2p_lock(c->l2p, line);
+		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].src / eb],
+				    mv[i].src % eb, &heat)) {
+			flaz_l2p_move(c->l2p, mv[i].block, &e);
+			moved++;
+		}
+		flaz_l2p_unlock(c->l2p, line);
+	}
+	flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_MOVED, moved);
+	return true;
+}
+
+/* Extents a pass of @k victims may fill with moves: it frees a quarter of them at least. */
+static u32 max_bins(u32 k)
+{
+	return k - max(1U, k / 4);
+}
+
+/* Compact victims cl->ids[0..@k): move the hit slots, drop the rest, evict them. */
+static void compact(struct flaz_cleaner *cl, u32 k)
+{
+	struct flaz_cache *c = cl->c;
+	u32 base = sizeof(struct flaz_extent_hdr);
+	u32 i, b, first, nr = 0, bins, most;
+
+	bitmap_zero(cl->reread, k);
+	for (i = 0; i < k; i++)
+		if (cl->live[i])
+			judge_victim(cl, i, &nr);
+	/* and moves need free extents */
+	most = min(max_bins(k), flaz_alloc_nr_free(c->alloc));
+	bins = flaz_cleaner_pack(cl->moves, nr, base, c->extent_bytes, most, cl->fill);
+	for (first = 0, b = 0; b < bins; b++) {
+		for (i = first; i < nr && cl->moves[i].bin == b; i++)
+			;
+		if (!write_bin(cl, cl->moves + first, i - first))
+			drop_moves(cl, cl->moves + first, i - first);
+		first = i;
+	}
+	drop_moves(cl, cl->moves + first, nr - first);
+	/* whatever still points into a victim (a slot that failed its checks) goes by a scan */
+	for (i = 0; i < k; i++)
+		if (test_bit(i, cl->reread) || flaz_l2p_live(c->l2p, cl->ids[i]))
+			set_bit(cl->ids[i], cl->victims);
+	if (!bitmap_empty(cl->victims, c->geo->nr_extents)) {
+		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
+			       flaz_l2p_drop(c->l2p, cl->victims, false));
+		bitmap_zero(cl->victims, c->geo->nr_extents);
+	}
+	for (i = 0; i < k; i++) {
+		flaz_meta_evict(c->meta, cl->ids[i]);
+		flaz_alloc_retire(c->alloc, cl->ids[i]);
+	}
+	flaz_meta_kick(c->meta);
+	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
+	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k);
+}
+
+/* One pass; returns the jiffies to wait before the next, or -1 when done. */
+static long pass(struct flaz_cleaner *cl)
+{
+	struct flaz_cache *c = cl->c;
+	u32 total = c->geo->nr_extents;
+	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
+	u32 high = flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK);
+	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
+	u32 free = free_soon(c), want, urgent, n, k, i;
+
+	want = flaz_reclaim_count(free, total, low, high);
+	urgent = flaz_reclaim_count(free, total, low / 2, low);
+	if (!want || urgent || !rate || flaz_cache_mode(c) != FLAZ_MODE_NORMAL ||
+	    flaz_meta_loading(c->meta) || !get_buffers(cl)) {
+		/* short of space: as many as it takes to get back to low, then compact */
+		if (urgent && rate)
+			return evict_oldest(cl, urgent) ? 0 : -1;
+		evict_oldest(cl, want);
+		return -1;
+	}
+	/* failed extents go first, whole */
+	evict_oldest(cl, 0);
+	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window);
+	if (!n)
+		return -1;
+	for (i = 0; i < n; i++)
+		cl->live[i] = flaz_l2p_live(c->l2p, cl->ids[i]);
+	k = flaz_cleaner_pick(cl->ids, cl->live, n, cl->window, c->extent_bytes / 2, cl->tmp);
+	flaz_alloc_unget(c->alloc, cl->ids + k, n - k);
+	compact(cl, k);
+	if (!flaz_reclaim_count(free_soon(c), total, low, high))
+		return -1;
+	if (time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY))
+		return 0;
+	return max_t(long, 1, div64_u64((u64)k * c->extent_bytes * HZ, (u64)rate << 20));
+}
+
+static void clean_work(struct work_struct *work)
+{
+	struct flaz_cleaner *cl = container_of(to_delayed_work(work), struct flaz_cleaner,
+					       work);
+	long delay;
+
+	mutex_lock(&cl->lock);
+	delay = READ_ONCE(cl->stopped) ? -1 : pass(cl);
+	if (delay < 0)
+		put_buffers(cl);
+	mutex_unlock(&cl->lock);
+	if (delay >= 0 && !READ_ONCE(cl->stopped))
+		queue_delayed_work(cl->c->wq.io, &cl->work, delay);
+}
+
+/*
+ * Space was taken (any context): start the cleaner if it is needed, now if
+ * free extents are short; or hurry the commit that frees evicted ones.
+ */
+void flaz_cleaner_kick(struct flaz_cleaner *cl)
+{
+	struct flaz_cache *c = cl->c;
+	u32 total = c->geo->nr_extents;
+	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
+	u32 high = flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK);
+	u32 free = free_soon(c);
+
+	if (READ_ONCE(cl->stopped))
+		return;
+	if (flaz_reclaim_count(free, total, low / 2, low))
+		mod_delayed_work(c->wq.io, &cl->work, 0);
+	else if (flaz_reclaim_count(free, total, low, high))
+		queue_delayed_work(c->wq.io, &cl->work, 0);
+	else if (flaz_alloc_nr_pending(c->alloc) &&
+		 flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), total, low, high))
+		flaz_meta_kick(c->meta);	/* space is on its way: hurry the commit */
+}
+
+/* An extent write failed (interrupt context): it is evicted now. */
+void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext)
+{
+	set_bit(ext, cl->c->failed);
+	if (!READ_ONCE(cl->stopped))
+		mod_delayed_work(cl->c->wq.io, &cl->work, 0);
+}
+
+/* Empty the cache: every line dropped, every written extent evicted. */
+void flaz_cleaner_empty(struct flaz_cleaner *cl)
+{
+	struct flaz_cache *c = cl->c;
+	u32 ids[EVICT_BATCH];
+	u32 n, i;
+
+	mutex_lock(&cl->lock);
+	flaz_l2p_drop(c->l2p, NULL, false);
+	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH)))
+		for (i = 0; i < n; i++) {
+			flaz_meta_evict(c->meta, ids[i]);
+			flaz_alloc_retire(c->alloc, ids[i]);
+		}
+	mutex_unlock(&cl->lock);
+	flaz_meta_kick(c->meta);
+}
+
+/* No pass runs after this until flaz_cleaner_start(). */
+void flaz_cleaner_stop(struct flaz_cleaner *cl)
+{
+	WRITE_ONCE(cl->stopped, true);
+	cancel_delayed_work_sync(&cl->work);
+	mutex_lock(&cl->lock);
+	put_buffers(cl);
+	mutex_unlock(&cl->lock);
+}
+
+void flaz_cleaner_start(struct flaz_cleaner *cl)
+{
+	WRITE_ONCE(cl->stopped, false);
+	/* failed extents left by the last run, and space short already */
+	queue_delayed_work(cl->c->wq.io, &cl->work, 0);
+}
+
+/* DRAM the cleaner holds now: a bitmap, and its buffers while passes run. */
+u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
+{
+	return sizeof(*cl) + BITS_TO_LONGS(cl->c->geo->nr_extents) * sizeof(long) +
+	       READ_ONCE(cl->bytes);
+}
+
+struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
+{
+	u32 total = c->geo->nr_extents;
+	struct flaz_cleaner *cl;
+
+	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
+	if (!cl)
+		return NULL;
+	cl->c = c;
+	cl->stopped = true;
+	mutex_init(&cl->lock);
+	INIT_DELAYED_WORK(&cl->work, clean_work);
+	cl->window = clamp_t(u32, CLEAN_WINDOW / c->extent_bytes, 1, max(total / 8, 1U));
+	/* a slot holds a header and a byte at least: 64 bytes */
+	/* slots of 128 bytes on average fill the list; smaller ones beyond it are dropped */
+	cl->max_moves = cl->window * (c->extent_bytes / 128);
+	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
+	if (!cl->victims) {
+		kfree(cl);
+		return NULL;
+	}
+	/* room for a whole pass's moves: fills leave it to the cleaner */
+	flaz_alloc_set_reserve(c->alloc, max_bins(cl->window));
+	return cl;
+}
+
+/* After flaz_cleaner_stop(), or before any start. NULL-tolerant. */
+void flaz_cleaner_destroy(struct flaz_cleaner *cl)
+{
+	if (!cl)
+		return;
+	cancel_delayed_work_sync(&cl->work);
+	put_buffers(cl);
+	bitmap_free(cl->victims);
+	mutex_destroy(&cl->lock);
+	kfree(cl);
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the cleaner's decisions: which candidate extents it cleans
+ * (the oldest of the mostly dead ones, then the oldest, the others kept in order) and how
+ * it packs the slots it moves (first-fit decreasing into a bounded number of
+ * extents, neighbours in block order, exact fits, one unit over, no room).
+ */
+#include <kunit/test.h>
+
+#include "flaz.h"
+
+#define BASE	32U		/* an extent header */
+#define SIZE	4096U		/* a 4 KiB extent: 4064 bytes for slots */
+
+static void pick_fewest_live(struct kunit *test)
+{
+	u32 ids[] = { 10, 11, 12, 13, 14, 15 };
+	u32 live[] = { 900, 0, 500, 900, 100, 500 };
+	u32 tmp[6];
+
+	/* four have 500 bytes live at most: the oldest three of them, in age order */
+	KUNIT_ASSERT_EQ(test, flaz_cleaner_pick(ids, live, 6, 3, 500, tmp), 3U);
+	KUNIT_EXPECT_EQ(test, ids[0], 11U);
+	KUNIT_EXPECT_EQ(test, ids[1], 12U);
+	KUNIT_EXPECT_EQ(test, ids[2], 14U);
+	KUNIT_EXPECT_EQ(test, live[0], 0U);
+	KUNIT_EXPECT_EQ(test, live[1], 500U);
+	KUNIT_EXPECT_EQ(test, live[2], 100U);
+	/* the rest, oldest first, go back to the head of the reclaim order */
+	KUNIT_EXPECT_EQ(test, ids[3], 10U);
+	KUNIT_EXPECT_EQ(test, ids[4], 13U);
+	KUNIT_EXPECT_EQ(test, ids[5], 15U);
+}
+
+/* Too few cheap ones: the oldest of the others make up the number. */
+static void pick_oldest_make_up(struct kunit *test)
+{
+	u32 ids[] = { 10, 11, 12, 13, 14, 15 };
+	u32 live[] = { 900, 0, 500, 900, 100, 500 };
+	u32 tmp[6];
+
+	KUNIT_ASSERT_EQ(test, flaz_cleaner_pick(ids, live, 6, 3, 100, tmp), 3U);
+	KUNIT_EXPECT_EQ(test, ids[0], 10U);
+	KUNIT_EXPECT_EQ(test, ids[1], 11U);
+	KUNIT_EXPECT_EQ(test, ids[2], 14U);
+	KUNIT_EXPECT_EQ(test, ids[3], 12U);
+	KUNIT_EXPECT_EQ(test, ids[4], 13U);
+	KUNIT_EXPECT_EQ(test, ids[5], 15U);
+}
+
+static void pick_all_or_none(struct kunit *test)
+{
+	u32 ids[] = { 1, 2, 3 };
+	u32 live[] = { 3, 2, 1 };
+	u32 same[] = { 7, 7, 7 };
+	u32 tmp[3];
+
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, live, 3, 5, 0, tmp), 3U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, live, 3, 0, 0, tmp), 0U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	/* none cheap, or all: plain age order */
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, same, 3, 2, 0, tmp), 2U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	KUNIT_EXPECT_EQ(test, ids[1], 2U);
+	KUNIT_EXPECT_EQ(test, ids[2], 3U);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, same, 3, 2, 7, tmp), 2U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	KUNIT_EXPECT_EQ(test, ids[1], 2U);
+}
+
+static void mv(struct flaz_move *m, u64 block, u32 bytes)
+{
+	*m = (struct flaz_move) { .block = block, .src = (u32)block * 64, .bytes = bytes };
+}
+
+/* Two slots that fill an extent exactly share it; one unit (32 bytes) more does not. */
+static void pack_exact_fit(struct kunit *test)
+{
+	struct flaz_move m[3];
+	u32 fill[4];
+
+	mv(&m[0], 7, 2016);
+	mv(&m[1], 3, 2048);
+	KUNIT_ASSERT_EQ(test, flaz_cleaner_pack(m, 2, BASE, SIZE, 4, fill), 1U);
+	/* in one bin, block order: 3 then 7 */
+	KUNIT_EXPECT_EQ(test, m[0].block, 3ULL);
+	KUNIT_EXPECT_EQ(test, m[0].bin, 0U);
+	KUNIT_EXPECT_EQ(test, m[0].off, BASE);
+	KUNIT_EXPECT_EQ(test, m[1].off, BASE + 2048);
+	KUNIT_EXPECT_EQ(test, m[1].off + m[1].bytes, SIZE);
+
+	mv(&m[0], 7, 2048);
+	mv(&m[1], 3, 2048);
+	KUNIT_ASSERT_EQ(test, flaz_cleaner_pack(m, 2, BASE, SIZE, 4, fill), 2U);
+	KUNIT_EXPECT_NE(test, m[0].bin, m[1].bin);
+	KUNIT_EXPECT_EQ(test, m[0].off, BASE);
+	KUNIT_EXPECT_EQ(test, m[1].off, BASE);
+
+	/* a slot larger than an extent's room never fits */
+	mv(&m[0], 1, SIZE - BASE + 32);
+	KUNIT_ASSERT_EQ(test, flaz_cleaner_pack(m, 1, BASE, SIZE, 4, fill), 0U);
+	KUNIT_EXPECT_EQ(test, m[0].bin, FLAZ_NO_BIN);
+}
+
+/*
+ * Decreasing sizes first: the large slots take bins, the small ones fill the
+ * gaps they leave (first fit), before a new bin is opened.
+ */
+static void pack_first_fit_decreasing(struct kunit *test)
+{
+	/* 3000 + 1000, 2500 + 1500, 2000 + 64: three bins */
+	static const u32 sizes[] = { 1000, 2000, 3000, 64, 1500, 2500 };
+	struct flaz_move m[6];
+	u32 fill[6], used[3] = {}, i, bins;
+
+	for (i = 0; i < 6; i++)
+		mv(&m[i], 100 + i, sizes[i]);
+	bins = flaz_cleaner_pack(m, 6, 0, 4000, 6, fill);
+	KUNIT_ASSERT_EQ(test, bins, 3U);
+	for (i = 0; i < 6; i++) {
+		KUNIT_ASSERT_LT(test, m[i].bin, 3U);
+		used[m[i].bin] += m[i].bytes;
+		/* sorted by bin, then block */
+		if (i)
+			KUNIT_EXPECT_TRUE(test, m[i].bin > m[i - 1].bin ||
+					  (m[i].bin == m[i - 1].bin &&
+					   m[i].block > m[i - 1].block));
+		if (i && m[i].bin == m[i - 1].bin)
+			KUNIT_EXPECT_EQ(test, m[i].off, m[i - 1].off + m[i - 1].bytes);
+	}
+	KUNIT_EXPECT_EQ(test, used[0], 4000U);
+	KUNIT_EXPECT_EQ(test, used[1], 4000U);
+	KUNIT_EXPECT_EQ(test, used[2], 2064U);
+}
+
+/*
+ * The window's edge: no more bins than allowed; what does not fit is left out
+ * (the smallest, as the largest went first), and the slots that fit keep their
+ * offsets within the extent.
+ */
+static void pack_bin_limit(struct kunit *test)
+{
+	struct flaz_move m[5];
+	u32 fill[2], i, out = 0;
+
+	for (i = 0; i < 5; i++)
+		mv(&m[i], i, 1024 + 32 * i);
+	/* two bins of 2048: 1152 and 1120 do not share one; 1088 and 1056 neither */
+	KUNIT_ASSERT_EQ(test, flaz_cleaner_pack(m, 5, 0, 2048, 2, fill), 2U);
+	for (i = 0; i < 5; i++) {
+		if (m[i].bin == FLAZ_NO_BIN) {
+			out++;
+			/* left out ones sort last */
+			KUNIT_EXPECT_GE(test, i, 2U);
+			continue;
+		}
+		KUNIT_EXPECT_LE(test, m[i].off + m[i].bytes, 2048U);
+	}
+	KUNIT_EXPECT_EQ(test, out, 3U);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_pack(m, 5, 0, 2048, 0, fill), 0U);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ(test, m[i].bin, FLAZ_NO_BIN);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_pack(m, 0, 0, 2048, 2, fill), 0U);
+}
+
+static struct kunit_case cleaner_cases[] = {
+	KUNIT_CASE(pick_fewest_live),
+	KUNIT_CASE(pick_oldest_make_up),
+	KUNIT_CASE(pick_all_or_none),
+	KUNIT_CASE(pack_exact_fit),
+	KUNIT_CASE(pack_first_fit_decreasing),
+	KUNIT_CASE(pack_bin_limit),
+	{}
+};
+
+static struct kunit_suite cleaner_suite = {
+	.name = "flaz_cleaner",
+	.test_cases = cleaner_cases,
+};
+
+kunit_test_suite(cleaner_suite);
