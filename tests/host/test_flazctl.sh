@@ -91,6 +91,8 @@ check create-hot-uncompressed-2 2 err 'hot-uncompressed must be from 0 to 1' \
 	create vol --hdd $NOHDD --ssd $NOSSD --hot-uncompressed 2
 check create-cleaner-rate-mib 2 err 'cleaner-rate-mib must be from 0 to 65536, not 70000' \
 	create vol --hdd $NOHDD --ssd $NOSSD --cleaner-rate-mib 70000
+check create-hot-max-percent 2 err 'hot-max-percent must be from 0 to 100, not 101' \
+	create vol --hdd $NOHDD --ssd $NOSSD --hot-max-percent 101
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 30 --high-watermark 30
 check create-low-above-default-high 2 err 'high-watermark \(20, the default\)' \
@@ -185,6 +187,8 @@ check set-out-of-range-2 2 err 'hot_uncompressed must be from 0 to 1, not 2' set
 check set-out-of-range-3 2 err 'ssd_hold_s must be from 1 to 3600, not 3601' set vol ssd_hold_s 3601
 check set-out-of-range-4 2 err 'cleaner_rate_mib must be from 0 to 65536, not 70000' \
 	set vol cleaner_rate_mib 70000
+check set-out-of-range-5 2 err 'hot_max_percent must be from 0 to 100, not 101' \
+	set vol hot_max_percent 101
 check set-bad-name 2 err 'invalid volume name' set a/b low_watermark 5
 check set-option 2 err 'unknown option --frob' set --frob vol low_watermark 5
 check get-unknown-key 2 err "unknown key 'colour' \\(one of compressor" get vol colour
@@ -267,7 +271,7 @@ fi
 ST="reads=100 writes=20 read_hits=300 read_misses=100 write_hits=1 write_misses=2 fills=100 bypasses=0"
 ST2="raw_blocks=0 zero_blocks=3"
 ST3="evictions=7 cleaner_runs=0 extents_cleaned=0 slots_moved=0 slots_dropped=0 discards=0 hdd_errors=0 ssd_errors=0 table_bytes=8192 commits=12 meta_errors=0 marked_regions=0"
-ST4="loading=0 fills_skipped=0 compress_skipped=4"
+ST4="loading=0 fills_skipped=0 compress_skipped=4 hot_blocks=9 recompressed=2"
 {
 	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 5 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s\n' "$ST" "$ST2" "$ST3" "$ST4"
 	printf 'lin\t2048\t!linear\tx\n'
@@ -373,6 +377,8 @@ want = {
     'flaz_read_hits_total{volume="fast"}': '300',
     'flaz_meta_bytes_total{volume="fast"}': '65536',
     'flaz_compress_skipped_total{volume="fast"}': '4',
+    'flaz_hot_blocks{volume="fast"}': '9',
+    'flaz_recompressed_total{volume="fast"}': '2',
     'flaz_blocks_cached{volume="fast"}': '1000',
     'flaz_blocks_cached{volume="abc"}': '0',
     'flaz_mode{volume="fast",mode="normal"}': '1',
@@ -430,10 +436,10 @@ fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 # get: the table's options, defaults for the rest; set: the message, and a refusal
 fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=5 \
 	high_watermark=20 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
-	cleaner_rate_mib=0)" get fast
+	cleaner_rate_mib=0 hot_max_percent=10)" get fast
 fcheck get-one 0 out '^5$' get fast low_watermark
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":10,"high_watermark":20,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32\}$' get abc --json
+fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":10,"high_watermark":20,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10\}$' get abc --json
 fcheck get-json-one 0 out '^\{"low_watermark":5\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
@@ -465,7 +471,7 @@ t flazctl list -o name,hi
 t flazctl check /dev/nul' _ "$COMP" 2>&1)
 want='status stats
 abc fast
-low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib
+low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent
 zstd
 name,hit_ratio
 /dev/null'

@@ -54,6 +54,8 @@ static const struct table_opt topts[NR_TOPTS] = {
 			    FLAZ_MIN_SSD_HOLD_S, FLAZ_MAX_SSD_HOLD_S },
 	[T_CLEANER_RATE_MIB] = { "cleaner-rate-mib", "cleaner_rate_mib", NUMBER,
 				  0, FLAZ_MAX_CLEANER_RATE_MIB },
+	[T_HOT_MAX_PERCENT] = { "hot-max-percent", "hot_max_percent", NUMBER,
+				 0, FLAZ_MAX_HOT_MAX_PERCENT },
 	[T_COLD] = { "cold", "cold", BARE },
 };
 

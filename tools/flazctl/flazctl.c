@@ -66,9 +66,10 @@ struct command {
 	"  --high-watermark P        eviction stops at P %, 2..99, > low (20)\n" \
 	"  --seq-cutoff-kib N        bypass sequential streams longer than N KiB, 0 = off (0)\n" \
 	"  --compress-min-saving P   store blocks saving less than P % raw, 0..100 (10)\n" \
-	"  --hot-uncompressed 0|1    keep hot lines uncompressed; no effect yet (0)\n" \
+	"  --hot-uncompressed 0|1    the cleaner stores hot blocks raw (0)\n" \
 	"  --ssd-hold-s N            hold writes up to N s while the SSD takes no mark (30)\n" \
 	"  --cleaner-rate-mib N      cleaner MiB/s while I/O is active, 0..65536, 0 = off (32)\n" \
+	"  --hot-max-percent P       hot raw blocks take at most P % of the SSD, 0..100 (10)\n" \
 	"  --cold                    ignore the SSD's saved state, start empty\n" \
 	"  --force                   with --cold: overwrite an SSD that holds something\n" \
 	"                            other than a flaz cache\n" \
@@ -98,7 +99,7 @@ static const struct command commands[] = {
 	{ "set", cmd_set, "flazctl set NAME KEY VALUE",
 	  "Change a tunable of a live volume. KEY is one of low_watermark,\n"
 	  "high_watermark, seq_cutoff_kib, compress_min_saving, hot_uncompressed, ssd_hold_s,\n"
-	  "cleaner_rate_mib.\n" },
+	  "cleaner_rate_mib, hot_max_percent.\n" },
 	{ "get", cmd_get, "flazctl get NAME [KEY] [--json]",
 	  "The volume's table options, set or default, as KEY=VALUE lines; with KEY its\n"
 	  "value alone.\n"

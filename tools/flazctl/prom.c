@@ -53,6 +53,8 @@ static const struct metric metrics[] = {
 	{ "meta_bytes", COUNTER, "Bytes of metadata written to the SSD." },
 	{ "fills_skipped", COUNTER, "Blocks not installed: install backlog full, memory short or no free extent." },
 	{ "compress_skipped", COUNTER, "Blocks stored raw, uncompressed: predicted to save too little." },
+	{ "hot_blocks", GAUGE, "Hot blocks the cleaner stored raw, in extents not evicted since." },
+	{ "recompressed", COUNTER, "Slots the cleaner compressed again (hot ones that cooled)." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

@@ -44,11 +44,13 @@ static const struct tunable tunables[] = {
 	  .def = FLAZ_DEF_SSD_HOLD_S, .online = true },
 	{ .key = "cleaner_rate_mib", .max = FLAZ_MAX_CLEANER_RATE_MIB,
 	  .def = FLAZ_DEF_CLEANER_RATE_MIB, .online = true },
+	{ .key = "hot_max_percent", .max = FLAZ_MAX_HOT_MAX_PERCENT,
+	  .def = FLAZ_DEF_HOT_MAX_PERCENT, .online = true },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
 #define ONLINE_KEYS "low_watermark, high_watermark, seq_cutoff_kib, compress_min_saving, " \
-		    "hot_uncompressed, ssd_hold_s, cleaner_rate_mib"
+		    "hot_uncompressed, ssd_hold_s, cleaner_rate_mib, hot_max_percent"
 
 static const struct tunable *find_tunable(const char *key)
 {

@@ -18,7 +18,8 @@ const char *const status_keys[] = {
 	"cleaner_runs", "extents_cleaned", "slots_moved", "slots_dropped", "discards",
 	"hdd_errors", "ssd_errors", "table_bytes", "commits", "meta_errors",
 	"marked_regions", "mode_reason", "dram_bytes", "meta_bytes", "marks", "mark_waits",
-	"mark_wait_us", "commit_us", "loading", "fills_skipped", "compress_skipped", NULL
+	"mark_wait_us", "commit_us", "loading", "fills_skipped", "compress_skipped",
+	"hot_blocks", "recompressed", NULL
 };
 
 bool known_status_key(const char *key)

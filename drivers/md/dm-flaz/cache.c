@@ -531,6 +531,7 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->marked_regions = flaz_intent_nr_marked(c->intent);
 	g->dram_bytes = dram_bytes(c);
 	g->loading = flaz_meta_loading(c->meta);
+	g->hot_blocks = flaz_cleaner_hot_blocks(c->cleaner);
 	g->mode = flaz_cache_mode_name(c);
 	g->mode_reason = why_names[READ_ONCE(c->why)];
 }

@@ -13,6 +13,14 @@
  * victims are then evicted like any extent: a new generation, freed after the
  * next commit (meta.c), their in-flight hits drained first (hit.c).
  *
+ * Hot blocks raw (hot_uncompressed 1, ZipCache's bypass for hot data): a moved
+ * slot whose line's heat is at its top is decompressed and stored raw, flagged
+ * hot, so its hits cost no decompression, while hot raw slots take no more than
+ * hot_max_percent of the extents. One that is no longer hot when it is moved
+ * again (its heat halves with every move) is compressed again (recompressed).
+ * The count is per extent, of slots written this activation: it drops when the
+ * extent is evicted.
+ *
  * A moved slot's line is pointed at the new place only after the new extent's
  * write has completed, and only if it still points at the old one. So a write
  * racing the move (it empties the line before it goes to the HDD) is never
@@ -26,7 +34,9 @@
  * free but the few kept for the cleaner's moves (alloc.c).
  *
  * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to clean
- * cleaner_rate_mib MiB a second; an idle volume is cleaned flat out.
+ * cleaner_rate_mib MiB a second; an idle volume is cleaned flat out, and so is
+ * one whose free extents fall below three quarters of low_watermark, so that
+ * compaction keeps up with fills before the second stage has to step in.
  */
 #include <linux/bitmap.h>
 #include <linux/dm-io.h>
@@ -52,8 +62,12 @@ struct flaz_cleaner {
 	u32 window;			/* victims a pass takes at most */
 	u32 max_moves;
 	bool stopped;			/* suspended: no passes */
+	u8 *hot;			/* per extent: hot raw slots written into it */
+	u64 hot_total;			/* their sum */
 	/* while passes run (kvmalloc'ed at the first, freed when done) */
-	u8 *buf;			/* the victims, extent after extent */
+	u8 *buf;			/* the victims, extent after extent; then recoded slots */
+	u32 staged;			/* bytes of recoded slots after the victims */
+	u32 new_hot;			/* slots this pass made hot raw */
 	u8 *out;			/* an extent being packed */
 	struct flaz_move *moves;
 	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
@@ -181,7 +195,7 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	if (cl->buf)
 		return true;
 	noio = memalloc_noio_save();
-	cl->buf = kvmalloc_array(w, eb, GFP_KERNEL | __GFP_NOWARN);
+	cl->buf = kvmalloc_array(2 * w, eb, GFP_KERNEL | __GFP_NOWARN);
 	cl->out = kvmalloc(eb, GFP_KERNEL | __GFP_NOWARN);
 	cl->moves = kvmalloc_array(cl->max_moves, sizeof(*cl->moves),
 				   GFP_KERNEL | __GFP_NOWARN);
@@ -196,9 +210,18 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	cl->live = cl->ids + 2 * w;
 	cl->tmp = cl->live + 2 * w;
 	cl->fill = cl->tmp + 2 * w;
-	cl->bytes = (u64)w * eb + eb + (u64)cl->max_moves * sizeof(*cl->moves) +
+	cl->bytes = 2ULL * w * eb + eb + (u64)cl->max_moves * sizeof(*cl->moves) +
 		    7 * w * sizeof(u32) + BITS_TO_LONGS(w) * sizeof(long);
 	return true;
+}
+
+/* Extent @id goes: a new generation, freed after the next commit; its hot slots with it. */
+static void retire(struct flaz_cleaner *cl, u32 id)
+{
+	WRITE_ONCE(cl->hot_total, cl->hot_total - cl->hot[id]);
+	cl->hot[id] = 0;
+	flaz_meta_evict(cl->c->meta, id);
+	flaz_alloc_retire(cl->c->alloc, id);
 }
 
 /* Evict extents set in cl->victims: their lines are dropped, they are freed after a commit. */
@@ -214,8 +237,7 @@ static void evict_victims(struct flaz_cleaner *cl)
 	for_each_set_bit(id, cl->victims, total) {
 		clear_bit(id, c->failed);
 		clear_bit(id, cl->victims);
-		flaz_meta_evict(c->meta, id);
-		flaz_alloc_retire(c->alloc, id);
+		retire(cl, id);
 	}
 	flaz_meta_kick(c->meta);
 }
@@ -261,6 +283,91 @@ static int extent_io(struct flaz_cache *c, blk_opf_t opf, u32 ext, void *buf, u3
 }
 
 /*
+ * Recoding: a move of a slot with header @flags whose line is @hot (its heat at
+ * the top, hot_uncompressed on) stores it raw, flagged hot, when it is
+ * compressed and there is @room under hot_max_percent; one stored raw because
+ * it was hot that no longer is goes back to compressed. Others move as they are.
+ */
+enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room)
+{
+	if (hot && !(flags & FLAZ_SLOT_RAW))
+		return room ? FLAZ_RECODE_HOT : FLAZ_RECODE_COPY;
+	if (!hot && (flags & FLAZ_SLOT_HOT))
+		return FLAZ_RECODE_COOL;
+	return FLAZ_RECODE_COPY;
+}
+
+/* Hot raw slots allowed: @percent of what @nr_extents extents of @extent_bytes hold of them. */
+u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent)
+{
+	u32 per = (extent_bytes - sizeof(struct flaz_extent_hdr)) /
+		  flaz_slot_bytes(FLAZ_BLOCK_SIZE);
+
+	return div_u64(nr_extents * per * percent, 100);
+}
+
+/* The codec copies a payload it compressed to @ctx. */
+static void *place_at(void *ctx, unsigned int len)
+{
+	return ctx;
+}
+
+/*
+ * Recode the slot of move @mv (header @info, line heat @heat) into the room
+ * after the victims, and point the move at the copy; on any failure, or with
+ * no room left, it moves as it is.
+ */
+static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
+		   const struct flaz_slot_info *info, u32 heat)
+{
+	struct flaz_cache *c = cl->c;
+	u32 hdr = sizeof(struct flaz_slot_hdr), eb = c->extent_bytes;
+	u32 at = cl->window * eb + cl->staged;
+	const u8 *payload = cl->buf + mv->src + hdr;
+	struct flaz_slot_info out = *info;
+	bool hot, room;
+	u32 max;
+	u8 *dst;
+	int len;
+
+	hot = heat >= FLAZ_HEAT_MAX && flaz_opt_get(c->opts, FLAZ_OPT_HOT_UNCOMPRESSED);
+	room = cl->hot_total + cl->new_hot <
+	       flaz_cleaner_hot_limit(c->geo->nr_extents, eb,
+				      flaz_opt_get(c->opts, FLAZ_OPT_HOT_MAX_PERCENT));
+	if (info->codec != c->codec ||
+	    cl->staged + flaz_slot_bytes(FLAZ_BLOCK_SIZE) > cl->window * eb)
+		return;
+	dst = cl->buf + at;
+	switch (flaz_cleaner_recode(info->flags, hot, room)) {
+	case FLAZ_RECODE_COPY:
+		return;
+	case FLAZ_RECODE_HOT:
+		if (flaz_decompress(c->comp, payload, info->len, dst + hdr))
+			return;
+		out.len = FLAZ_BLOCK_SIZE;
+		out.flags = FLAZ_SLOT_RAW | FLAZ_SLOT_HOT;
+		cl->new_hot++;
+		break;
+	case FLAZ_RECODE_COOL:
+		max = flaz_fill_max_payload(c);
+		len = max ? flaz_compress(c->comp, payload, max, place_at, dst + hdr) : 0;
+		if (len > 0) {
+			out.len = len;
+			out.flags = 0;
+			flaz_stats_add(c->stats, FLAZ_STAT_RECOMPRESSED, 1);
+		} else {
+			memcpy(dst + hdr, payload, FLAZ_BLOCK_SIZE);
+			out.flags = FLAZ_SLOT_RAW;
+		}
+		break;
+	}
+	flaz_slot_encode(dst, &out);
+	mv->src = at;
+	mv->bytes = out.bytes;
+	cl->staged += out.bytes;
+}
+
+/*
  * Judge the slot at @off of victim @i (extent @ext) from @info: a live one is
  * dropped, or listed to move when it was hit and there is room in the list.
  */
@@ -296,7 +403,10 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 		.block = info->block,
 		.src = i * c->extent_bytes + off,
 		.bytes = info->bytes,
+		.victim = i,
+		.voff = off,
 	};
+	recode(cl, &cl->moves[*nr], info, heat);
 	(*nr)++;
 }
 
@@ -328,14 +438,14 @@ static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 static void drop_moves(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
 {
 	struct flaz_cache *c = cl->c;
-	u32 eb = c->extent_bytes, heat, i, dropped = 0;
+	u32 heat, i, dropped = 0;
 	u64 line;
 
 	for (i = 0; i < n; i++) {
 		line = flaz_l2p_line(c->l2p, mv[i].block);
 		flaz_l2p_lock(c->l2p, line);
-		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].src / eb],
-				    mv[i].src % eb, &heat)) {
+		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].victim], mv[i].voff,
+				    &heat)) {
 			flaz_l2p_evict(c->l2p, mv[i].block);
 			dropped++;
 		}
@@ -353,7 +463,7 @@ static void drop_moves(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 
 static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
 {
 	struct flaz_cache *c = cl->c;
-	u32 eb = c->extent_bytes, used, heat, i, id, moved = 0;
+	u32 used, heat, i, id, moved = 0, hot = 0;
 	struct flaz_slot_info info;
 	struct flaz_entry e = { .kind = FLAZ_ENTRY_SLOT };
 	u64 line;
@@ -373,6 +483,8 @@ static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n
 			continue;
 		info.seq = atomic64_inc_return(&c->seq);
 		flaz_slot_encode(slot, &info);
+		if (info.flags & FLAZ_SLOT_HOT)
+			hot++;
 	}
 	flaz_extent_encode(cl->out, atomic64_inc_return(&c->seq), id, used, n);
 	if (extent_io(c, REQ_OP_WRITE, id, cl->out, round_up(used, FLAZ_BLOCK_SIZE))) {
@@ -385,14 +497,16 @@ static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n
 	/* on the SSD before any line points there (hit.c reads it from there) */
 	set_bit(id, c->written);
 	flaz_alloc_written(c->alloc, id);
+	cl->hot[id] = hot;
+	WRITE_ONCE(cl->hot_total, cl->hot_total + hot);
 	e.ext = id;
 	for (i = 0; i < n; i++) {
 		line = flaz_l2p_line(c->l2p, mv[i].block);
 		e.off = mv[i].off;
 		e.bytes = mv[i].bytes;
 		flaz_l2p_lock(c->l2p, line);
-		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].src / eb],
-				    mv[i].src % eb, &heat)) {
+		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].victim], mv[i].voff,
+				    &heat)) {
 			flaz_l2p_move(c->l2p, mv[i].block, &e);
 			moved++;
 		}
@@ -416,6 +530,8 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	u32 i, b, first, nr = 0, bins, most;
 
 	bitmap_zero(cl->reread, k);
+	cl->staged = 0;
+	cl->new_hot = 0;
 	for (i = 0; i < k; i++)
 		if (cl->live[i])
 			judge_victim(cl, i, &nr);
@@ -439,10 +555,8 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 			       flaz_l2p_drop(c->l2p, cl->victims, false));
 		bitmap_zero(cl->victims, c->geo->nr_extents);
 	}
-	for (i = 0; i < k; i++) {
-		flaz_meta_evict(c->meta, cl->ids[i]);
-		flaz_alloc_retire(c->alloc, cl->ids[i]);
-	}
+	for (i = 0; i < k; i++)
+		retire(cl, cl->ids[i]);
 	flaz_meta_kick(c->meta);
 	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
 	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k);
@@ -478,9 +592,11 @@ static long pass(struct flaz_cleaner *cl)
 	k = flaz_cleaner_pick(cl->ids, cl->live, n, cl->window, c->extent_bytes / 2, cl->tmp);
 	flaz_alloc_unget(c->alloc, cl->ids + k, n - k);
 	compact(cl, k);
-	if (!flaz_reclaim_count(free_soon(c), total, low, high))
+	free = free_soon(c);
+	if (!flaz_reclaim_count(free, total, low, high))
 		return -1;
-	if (time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY))
+	if (time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY) ||
+	    flaz_reclaim_count(free, total, low - low / 4, low))
 		return 0;
 	return max_t(long, 1, div64_u64((u64)k * c->extent_bytes * HZ, (u64)rate << 20));
 }
@@ -541,10 +657,8 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 	mutex_lock(&cl->lock);
 	flaz_l2p_drop(c->l2p, NULL, false);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH)))
-		for (i = 0; i < n; i++) {
-			flaz_meta_evict(c->meta, ids[i]);
-			flaz_alloc_retire(c->alloc, ids[i]);
-		}
+		for (i = 0; i < n; i++)
+			retire(cl, ids[i]);
 	mutex_unlock(&cl->lock);
 	flaz_meta_kick(c->meta);
 }
@@ -566,11 +680,18 @@ void flaz_cleaner_start(struct flaz_cleaner *cl)
 	queue_delayed_work(cl->c->wq.io, &cl->work, 0);
 }
 
-/* DRAM the cleaner holds now: a bitmap, and its buffers while passes run. */
+/* DRAM the cleaner holds now: a bitmap, the hot counts, and its buffers while passes run. */
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 {
-	return sizeof(*cl) + BITS_TO_LONGS(cl->c->geo->nr_extents) * sizeof(long) +
-	       READ_ONCE(cl->bytes);
+	u64 nr = cl->c->geo->nr_extents;
+
+	return sizeof(*cl) + BITS_TO_LONGS(nr) * sizeof(long) + nr + READ_ONCE(cl->bytes);
+}
+
+/* Hot raw slots written into extents not evicted since (status hot_blocks). */
+u64 flaz_cleaner_hot_blocks(struct flaz_cleaner *cl)
+{
+	return READ_ONCE(cl->hot_total);
 }
 
 struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
@@ -590,8 +711,10 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	/* slots of 128 bytes on average fill the list; smaller ones beyond it are dropped */
 	cl->max_moves = cl->window * (c->extent_bytes / 128);
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
-	if (!cl->victims) {
-		kfree(cl);
+	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
+	cl->hot = kvzalloc(total, GFP_KERNEL);
+	if (!cl->victims || !cl->hot) {
+		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
 	/* room for a whole pass's moves: fills leave it to the cleaner */
@@ -607,6 +730,7 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	cancel_delayed_work_sync(&cl->work);
 	put_buffers(cl);
 	bitmap_free(cl->victims);
+	kvfree(cl->hot);
 	mutex_destroy(&cl->lock);
 	kfree(cl);
 }

@@ -3,11 +3,13 @@
  * KUnit tests for the cleaner's decisions: which candidate extents it cleans
  * (the oldest of the mostly dead ones, then the oldest, the others kept in order) and how
  * it packs the slots it moves (first-fit decreasing into a bounded number of
- * extents, neighbours in block order, exact fits, one unit over, no room).
+ * extents, neighbours in block order, exact fits, one unit over, no room), and
+ * what a move does to a slot (hot ones raw, cooled ones compressed again).
  */
 #include <kunit/test.h>
 
 #include "flaz.h"
+#include "format.h"
 
 #define BASE	32U		/* an extent header */
 #define SIZE	4096U		/* a 4 KiB extent: 4064 bytes for slots */
@@ -164,6 +166,41 @@ static void pack_bin_limit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_cleaner_pack(m, 0, 0, 2048, 2, fill), 0U);
 }
 
+/* Every flags x hot x room case: only a compressed hot slot goes raw, only a cooled hot one back. */
+static void recode_transitions(struct kunit *test)
+{
+	const u8 raw = FLAZ_SLOT_RAW, hot = FLAZ_SLOT_RAW | FLAZ_SLOT_HOT;
+
+	/* compressed */
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, true, true), FLAZ_RECODE_HOT);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, true, false), FLAZ_RECODE_COPY);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, false, true), FLAZ_RECODE_COPY);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, false, false), FLAZ_RECODE_COPY);
+	/* raw because it did not compress: stays raw, hot or not */
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, true, true), FLAZ_RECODE_COPY);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, false, true), FLAZ_RECODE_COPY);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, false, false), FLAZ_RECODE_COPY);
+	/* raw because hot: stays while hot (room or not), compressed again once cool */
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, true, true), FLAZ_RECODE_COPY);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, true, false), FLAZ_RECODE_COPY);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, false, true), FLAZ_RECODE_COOL);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, false, false), FLAZ_RECODE_COOL);
+}
+
+/* hot_max_percent of the raw slots the extents hold, rounded down. */
+static void hot_limit(struct kunit *test)
+{
+	/* (32768 - 32) / 4128 = 7 raw slots per 32 KiB extent */
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(1000, 32768, 10), 700ULL);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(1000, 32768, 0), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(1000, 32768, 100), 7000ULL);
+	/* a 4 KiB extent holds no raw slot: no hot ones at all */
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(1000, 4096, 100), 0ULL);
+	/* (262144 - 32) / 4128 = 63: fits the per-extent byte count */
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(3, 262144, 100), 189ULL);
+	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(3, 262144, 1), 1ULL);
+}
+
 static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(pick_fewest_live),
 	KUNIT_CASE(pick_oldest_make_up),
@@ -171,6 +208,8 @@ static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(pack_exact_fit),
 	KUNIT_CASE(pack_first_fit_decreasing),
 	KUNIT_CASE(pack_bin_limit),
+	KUNIT_CASE(recode_transitions),
+	KUNIT_CASE(hot_limit),
 	{}
 };
 

@@ -52,7 +52,7 @@ struct flaz_fill {
 };
 
 /* The largest compressed payload worth keeping; 0 to store every block raw. */
-static u32 max_payload(struct flaz_cache *c)
+u32 flaz_fill_max_payload(struct flaz_cache *c)
 {
 	u32 saving = flaz_opt_get(c->opts, FLAZ_OPT_COMPRESS_MIN_SAVING);
 
@@ -97,7 +97,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
-		max = max_payload(c);
+		max = flaz_fill_max_payload(c);
 		if (max && flaz_codec_predict_raw(data, max)) {
 			flaz_stats_add(c->stats, FLAZ_STAT_COMPRESS_SKIPPED, 1);
 			max = 0;

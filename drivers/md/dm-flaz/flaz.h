@@ -35,6 +35,7 @@ enum flaz_opt {
 	FLAZ_OPT_HOT_UNCOMPRESSED,
 	FLAZ_OPT_SSD_HOLD_S,
 	FLAZ_OPT_CLEANER_RATE_MIB,
+	FLAZ_OPT_HOT_MAX_PERCENT,
 	FLAZ_OPT_COLD,
 	FLAZ_NR_OPTS,
 };
@@ -107,6 +108,7 @@ enum flaz_stat {
 	FLAZ_STAT_COMMIT_US,	/* time commits took, in all */
 	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: backlog full or no memory */
 	FLAZ_STAT_COMPRESS_SKIPPED,	/* stored raw: predicted not to compress */
+	FLAZ_STAT_RECOMPRESSED,	/* slots the cleaner compressed again (hot ones cooled) */
 	FLAZ_NR_STATS,
 };
 
@@ -125,6 +127,7 @@ struct flaz_gauges {
 	u64 marked_regions;
 	u64 dram_bytes;
 	u64 loading;
+	u64 hot_blocks;
 };
 
 /* stats.c: per-CPU event counters and the status line */
@@ -174,6 +177,8 @@ bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale);
 void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx);
 void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_any_dirty(struct flaz_l2p *t);
+/* A line's heat (hits since its slot was installed or moved) stops here: hot. */
+#define FLAZ_HEAT_MAX		3U
 void flaz_l2p_touch(struct flaz_l2p *t, u64 line);
 bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat);
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
@@ -398,13 +403,25 @@ void flaz_hit_module_exit(void);
 /* cleaner.c: compaction of the oldest extents, and eviction when space is short */
 struct flaz_cleaner;
 
-/* A live slot the cleaner moves: from @src in its buffer of victims to @off in bin @bin. */
+/*
+ * A live slot the cleaner moves: from @src in its buffer (the victim's copy, or
+ * a recoded one) to @off in bin @bin; it was at @voff of victim @victim.
+ */
 struct flaz_move {
 	u64 block;
 	u32 src;
 	u32 bytes;
 	u32 bin;
 	u32 off;
+	u32 victim;
+	u32 voff;
+};
+
+/* What a move does to a slot's payload. */
+enum flaz_recode {
+	FLAZ_RECODE_COPY,	/* moved as it is */
+	FLAZ_RECODE_HOT,	/* hot: decompressed, stored raw */
+	FLAZ_RECODE_COOL,	/* stored raw while hot, cooled: compressed again */
 };
 
 #define FLAZ_NO_BIN	U32_MAX
@@ -412,6 +429,7 @@ struct flaz_move {
 struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c);
 void flaz_cleaner_destroy(struct flaz_cleaner *cl);
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl);
+u64 flaz_cleaner_hot_blocks(struct flaz_cleaner *cl);
 void flaz_cleaner_start(struct flaz_cleaner *cl);
 void flaz_cleaner_stop(struct flaz_cleaner *cl);
 void flaz_cleaner_kick(struct flaz_cleaner *cl);
@@ -420,8 +438,11 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl);
 u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);
 u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
 		      u32 *fill);
+enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room);
+u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
 
 /* fill.c: installing the blocks of completed read misses and writes */
+u32 flaz_fill_max_payload(struct flaz_cache *c);
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec);
 

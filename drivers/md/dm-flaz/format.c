@@ -207,7 +207,8 @@ int flaz_slot_decode(const void *slot, __u32 avail, struct flaz_slot_info *info)
 	len = le16_to_cpu(h->len);
 	if (!len || len > FLAZ_BLOCK_SIZE || flaz_slot_bytes(len) > avail ||
 	    (h->flags & ~FLAZ_SLOT_FLAGS) ||
-	    ((h->flags & FLAZ_SLOT_RAW) && len != FLAZ_BLOCK_SIZE))
+	    ((h->flags & FLAZ_SLOT_RAW) && len != FLAZ_BLOCK_SIZE) ||
+	    ((h->flags & FLAZ_SLOT_HOT) && !(h->flags & FLAZ_SLOT_RAW)))
 		return -EILSEQ;
 	if (le32_to_cpu(h->crc) != hdr_crc(h, sizeof(*h),
 					   offsetof(struct flaz_slot_hdr, crc), h + 1, len))

@@ -48,7 +48,8 @@
 #define FLAZ_EXTENT_MAGIC	0x5a414c46U	/* "FLAZ" */
 #define FLAZ_SLOT_MAGIC		0x534c4f54U	/* "TOLS" */
 #define FLAZ_SLOT_RAW		0x01U	/* payload is the block itself */
-#define FLAZ_SLOT_FLAGS		FLAZ_SLOT_RAW
+#define FLAZ_SLOT_HOT		0x02U	/* raw because hot: compressed again once it cools */
+#define FLAZ_SLOT_FLAGS		(FLAZ_SLOT_RAW | FLAZ_SLOT_HOT)
 #define FLAZ_MAX_SLOT_BYTES	(32U + FLAZ_BLOCK_SIZE)
 
 struct flaz_extent_hdr {

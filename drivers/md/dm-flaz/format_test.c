@@ -255,11 +255,17 @@ static void slot_bad_fields(struct kunit *test)
 	put_slot(slot, 1, 1, 1, FLAZ_SLOT_RAW);
 	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
 
-	put_slot(slot, 1, 1, 100, 0x02);
+	/* hot is a kind of raw */
+	put_slot(slot, 1, 1, 100, FLAZ_SLOT_HOT);
 	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, FLAZ_SLOT_HOT);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, FLAZ_SLOT_RAW | FLAZ_SLOT_HOT);
+	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), 0);
+	KUNIT_EXPECT_EQ(test, out.flags, FLAZ_SLOT_RAW | FLAZ_SLOT_HOT);
 	put_slot(slot, 1, 1, 100, 0x80);
 	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
-	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, FLAZ_SLOT_RAW | 0x02);
+	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, FLAZ_SLOT_RAW | 0x04);
 	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), -EILSEQ);
 	put_slot(slot, 1, 1, FLAZ_BLOCK_SIZE, FLAZ_SLOT_RAW);
 	KUNIT_EXPECT_EQ(test, flaz_slot_decode(slot, avail, &out), 0);

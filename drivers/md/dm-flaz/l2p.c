@@ -47,7 +47,8 @@
 #define L2P_GROUP		64
 #define L2P_STRIPES		256
 #define L2P_HEAT_BITS		2
-#define L2P_HEAT_MAX		((1U << L2P_HEAT_BITS) - 1)
+#define L2P_HEAT_MAX		FLAZ_HEAT_MAX
+static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
 
 /* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
 struct l2p_lock {

@@ -59,6 +59,10 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 		.name = "cleaner_rate_mib", .max = FLAZ_MAX_CLEANER_RATE_MIB,
 		.def = FLAZ_DEF_CLEANER_RATE_MIB, .online = true,
 		.error = "cleaner_rate_mib must be from 0 (off) to 65536" },
+	[FLAZ_OPT_HOT_MAX_PERCENT] = {
+		.name = "hot_max_percent", .max = FLAZ_MAX_HOT_MAX_PERCENT,
+		.def = FLAZ_DEF_HOT_MAX_PERCENT, .online = true,
+		.error = "hot_max_percent must be a percentage from 0 to 100" },
 	[FLAZ_OPT_COLD] = {
 		.name = "cold", .max = 1, .flag = true },
 };
@@ -140,7 +144,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 		key = dm_shift_arg(as);
 		i = find_opt(key);
 		if (i < 0) {
-			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib cold)";
+			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold)";
 			return -EINVAL;
 		}
 		if (o->set & BIT(i)) {

@@ -21,5 +21,7 @@
 #define FLAZ_DEF_SSD_HOLD_S		30U
 #define FLAZ_MAX_CLEANER_RATE_MIB	65536U	/* 0 turns the cleaner off */
 #define FLAZ_DEF_CLEANER_RATE_MIB	32U
+#define FLAZ_MAX_HOT_MAX_PERCENT	100U	/* of the SSD's extents, for hot raw slots */
+#define FLAZ_DEF_HOT_MAX_PERCENT	10U
 
 #endif

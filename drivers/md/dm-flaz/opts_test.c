@@ -61,13 +61,14 @@ static void opts_defaults(struct kunit *test)
 static void opts_all_round_trip(struct kunit *test)
 {
 	static const char line[] =
-		"21 compressor zstd extent_kib 64 overbook 300 low_watermark 5 high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 hot_uncompressed 1 ssd_hold_s 60 cleaner_rate_mib 0 cold";
+		"23 compressor zstd extent_kib 64 overbook 300 low_watermark 5 high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 hot_uncompressed 1 ssd_hold_s 60 cleaner_rate_mib 0 hot_max_percent 5 cold";
 	struct flaz_opts o;
 	char *error, buf[256];
 
 	KUNIT_ASSERT_EQ(test, parse_line(test, line, &o, &error, NULL), 0);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_COMPRESSOR], (unsigned int)FLAZ_CODEC_ZSTD);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_EXTENT_KIB], 64U);
+	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_HOT_MAX_PERCENT], 5U);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_COLD], 1U);
 	emit(&o, buf, sizeof(buf));
 	KUNIT_EXPECT_STREQ(test, buf, line);
@@ -91,7 +92,8 @@ static void opts_boundaries_accepted(struct kunit *test)
 		"4 low_watermark 98 high_watermark 99", "4 low_watermark 1 high_watermark 2",
 		"2 seq_cutoff_kib 1048576", "2 compress_min_saving 0",
 		"2 compress_min_saving 100", "2 compressor deflate", "2 hot_uncompressed 0",
-		"2 cleaner_rate_mib 0", "2 cleaner_rate_mib 65536",
+		"2 cleaner_rate_mib 0", "2 cleaner_rate_mib 65536", "2 hot_max_percent 0",
+		"2 hot_max_percent 100",
 	};
 	struct flaz_opts o;
 	char *error;
@@ -110,6 +112,7 @@ static void opts_bad_refused(struct kunit *test)
 		"2 overbook 12x", "2 overbook -1", "2 overbook", "2 low_watermark 0",
 		"2 high_watermark 100", "2 hot_uncompressed 2", "2 seq_cutoff_kib 1048577",
 		"2 compress_min_saving 101", "1 compressor", "2 bogus 1", "2 cleaner_rate_mib 65537",
+		"2 hot_max_percent 101",
 		"2 cold cold", "4 overbook 200 overbook 300",
 		"4 low_watermark 20 high_watermark 20", "2 low_watermark 30",
 		"3 overbook 200", "23 a b c d e f g h i j k l m n o p q r s t u v w", "x",

@@ -45,6 +45,7 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_COMMIT_US] = "commit_us",
 	[FLAZ_STAT_FILLS_SKIPPED] = "fills_skipped",
 	[FLAZ_STAT_COMPRESS_SKIPPED] = "compress_skipped",
+	[FLAZ_STAT_RECOMPRESSED] = "recompressed",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -123,5 +124,7 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	emit_stats(s, FLAZ_STAT_META_BYTES, FLAZ_STAT_COMMIT_US, result, maxlen, &sz);
 	DMEMIT(" loading=%llu", g->loading);
 	emit_stats(s, FLAZ_STAT_FILLS_SKIPPED, FLAZ_STAT_COMPRESS_SKIPPED, result, maxlen, &sz);
+	DMEMIT(" hot_blocks=%llu", g->hot_blocks);
+	emit_stats(s, FLAZ_STAT_RECOMPRESSED, FLAZ_STAT_RECOMPRESSED, result, maxlen, &sz);
 	*sz_p = sz;
 }

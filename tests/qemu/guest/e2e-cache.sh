@@ -592,8 +592,9 @@ t_cache_hit_race() {
 
 # ---- The cleaner (cleaner.c): compaction with a second chance for hit slots.
 
-# fio jobs for the cleaner's verify: a hot 4 MiB of 2:1 data and a cold 36 MiB of random
-# data (2.25x the SSD slice) in six parts of 6 MiB, each block with a crc32c header.
+# fio jobs for the cleaner's verify: a hot 4 MiB and a cold 36 MiB (2.25x the SSD slice) in
+# six parts of 6 MiB, each block with a crc32c header (fio fills verified blocks with its own
+# random data, so all are stored raw).
 CLEAN_HOT="--name=hot --rw=write --bs=16k --offset=0 --size=4M --verify=crc32c --randseed=21
 	--refill_buffers --buffer_compress_percentage=50"
 clean_cold() { # clean_cold PART: the fio job of cold part 1..6
@@ -651,6 +652,63 @@ t_cache_cleaner_verify() {
 	[ "$hot_hits" -ge $((3 * 6 * 1024 * 95 / 100)) ] ||
 		fail "the hot 4 MiB hit $hot_hits of $((3 * 6 * 1024)) times in rounds 2-4, want >= 95%"
 	[ "$skipped" -ge 1024 ] || fail "compress_skipped=$skipped after 36 MiB of random blocks, want >= 1024"
+	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
+	[ "$mode" = normal ] || fail "mode=$mode, want normal"
+}
+
+# hot_rounds ROUNDS READS SHA: ROUNDS rounds of the cleaner-verify's six cold parts verified,
+# each followed by READS reads of the first 4 MiB, each compared with SHA; hr_bad counts those
+# that differ.
+hot_rounds() {
+	for hr_round in $(seq "$1"); do
+		for hr_part in 1 2 3 4 5 6; do
+			# shellcheck disable=SC2046
+			run_fio "verify-cold$hr_part-$hr_round" $(clean_cold $hr_part) --verify_only
+			for hr_read in $(seq "$2"); do
+				[ "$(sha_mib /dev/mapper/vol 0 4)" = "$3" ] || hr_bad=$((hr_bad + 1))
+			done
+		done
+	done
+}
+
+# Hot blocks raw: a hot 4 MiB of 2:1 data (written without fio's verify, which fills its
+# blocks with random data) and the cleaner-verify's cold parts, on a volume with
+# hot_uncompressed 1 and hot_max_percent 20. Three reads of the hot part after each cold part
+# make its lines hot, so the cleaner stores their slots raw, within the bound (20% of the 3
+# raw slots a 16 KiB extent holds, per extent). Then hot_uncompressed 0 and one read per cold
+# part: the hot raw slots have cooled when they are moved again, so they are compressed again
+# (recompressed) and hot_blocks falls. Every read of the hot part equals the HDD's, nothing
+# fails on the SSD, and the HDD holds what the volume returned.
+t_cache_cleaner_hot_raw() {
+	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 \
+		high_watermark 40 hot_uncompressed 1 hot_max_percent 20
+	must fio --name=hotgen --filename=/dev/mapper/vol --ioengine=psync --rw=write --bs=64k \
+		--size=4M --direct=1 --refill_buffers --buffer_compress_percentage=50 --randseed=31
+	for part in 1 2 3 4 5 6; do
+		# shellcheck disable=SC2046
+		run_fio "write-cold$part" $(clean_cold $part) --do_verify=0
+	done
+	want=$(sha_mib $HDD 0 4)
+	hr_bad=0
+	hot_rounds 2 3 "$want"
+	show_status vol
+	hot=$(status_val vol hot_blocks)
+	limit=$(($(status_val vol total_extents) * ((16384 - 32) / 4128) * 20 / 100))
+	must dmsetup message vol 0 hot_uncompressed 0
+	hot_rounds 2 1 "$want"
+	show_status vol
+	hot2=$(status_val vol hot_blocks)
+	recompressed=$(status_val vol recompressed)
+	errors=$(status_val vol ssd_errors)
+	mode=$(status_val vol mode)
+	note "hot_blocks $hot (limit $limit), after cooling $hot2; recompressed $recompressed"
+	removed_hdd_matches vol 40
+	must dmsetup remove ssdslice
+	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the hot 4 MiB differed from the HDD"
+	[ "$hot" -gt 0 ] || fail "hot_blocks=0 with hot_uncompressed 1 after hot reads, want > 0"
+	[ "$hot" -le "$limit" ] || fail "hot_blocks=$hot, above the hot_max_percent 20 bound of $limit"
+	[ "$recompressed" -gt 0 ] || fail "recompressed=0 after the hot part cooled, want > 0"
+	[ "$hot2" -lt "$hot" ] || fail "hot_blocks went from $hot to $hot2 as the hot part cooled, want fewer"
 	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
 	[ "$mode" = normal ] || fail "mode=$mode, want normal"
 }

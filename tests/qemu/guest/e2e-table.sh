@@ -102,7 +102,8 @@ STATUS_KEYS="mode reads writes read_hits read_misses write_hits write_misses fil
 blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_extents
 total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards
 hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason dram_bytes meta_bytes
-marks mark_waits mark_wait_us commit_us loading fills_skipped compress_skipped"
+marks mark_waits mark_wait_us commit_us loading fills_skipped compress_skipped hot_blocks
+recompressed"
 
 t_status_keys() {
 	must dmsetup create vol --table "$(flaz_table)"

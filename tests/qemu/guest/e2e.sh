@@ -93,6 +93,7 @@ check cache-discard-reuse t_cache_discard_reuse
 check cache-hit-sizes t_cache_hit_sizes
 check cache-hit-race t_cache_hit_race
 check cache-cleaner-verify t_cache_cleaner_verify
+check cache-cleaner-hot-raw t_cache_cleaner_hot_raw
 check cache-cleaner-hot-set t_cache_cleaner_hot_set
 check cache-cleaner-fault t_cache_cleaner_fault
 check persist-warm-dmsetup t_persist_warm dmsetup
