@@ -53,9 +53,11 @@ t_setup() {
 }
 
 # A few thousand I/Os with frequent syncs, reads that fill the cache, then ext4 (mounted with
-# discard) with files written, synced and some deleted.
+# discard) with files written, synced and some deleted. The cleaner runs flat out (16 KiB
+# extents, so a pass takes many): a first 2 MiB read twice (hit slots get a second chance)
+# and then 8 MiB read once make it move slots as well as drop them, so the log holds moves.
 t_record() {
-	create_vol /dev/mapper/hdd /dev/mapper/ssd cold
+	create_vol /dev/mapper/hdd /dev/mapper/ssd extent_kib 16 cleaner_rate_mib 65536 cold
 	must fio --filename=/dev/mapper/vol --size=${HDD_MIB}m --refill_buffers \
 		--buffer_compress_percentage=50 \
 		--name=w --ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-64k \
@@ -64,7 +66,12 @@ t_record() {
 		--fdatasync=8 --number_ios=120 --randseed=2 \
 		--name=r --ioengine=libaio --iodepth=4 --direct=1 --rw=randread --bsrange=4k-64k \
 		--number_ios=200 --randseed=3
+	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
+	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
+	must dd if=/dev/mapper/vol of=/dev/null bs=64k skip=128 count=128 iflag=direct
 	vol_status
+	moved=$(status_val vol slots_moved)
+	[ "${moved:-0}" -gt 0 ] || fail "the recorded run moved no slot (slots_moved=$moved): the points would not cover the cleaner's moves"
 	# a second past the last write, so a timed commit lands in the log too
 	sleep 2
 	must mkfs.ext4 -q -E nodiscard -b 4096 /dev/mapper/vol
@@ -148,7 +155,7 @@ one_point() {
 	dmsetup create rssd --table "0 $((SSD_MIB * 2048)) linear /dev/mapper/snap $((HDD_MIB * 2048))"
 	op_rc=0
 	kmsg_mark
-	if dmsetup create vol --table "0 $((HDD_MIB * 2048)) flaz /dev/mapper/rhdd /dev/mapper/rssd 0" \
+	if dmsetup create vol --table "0 $((HDD_MIB * 2048)) flaz /dev/mapper/rhdd /dev/mapper/rssd 2 extent_kib 16" \
 		>/tmp/create.out 2>&1; then
 		t_cmp=$(now)
 		op_cached=$(status_val vol blocks_cached)
