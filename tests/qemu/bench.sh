@@ -9,7 +9,8 @@ set -uo pipefail
 export FLAZ_QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-1800}
 KVER=$("$(dirname "$0")/../lib/kvers.sh" 6.12) || exit 1
 . "$(dirname "$0")/lib.sh"
-show_suite "$KVER" bench "Benchmark" || exit 1
+# BENCH: words for the guest's bench.sh (only=cleaner: just the cleaner's section)
+show_suite "$KVER" bench "Benchmark" "${BENCH:-}" || exit 1
 OUT=$FLAZ_CACHE/bench
 mkdir -p "$OUT"
 sed -n 's/^@csv //p' "$FLAZ_CACHE/qemu/$KVER/bench/console.log" >"$OUT/bench.csv"

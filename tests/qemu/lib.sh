@@ -102,9 +102,9 @@ read_results() {
 	tail -c +$((DMESG_OFFSET + 1)) "$1/results.img" | tr -d '\0' >"$1/dmesg.txt"
 }
 
-# show_suite KVER SUITE TITLE: boot guest suite SUITE for the user to watch (demo, bench):
-# builds what is missing, shows only the guest's "::" lines, keeps the whole console in
-# the run dir. Fails unless the suite ran to its end.
+# show_suite KVER SUITE TITLE [ARGS]: boot guest suite SUITE (given the words ARGS) for the
+# user to watch (demo, bench): builds what is missing, shows only the guest's "::" lines,
+# keeps the whole console in the run dir. Fails unless the suite ran to its end.
 show_suite() {
 	local kver=$1 suite=$2 run=$FLAZ_CACHE/qemu/$1/$2 initrd rc
 	echo "== Building the module, flazctl and the initramfs for $kver"
@@ -112,7 +112,7 @@ show_suite() {
 	mkdir -p "$run"
 	make_disks "$run"
 	echo "== $3 in QEMU (TCG, 2 CPUs); disks and console in $run"
-	boot_vm "$kver" "$initrd" "$run" "$suite" stdio | tr -d '\r' | tee "$run/console.log" |
+	boot_vm "$kver" "$initrd" "$run" "$suite${4:+ $4}" stdio | tr -d '\r' | tee "$run/console.log" |
 		sed -u -n 's/^:://p'
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 33 ]; then

@@ -15,6 +15,10 @@
 #   5. nbd: the main read load with the HDD a network volume: the disk served by nbd-server
 #      over the guest's loopback, the kernel's nbd client, dm-delay on top; none, dm-cache and
 #      flaz-lz4
+#   6. cleaner: what eviction keeps (zipf over 2x and 4x the SSD, a hot set read amid a scan
+#      of 3x the SSD): dm-cache, flaz with FIFO eviction, flaz with the cleaner, and an ideal
+#      LRU of flaz's compressed capacity simulated from the same trace; run alone with
+#      `make bench BENCH=only=cleaner`
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -39,9 +43,10 @@ PAPER_TABLE_MB_PER_GB=2.31
 GOAL_WRITE=0.97	# a write-through cache must not slow writes down
 WRITE_S=15
 # flaz's per-extent DRAM besides the table (dram_bytes): allocator chain (4), freshness seq
-# (8), generation (1), five bitmaps; l2p.c's entry: 8 length bits + offset + extent + tag
-# (at most 4 bits)
-PER_EXTENT_BYTES=13.625
+# (8), generation (1), live bytes for the cleaner (4), five bitmaps; l2p.c's entry: 8 length
+# bits + offset + extent + tag (at most 4 bits), and 2 bits of heat per line (the cleaner)
+PER_EXTENT_BYTES=17.625
+L2P_HEAT_BITS=2
 L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4
 ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents" per row, for the summaries
@@ -330,7 +335,7 @@ dram_size() {
 	say "DRAM for metadata (status dram_bytes), extent_kib $EXTENT_KIB, overbook $OVERBOOK"
 	[ -s /tmp/dram ] || { say "  no flaz-lz4 status: nothing to report"; return 0; }
 	awk -v ssd=$((S * 512)) -v ek=$EXTENT_KIB -v ob=$OVERBOOK -v pe=$PER_EXTENT_BYTES \
-		-v lenb=$L2P_LEN_BITS -v maxtag=$L2P_MAX_TAG_BITS -v goal=$GOAL_TABLE_MB_PER_GB \
+		-v lenb=$L2P_LEN_BITS -v heat=$L2P_HEAT_BITS -v maxtag=$L2P_MAX_TAG_BITS -v goal=$GOAL_TABLE_MB_PER_GB \
 		-v paper=$PAPER_TABLE_MB_PER_GB '
 		function bits(v) { b = 1; while (v >= 2) { v /= 2; b++ } return b }
 		{ dram = $1; tb = $2; ext = $3 }
@@ -341,7 +346,7 @@ dram_size() {
 			tssd = 1099511627776; thdd = 10 * tssd	# busybox awk has no ^
 			e = tssd / (ek * 1024); lines = e * ek / 4 * ob / 100
 			tag = bits((thdd / 4096 - 1) / lines); if (tag > maxtag) tag = maxtag
-			w = lenb + bits(ek * 1024 / 32 - 1) + bits(e - 1) + tag
+			w = lenb + bits(ek * 1024 / 32 - 1) + bits(e - 1) + tag + heat
 			total = lines * w / 8 + pe * e + fixed
 			printf "::  1 TiB SSD over 10 TiB HDD: %d lines of %d bits + %d extents: %.2f MB per GB of SSD\n",
 				lines, w, e, total / tssd * 1000
@@ -477,6 +482,148 @@ nbd_section() {
 	nbd_ratios
 }
 
+# ---- The cleaner: what eviction keeps. Per load: dm-cache, flaz-lz4 with whole-extent FIFO
+# eviction (cleaner_rate_mib 0), flaz-lz4 with the cleaner, and an ideal LRU of flaz's
+# compressed capacity simulated from the cleaner row's own I/O trace (fio --write_iolog).
+
+# lru_sim CAP [cnt=0|1 FILE...]: hit % of an LRU cache of CAP 4 KiB blocks fed the reads of
+# fio iologs ("[TIME] FILE read OFFSET LENGTH") in order; only files after cnt=1 count.
+lru_sim() {
+	lru_cap=$1
+	shift
+	awk -v cap="$lru_cap" '
+		function unlink(b) { nx[pv[b]] = nx[b]; pv[nx[b]] = pv[b] }
+		function access(b,  t) {
+			if (b in nx) { if (cnt) hit++; unlink(b) } else { if (cnt) miss++; n++ }
+			nx[b] = nx[-1]; pv[b] = -1; pv[nx[-1]] = b; nx[-1] = b
+			if (n > cap) { t = pv[-1]; unlink(t); delete nx[t]; delete pv[t]; n-- }
+		}
+		BEGIN { nx[-1] = -1; pv[-1] = -1 }
+		{ f = $2 == "read" ? 3 : $3 == "read" ? 4 : 0 }
+		f { for (b = int($f / 4096); b <= int(($f + $(f + 1) - 1) / 4096); b++) access(b) }
+		END { if (hit + miss) printf "%.1f", 100 * hit / (hit + miss); else printf "-" }' "$@"
+}
+
+# lru_cap: blocks flaz's SSD data area holds at the ratio of its last row (/tmp/status).
+lru_cap() {
+	awk -v ext="$(flaz_val total_extents)" -v ek=$EXTENT_KIB -v r="$(flaz_val ratio)" \
+		'BEGIN { if (r + 0 <= 0) r = 1; printf "%d", ext * ek / 4 * r }'
+}
+
+# lru_row TABLE CAP FILES...: the simulated LRU's row.
+lru_row() {
+	lr_tbl=$1 lr_cap=$2
+	shift 2
+	lr_hit=$(lru_sim "$lr_cap" "$@")
+	row "lru-ideal" "$lr_hit" - - - - - "$((lr_cap * 4 / 1024))"
+	csv "$lr_tbl" lru-ideal "$lr_hit" - - - - - "$((lr_cap * 4 / 1024))" -
+	echo "$lr_tbl lru-ideal $lr_hit - - -" >>$ROWS
+}
+
+# HOTSCAN_ROUNDS rounds of: one random pass over a hot 16 MiB, then the next 32 MiB of a
+# sequential scan from 128 MiB on (3x the SSD in all, read once).
+HOTSCAN_ROUNDS=12
+# hotscan TABLE NAME DEV HITS_CMD: the hit % of the hot passes of rounds 2 on (the first
+# fills the cache) and their mean IOPS; traces in /tmp/hs.N.hot and /tmp/hs.N.scan.
+hotscan() {
+	hs_tbl=$1 hs_name=$2 hs_dev=$3 hs_cmd=$4
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	hs_h=0 hs_m=0 hs_iops=0
+	for hs_r in $(seq 1 $HOTSCAN_ROUNDS); do
+		hs_0=$($hs_cmd)
+		fio --name=hot --filename="$hs_dev" --size=16M --rw=randread --bs=4k --ioengine=libaio \
+			--iodepth=8 --direct=1 --eta=never --minimal --output=/tmp/hs.terse \
+			--write_iolog=/tmp/hs.$hs_r.hot
+		hs_1=$($hs_cmd)
+		fio --name=scan --filename="$hs_dev" --offset=$((128 + 32 * (hs_r - 1)))M --size=32M \
+			--rw=read --bs=64k --ioengine=libaio --iodepth=8 --direct=1 --eta=never \
+			--output=/dev/null --write_iolog=/tmp/hs.$hs_r.scan
+		[ "$hs_r" -gt 1 ] || continue
+		set -- $hs_0 $hs_1
+		[ $# -eq 4 ] && { hs_h=$((hs_h + $3 - $1)); hs_m=$((hs_m + $4 - $2)); }
+		hs_iops=$((hs_iops + $(cut -d';' -f8 /tmp/hs.terse)))
+	done
+	hs_hit=$(echo "$hs_h $hs_m" | awk '$1 + $2 > 0 { printf "%.1f", 100 * $1 / ($1 + $2); exit } { printf "-" }')
+	hs_iops=$((hs_iops / (HOTSCAN_ROUNDS - 1)))
+	row "$hs_name" "$hs_hit" "$hs_iops" - - - - -
+	csv "$hs_tbl" "$hs_name" "$hs_hit" "$hs_iops" - - - - - -
+	echo "$hs_tbl $hs_name $hs_hit $hs_iops - -" >>$ROWS
+}
+
+# hotscan_flaz NAME OPTIONS...: hotscan on a fresh flaz-lz4 volume.
+hotscan_flaz() {
+	hf_name=$1
+	shift
+	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 1)) $* cold"
+	hotscan clean-hotscan "$hf_name" /dev/mapper/vol flaz_hits
+	dmsetup status vol >/tmp/status
+	dmsetup remove vol
+}
+
+# Per load: the cleaner's share of the gap between FIFO eviction and the ideal LRU (goal
+# >= 80%), and flaz's hit ratio against dm-cache's where that is below 50% (goal >= 1.8x).
+cleaner_ratios() {
+	say
+	say "cleaner: share of the FIFO-to-LRU hit gap it closes (goal >= 80%); hit/dm-cache where dm-cache < 50% (goal >= ${GOAL_HIT}x)"
+	awk -v gh=$GOAL_HIT "$ratio_awk"'
+		$1 !~ /^clean-/ { next }
+		{ h[$1 " " $2] = $3; t[$1] = 1 }
+		END {
+			for (l in t) {
+				f = h[l " flaz-fifo"]; c = h[l " flaz-clean"]; u = h[l " lru-ideal"]
+				d = h[l " dm-cache"]
+				gap = (f == "" || c == "" || u == "" || f == "-" || c == "-" || u == "-") ? "-" : \
+					(u - f <= 0 ? "no gap" : sprintf("%.0f%% (%s)", 100 * (c - f) / (u - f),
+						(c - f) / (u - f) >= 0.8 ? "met" : "not met"))
+				vs = (d == "" || d == "-" || d + 0 >= 50) ? "dm-cache >= 50%: no goal" : \
+					sprintf("%s (%s)", x(c, d), goal(c, d, gh))
+				printf "::%-16s gap closed %s; hit/dm-cache %s\n", substr(l, 7), gap, vs
+			}
+		}' $ROWS
+}
+
+# The cleaner's zipf loads: less skewed than the main table's, so that within a row the misses
+# fill the log more than once and eviction decides what is kept.
+zipf09_reads() {
+	fio --name=zipf09 --filename="$1" --size="$2M" --rw=randread --bs=4k \
+		--random_distribution=zipf:0.9 --ioengine=libaio --iodepth=8 --direct=1 \
+		--time_based --runtime="$3" --norandommap --eta=never --minimal --output="$4" \
+		--write_iolog="$4.iolog"
+}
+
+cleaner_section() {
+	# the whole HDD holds data: the 4x set and the scan reach its end
+	fio --name=fill2 --filename=$HDD --rw=write --bs=1M --offset=${WSET_MIB}M \
+		--size=$((N / 2048 - WSET_MIB))M --direct=1 --buffer_compress_percentage=50 \
+		--refill_buffers --eta=never --output=/dev/null
+	for cl_mib in $WSET_MIB $((2 * WSET_MIB)); do
+		cl_tbl=clean-zipf$((cl_mib / 128))x
+		header "$cl_tbl: zipf:0.9 reads over ${cl_mib} MiB ($((cl_mib / 128))x the SSD)"
+		WARM_LOAD=zipf09_reads RUN_LOAD=zipf09_reads
+		dmcache_up $BACKING
+		bench $cl_tbl dm-cache /dev/mapper/cached $cl_mib dmcache_hits
+		dmcache_down
+		flaz_bench $cl_tbl flaz-fifo $cl_mib compressor lz4 cleaner_rate_mib 0
+		flaz_bench $cl_tbl flaz-clean $cl_mib compressor lz4
+		WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
+		lru_row $cl_tbl "$(lru_cap)" cnt=0 /tmp/warm.terse.iolog cnt=1 /tmp/run.terse.iolog
+	done
+	header "clean-hotscan: a hot 16 MiB read after each 32 MiB of a 384 MiB scan (3x the SSD), ${HOTSCAN_ROUNDS} rounds; hit% of the hot reads from round 2"
+	dmcache_up $BACKING
+	hotscan clean-hotscan dm-cache /dev/mapper/cached dmcache_hits
+	dmcache_down
+	hotscan_flaz flaz-fifo compressor lz4 cleaner_rate_mib 0
+	hotscan_flaz flaz-clean compressor lz4
+	hs_args="cnt=0 /tmp/hs.1.hot /tmp/hs.1.scan"
+	for hs_r in $(seq 2 $HOTSCAN_ROUNDS); do
+		hs_args="$hs_args cnt=1 /tmp/hs.$hs_r.hot cnt=0 /tmp/hs.$hs_r.scan"
+	done
+	# shellcheck disable=SC2086 # a list of arguments
+	lru_row clean-hotscan "$(lru_cap)" $hs_args
+	cleaner_ratios
+}
+
 for m in dm-delay dm-cache dm-cache-smq dm-flaz bcache; do modprobe $m; done
 N=$(blockdev --getsz $HDD)
 S=$(blockdev --getsz $SSD)
@@ -490,6 +637,10 @@ fio --name=fill --filename=$HDD --rw=write --bs=1M --size=${WSET_MIB}M --direct=
 	--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
 : >$ROWS
 echo "@csv table,config,hit_pct,iops,p50_us,p99_us,cpu_s_per_gib,ratio,cached_mib,postmark_s"
+if [ "${1:-}" = only=cleaner ]; then
+	cleaner_section
+	exit 0
+fi
 
 header "main: working set ${WSET_MIB} MiB (2x the SSD)"
 bench main none /dev/mapper/slowhdd $WSET_MIB no_hits
@@ -537,6 +688,7 @@ for load in seq128k zipf4; do
 done
 WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
 hits_ratios
+cleaner_section
 
 say
 say "writes: fio 4 KiB randwrite + fsync each, ${WRITE_S} s; PostMark (1000 files of 0.5-16 KiB, 3000 transactions) on ext4"
