@@ -93,6 +93,8 @@ check create-cleaner-rate-mib 2 err 'cleaner-rate-mib must be from 0 to 65536, n
 	create vol --hdd $NOHDD --ssd $NOSSD --cleaner-rate-mib 70000
 check create-hot-max-percent 2 err 'hot-max-percent must be from 0 to 100, not 101' \
 	create vol --hdd $NOHDD --ssd $NOSSD --hot-max-percent 101
+check create-cold-compressor 2 err "unknown cold compressor 'gzip' \\(choose none, lzo, lz4, zstd or deflate\\)" \
+	create vol --hdd $NOHDD --ssd $NOSSD --cold-compressor gzip
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 30 --high-watermark 30
 check create-low-above-default-high 2 err 'high-watermark \(20, the default\)' \
@@ -180,6 +182,8 @@ check set-unknown-key 2 err "unknown key 'frobnicate' \\(one of low_watermark" s
 check set-offline-key 2 err 'compressor cannot change on a live volume: re-create it with flazctl create --compressor' \
 	set vol compressor zstd
 check set-offline-key-2 2 err 'extent_kib cannot change .*--extent-kib' set vol extent_kib 64
+check set-offline-key-3 2 err 'cold_compressor cannot change .*--cold-compressor' \
+	set vol cold_compressor zstd
 check set-not-a-number 2 err "seq_cutoff_kib: 'lots' is not a number" set vol seq_cutoff_kib lots
 check set-negative 2 err "'-1' is not a number" set vol compress_min_saving -1
 check set-out-of-range 2 err 'low_watermark must be from 1 to 98, not 0' set vol low_watermark 0
@@ -436,10 +440,10 @@ fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 # get: the table's options, defaults for the rest; set: the message, and a refusal
 fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=5 \
 	high_watermark=20 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
-	cleaner_rate_mib=0 hot_max_percent=10)" get fast
+	cleaner_rate_mib=0 hot_max_percent=10 cold_compressor=none)" get fast
 fcheck get-one 0 out '^5$' get fast low_watermark
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":10,"high_watermark":20,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10\}$' get abc --json
+fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":10,"high_watermark":20,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none"\}$' get abc --json
 fcheck get-json-one 0 out '^\{"low_watermark":5\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"

@@ -345,6 +345,11 @@ static void check_geometry(struct checker *c)
 		    in->codec);
 		c->repair_table = false;
 	}
+	if (in->cold_codec > NR_CODECS) {
+		say(c, K_CORRUPT, AT("superblock"), "the superblock names an unknown cold codec (%u)",
+		    in->cold_codec - 1);
+		c->repair_table = false;
+	}
 	if (c->repair && !c->repair_table)
 		note(c, "not repairing the table: the superblock does not match this SSD");
 }
@@ -501,9 +506,10 @@ static bool check_slot(struct checker *c, __u64 line, const struct flaz_entry_in
 		    line, e->ext, e->off, s.block, c->hdd_blocks);
 		return false;
 	}
-	if (s.codec != in->codec) {
-		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u is %s, the superblock says %s",
-		    line, e->ext, e->off, codec_name(s.codec), codec_name(in->codec));
+	if (s.codec != in->codec && s.codec + 1U != in->cold_codec) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u is %s, the superblock says %s (cold: %s)",
+		    line, e->ext, e->off, codec_name(s.codec), codec_name(in->codec),
+		    in->cold_codec ? codec_name(in->cold_codec - 1) : "none");
 		return false;
 	}
 	return true;

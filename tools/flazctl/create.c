@@ -56,6 +56,7 @@ static const struct table_opt topts[NR_TOPTS] = {
 				  0, FLAZ_MAX_CLEANER_RATE_MIB },
 	[T_HOT_MAX_PERCENT] = { "hot-max-percent", "hot_max_percent", NUMBER,
 				 0, FLAZ_MAX_HOT_MAX_PERCENT },
+	[T_COLD_COMPRESSOR] = { "cold-compressor", "cold_compressor", WORD },
 	[T_COLD] = { "cold", "cold", BARE },
 };
 
@@ -94,14 +95,19 @@ static void build_long_opts(struct option *lo)
 	memset(&lo[n + NR_TOPTS], 0, sizeof(*lo));
 }
 
-/* Check a compressor name; EXIT_OK or EXIT_USAGE. */
-static int check_compressor(const char *s)
+/* Check a compressor name (the cold one may be "none"); EXIT_OK or EXIT_USAGE. */
+static int check_compressor(const char *s, bool cold)
 {
 	size_t i;
 
+	if (cold && !strcmp(s, "none"))
+		return EXIT_OK;
 	for (i = 0; i < sizeof(compressors) / sizeof(compressors[0]); i++)
 		if (!strcmp(s, compressors[i]))
 			return EXIT_OK;
+	if (cold)
+		return fail(EXIT_USAGE, "unknown cold compressor '%s' (choose none, lzo, lz4, zstd or deflate)",
+			    s);
 	return fail(EXIT_USAGE, "unknown compressor '%s' (choose lzo, lz4, zstd or deflate)", s);
 }
 
@@ -134,7 +140,7 @@ static int set_table_opt(struct create_args *a, enum topt i, const char *s)
 	a->set[i] = true;
 	a->text[i] = s;
 	if (topts[i].kind == WORD)
-		return check_compressor(s);
+		return check_compressor(s, i == T_COLD_COMPRESSOR);
 	if (topts[i].kind == NUMBER)
 		return check_number(dash(a), &topts[i], s, &a->num[i]);
 	return EXIT_OK;

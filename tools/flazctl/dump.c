@@ -74,6 +74,7 @@ static void print_copy_human(const struct ssd *s, const struct sb_pair *sb, unsi
 	       in->flags & FLAZ_SB_CLEAN ? "clean" : "not clean");
 	printf("  volume         %llu sectors\n", in->hdd_sectors);
 	printf("  codec          %s (%u)\n", codec_name(in->codec), in->codec);
+	printf("  cold codec     %s\n", in->cold_codec ? codec_name(in->cold_codec - 1) : "none");
 	printf("  extent_kib     %u\n", in->extent_kib);
 	printf("  overbook       %u%%\n", in->overbook);
 	printf("  ssd_sectors    %llu\n", g->ssd_sectors);
@@ -124,6 +125,8 @@ static void print_copy_json(const struct sb_pair *sb, unsigned int i)
 	       FLAZ_SB_VERSION, in->seq, in->gen, uuid, in->flags,
 	       in->flags & FLAZ_SB_CLEAN ? "true" : "false", in->hdd_sectors);
 	json_string(codec_name(in->codec));
+	printf(",\"cold_codec\":");
+	json_string(in->cold_codec ? codec_name(in->cold_codec - 1) : "none");
 	printf(",\"codec_id\":%u,\"extent_kib\":%u,\"overbook\":%u,\"region_shift\":%u,"
 	       "\"nr_regions\":%u,\"marked_regions\":[",
 	       in->codec, in->extent_kib, in->overbook, in->region_shift, in->nr_regions);

@@ -70,6 +70,8 @@ struct command {
 	"  --ssd-hold-s N            hold writes up to N s while the SSD takes no mark (30)\n" \
 	"  --cleaner-rate-mib N      cleaner MiB/s while I/O is active, 0..65536, 0 = off (32)\n" \
 	"  --hot-max-percent P       hot raw blocks take at most P % of the SSD, 0..100 (10)\n" \
+	"  --cold-compressor none|lzo|lz4|zstd|deflate   the cleaner recompresses\n" \
+	"                            blocks that are not hot with it (none)\n" \
 	"  --cold                    ignore the SSD's saved state, start empty\n" \
 	"  --force                   with --cold: overwrite an SSD that holds something\n" \
 	"                            other than a flaz cache\n" \

@@ -54,7 +54,8 @@ static const struct metric metrics[] = {
 	{ "fills_skipped", COUNTER, "Blocks not installed: install backlog full, memory short or no free extent." },
 	{ "compress_skipped", COUNTER, "Blocks stored raw, uncompressed: predicted to save too little." },
 	{ "hot_blocks", GAUGE, "Hot blocks the cleaner stored raw, in extents not evicted since." },
-	{ "recompressed", COUNTER, "Slots the cleaner compressed again (hot ones that cooled)." },
+	{ "recompressed", COUNTER, "Slots the cleaner compressed again: hot ones that cooled, cold ones with the cold codec." },
+	{ "cold_bytes", GAUGE, "SSD bytes of slots in the cold codec, in extents not evicted since." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

@@ -46,6 +46,7 @@ static const struct tunable tunables[] = {
 	  .def = FLAZ_DEF_CLEANER_RATE_MIB, .online = true },
 	{ .key = "hot_max_percent", .max = FLAZ_MAX_HOT_MAX_PERCENT,
 	  .def = FLAZ_DEF_HOT_MAX_PERCENT, .online = true },
+	{ .key = "cold_compressor", .def_text = "none" },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
@@ -191,7 +192,8 @@ int cmd_get(int argc, char **argv)
 		key = argv[optind + 1];
 		only = find_tunable(key);
 		if (!only)
-			return fail(EXIT_USAGE, "unknown key '%s' (one of compressor, extent_kib, overbook, " ONLINE_KEYS ")",
+			return fail(EXIT_USAGE, "unknown key '%s' (one of compressor, extent_kib, overbook, " ONLINE_KEYS
+				    ", cold_compressor)",
 				    key);
 	}
 	r = check_name(name);

@@ -532,6 +532,7 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->dram_bytes = dram_bytes(c);
 	g->loading = flaz_meta_loading(c->meta);
 	g->hot_blocks = flaz_cleaner_hot_blocks(c->cleaner);
+	g->cold_bytes = flaz_cleaner_cold_bytes(c->cleaner);
 	g->mode = flaz_cache_mode_name(c);
 	g->mode_reason = why_names[READ_ONCE(c->why)];
 }
@@ -587,6 +588,7 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->opts = opts;
 	c->stats = stats;
 	c->codec = opts->val[FLAZ_OPT_COMPRESSOR];
+	c->cold_codec = opts->val[FLAZ_OPT_COLD_COMPRESSOR];
 	c->extent_bytes = g->extent_sectors << SECTOR_SHIFT;
 	c->hdd_blocks = max_t(u64, ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
 	flaz_records_init(&c->records);
@@ -599,6 +601,13 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	if (IS_ERR(c->comp)) {
 		*error = "Cannot set up the compressor";
 		goto bad;
+	}
+	if (c->cold_codec) {
+		c->cold_comp = flaz_compressor_create(c->cold_codec - 1);
+		if (IS_ERR(c->cold_comp)) {
+			*error = "Cannot set up the cold compressor";
+			goto bad;
+		}
 	}
 	c->l2p = flaz_l2p_create(g->nr_lines, g->nr_extents, c->extent_bytes, c->hdd_blocks);
 	if (IS_ERR(c->l2p)) {
@@ -682,6 +691,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	bitmap_free(c->failed);
 	flaz_alloc_destroy(c->alloc);
 	flaz_l2p_destroy(c->l2p);
+	flaz_compressor_destroy(c->cold_comp);
 	flaz_compressor_destroy(c->comp);
 	mutex_destroy(&c->mode_lock);
 	kfree(c);

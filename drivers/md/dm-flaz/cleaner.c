@@ -18,8 +18,12 @@
  * hot, so its hits cost no decompression, while hot raw slots take no more than
  * hot_max_percent of the extents. One that is no longer hot when it is moved
  * again (its heat halves with every move) is compressed again (recompressed).
- * The count is per extent, of slots written this activation: it drops when the
- * extent is evicted.
+ * Cold blocks packed harder (cold_compressor, zram's recompression): a moved
+ * slot that is not hot and is in the volume's own codec is compressed again
+ * with the cold codec when that makes the slot smaller; its header names the
+ * codec, which decides how a hit decodes it. Hot slots and cold-codec bytes are
+ * counted per extent, for slots written this activation, and drop when the
+ * extent is evicted (hot_blocks, cold_bytes).
  *
  * A moved slot's line is pointed at the new place only after the new extent's
  * write has completed, and only if it still points at the old one. So a write
@@ -64,6 +68,8 @@ struct flaz_cleaner {
 	bool stopped;			/* suspended: no passes */
 	u8 *hot;			/* per extent: hot raw slots written into it */
 	u64 hot_total;			/* their sum */
+	u32 *cold;			/* per extent: bytes of cold-codec slots (with one) */
+	u64 cold_total;			/* their sum */
 	/* while passes run (kvmalloc'ed at the first, freed when done) */
 	u8 *buf;			/* the victims, extent after extent; then recoded slots */
 	u32 staged;			/* bytes of recoded slots after the victims */
@@ -220,6 +226,10 @@ static void retire(struct flaz_cleaner *cl, u32 id)
 {
 	WRITE_ONCE(cl->hot_total, cl->hot_total - cl->hot[id]);
 	cl->hot[id] = 0;
+	if (cl->cold) {
+		WRITE_ONCE(cl->cold_total, cl->cold_total - cl->cold[id]);
+		cl->cold[id] = 0;
+	}
 	flaz_meta_evict(cl->c->meta, id);
 	flaz_alloc_retire(cl->c->alloc, id);
 }
@@ -286,14 +296,18 @@ static int extent_io(struct flaz_cache *c, blk_opf_t opf, u32 ext, void *buf, u3
  * Recoding: a move of a slot with header @flags whose line is @hot (its heat at
  * the top, hot_uncompressed on) stores it raw, flagged hot, when it is
  * compressed and there is @room under hot_max_percent; one stored raw because
- * it was hot that no longer is goes back to compressed. Others move as they are.
+ * it was hot that no longer is goes back to compressed; a compressed one that
+ * is not hot goes to the cold codec when @cold (one is set, and the slot is in
+ * the volume's own codec). Others move as they are.
  */
-enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room)
+enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold)
 {
 	if (hot && !(flags & FLAZ_SLOT_RAW))
 		return room ? FLAZ_RECODE_HOT : FLAZ_RECODE_COPY;
 	if (!hot && (flags & FLAZ_SLOT_HOT))
 		return FLAZ_RECODE_COOL;
+	if (!hot && cold && !(flags & FLAZ_SLOT_RAW))
+		return FLAZ_RECODE_COLD;
 	return FLAZ_RECODE_COPY;
 }
 
@@ -313,6 +327,27 @@ static void *place_at(void *ctx, unsigned int len)
 }
 
 /*
+ * Compress the block @raw into the payload of @out's slot at @dst, with the
+ * cold codec when there is one, in at most @max bytes. Returns false when it
+ * does not fit.
+ */
+static bool pack_block(struct flaz_cache *c, const u8 *raw, u32 max, u8 *dst,
+		       struct flaz_slot_info *out)
+{
+	struct flaz_compressor *comp = c->cold_codec ? c->cold_comp : c->comp;
+	int len;
+
+	len = max ? flaz_compress(comp, raw, max, place_at, dst + sizeof(struct flaz_slot_hdr)) : 0;
+	if (len <= 0)
+		return false;
+	out->len = len;
+	out->flags = 0;
+	out->codec = c->cold_codec ? c->cold_codec - 1 : c->codec;
+	flaz_stats_add(c->stats, FLAZ_STAT_RECOMPRESSED, 1);
+	return true;
+}
+
+/*
  * Recode the slot of move @mv (header @info, line heat @heat) into the room
  * after the victims, and point the move at the copy; on any failure, or with
  * no room left, it moves as it is.
@@ -321,44 +356,45 @@ static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 		   const struct flaz_slot_info *info, u32 heat)
 {
 	struct flaz_cache *c = cl->c;
+	struct flaz_compressor *comp = flaz_cache_codec(c, info->codec);
 	u32 hdr = sizeof(struct flaz_slot_hdr), eb = c->extent_bytes;
 	u32 at = cl->window * eb + cl->staged;
 	const u8 *payload = cl->buf + mv->src + hdr;
 	struct flaz_slot_info out = *info;
-	bool hot, room;
-	u32 max;
+	bool hot, room, cold;
 	u8 *dst;
-	int len;
 
 	hot = heat >= FLAZ_HEAT_MAX && flaz_opt_get(c->opts, FLAZ_OPT_HOT_UNCOMPRESSED);
 	room = cl->hot_total + cl->new_hot <
 	       flaz_cleaner_hot_limit(c->geo->nr_extents, eb,
 				      flaz_opt_get(c->opts, FLAZ_OPT_HOT_MAX_PERCENT));
-	if (info->codec != c->codec ||
-	    cl->staged + flaz_slot_bytes(FLAZ_BLOCK_SIZE) > cl->window * eb)
+	cold = c->cold_codec && c->cold_codec - 1 != c->codec && info->codec == c->codec;
+	if (!comp || cl->staged + flaz_slot_bytes(FLAZ_BLOCK_SIZE) > cl->window * eb)
 		return;
 	dst = cl->buf + at;
-	switch (flaz_cleaner_recode(info->flags, hot, room)) {
+	switch (flaz_cleaner_recode(info->flags, hot, room, cold)) {
 	case FLAZ_RECODE_COPY:
 		return;
 	case FLAZ_RECODE_HOT:
-		if (flaz_decompress(c->comp, payload, info->len, dst + hdr))
+		if (flaz_decompress(comp, payload, info->len, dst + hdr))
 			return;
 		out.len = FLAZ_BLOCK_SIZE;
 		out.flags = FLAZ_SLOT_RAW | FLAZ_SLOT_HOT;
+		out.codec = c->codec;
 		cl->new_hot++;
 		break;
 	case FLAZ_RECODE_COOL:
-		max = flaz_fill_max_payload(c);
-		len = max ? flaz_compress(c->comp, payload, max, place_at, dst + hdr) : 0;
-		if (len > 0) {
-			out.len = len;
-			out.flags = 0;
-			flaz_stats_add(c->stats, FLAZ_STAT_RECOMPRESSED, 1);
-		} else {
+		if (!pack_block(c, payload, flaz_fill_max_payload(c), dst, &out)) {
 			memcpy(dst + hdr, payload, FLAZ_BLOCK_SIZE);
 			out.flags = FLAZ_SLOT_RAW;
 		}
+		break;
+	case FLAZ_RECODE_COLD:
+		/* only when the slot gets smaller by an alignment unit at least */
+		if (info->bytes < hdr + 2 * FLAZ_SLOT_ALIGN ||
+		    flaz_decompress(comp, payload, info->len, cl->out) ||
+		    !pack_block(c, cl->out, info->bytes - hdr - FLAZ_SLOT_ALIGN, dst, &out))
+			return;
 		break;
 	}
 	flaz_slot_encode(dst, &out);
@@ -463,7 +499,7 @@ static void drop_moves(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 
 static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
 {
 	struct flaz_cache *c = cl->c;
-	u32 used, heat, i, id, moved = 0, hot = 0;
+	u32 used, heat, i, id, moved = 0, hot = 0, cold = 0;
 	struct flaz_slot_info info;
 	struct flaz_entry e = { .kind = FLAZ_ENTRY_SLOT };
 	u64 line;
@@ -485,6 +521,8 @@ static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n
 		flaz_slot_encode(slot, &info);
 		if (info.flags & FLAZ_SLOT_HOT)
 			hot++;
+		if (info.codec != c->codec)
+			cold += info.bytes;
 	}
 	flaz_extent_encode(cl->out, atomic64_inc_return(&c->seq), id, used, n);
 	if (extent_io(c, REQ_OP_WRITE, id, cl->out, round_up(used, FLAZ_BLOCK_SIZE))) {
@@ -499,6 +537,10 @@ static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n
 	flaz_alloc_written(c->alloc, id);
 	cl->hot[id] = hot;
 	WRITE_ONCE(cl->hot_total, cl->hot_total + hot);
+	if (cl->cold) {
+		cl->cold[id] = cold;
+		WRITE_ONCE(cl->cold_total, cl->cold_total + cold);
+	}
 	e.ext = id;
 	for (i = 0; i < n; i++) {
 		line = flaz_l2p_line(c->l2p, mv[i].block);
@@ -685,7 +727,14 @@ u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 {
 	u64 nr = cl->c->geo->nr_extents;
 
-	return sizeof(*cl) + BITS_TO_LONGS(nr) * sizeof(long) + nr + READ_ONCE(cl->bytes);
+	return sizeof(*cl) + BITS_TO_LONGS(nr) * sizeof(long) + nr +
+	       (cl->cold ? nr * sizeof(*cl->cold) : 0) + READ_ONCE(cl->bytes);
+}
+
+/* SSD bytes of cold-codec slots in extents not evicted since (status cold_bytes). */
+u64 flaz_cleaner_cold_bytes(struct flaz_cleaner *cl)
+{
+	return READ_ONCE(cl->cold_total);
 }
 
 /* Hot raw slots written into extents not evicted since (status hot_blocks). */
@@ -713,7 +762,9 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	cl->hot = kvzalloc(total, GFP_KERNEL);
-	if (!cl->victims || !cl->hot) {
+	if (c->cold_codec)
+		cl->cold = kvcalloc(total, sizeof(*cl->cold), GFP_KERNEL);
+	if (!cl->victims || !cl->hot || (c->cold_codec && !cl->cold)) {
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
@@ -731,6 +782,7 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	put_buffers(cl);
 	bitmap_free(cl->victims);
 	kvfree(cl->hot);
+	kvfree(cl->cold);
 	mutex_destroy(&cl->lock);
 	kfree(cl);
 }

@@ -166,25 +166,34 @@ static void pack_bin_limit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_cleaner_pack(m, 0, 0, 2048, 2, fill), 0U);
 }
 
-/* Every flags x hot x room case: only a compressed hot slot goes raw, only a cooled hot one back. */
+/*
+ * Every flags x hot x room x cold case: only a compressed hot slot goes raw,
+ * only a cooled hot one back, only a compressed cold one to the cold codec.
+ */
 static void recode_transitions(struct kunit *test)
 {
 	const u8 raw = FLAZ_SLOT_RAW, hot = FLAZ_SLOT_RAW | FLAZ_SLOT_HOT;
+	int room, cold;
 
-	/* compressed */
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, true, true), FLAZ_RECODE_HOT);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, true, false), FLAZ_RECODE_COPY);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, false, true), FLAZ_RECODE_COPY);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, false, false), FLAZ_RECODE_COPY);
-	/* raw because it did not compress: stays raw, hot or not */
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, true, true), FLAZ_RECODE_COPY);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, false, true), FLAZ_RECODE_COPY);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, false, false), FLAZ_RECODE_COPY);
-	/* raw because hot: stays while hot (room or not), compressed again once cool */
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, true, true), FLAZ_RECODE_COPY);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, true, false), FLAZ_RECODE_COPY);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, false, true), FLAZ_RECODE_COOL);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, false, false), FLAZ_RECODE_COOL);
+	for (cold = 0; cold <= 1; cold++) {
+		/* compressed: raw when hot with room, cold codec when cool */
+		KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, true, true, cold), FLAZ_RECODE_HOT);
+		KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, true, false, cold), FLAZ_RECODE_COPY);
+		for (room = 0; room <= 1; room++) {
+			KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(0, false, room, cold),
+					cold ? FLAZ_RECODE_COLD : FLAZ_RECODE_COPY);
+			/* raw because it did not compress: stays raw, hot or not */
+			KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, true, room, cold),
+					FLAZ_RECODE_COPY);
+			KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(raw, false, room, cold),
+					FLAZ_RECODE_COPY);
+			/* raw because hot: stays while hot, compressed again once cool */
+			KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, true, room, cold),
+					FLAZ_RECODE_COPY);
+			KUNIT_EXPECT_EQ(test, flaz_cleaner_recode(hot, false, room, cold),
+					FLAZ_RECODE_COOL);
+		}
+	}
 }
 
 /* hot_max_percent of the raw slots the extents hold, rounded down. */

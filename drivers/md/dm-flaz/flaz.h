@@ -36,6 +36,7 @@ enum flaz_opt {
 	FLAZ_OPT_SSD_HOLD_S,
 	FLAZ_OPT_CLEANER_RATE_MIB,
 	FLAZ_OPT_HOT_MAX_PERCENT,
+	FLAZ_OPT_COLD_COMPRESSOR,	/* 0: none, else enum flaz_codec + 1 */
 	FLAZ_OPT_COLD,
 	FLAZ_NR_OPTS,
 };
@@ -128,6 +129,7 @@ struct flaz_gauges {
 	u64 dram_bytes;
 	u64 loading;
 	u64 hot_blocks;
+	u64 cold_bytes;
 };
 
 /* stats.c: per-CPU event counters and the status line */
@@ -313,6 +315,9 @@ struct flaz_cache {
 	u32 extent_bytes;
 	u64 hdd_blocks;
 	struct flaz_compressor *comp;
+	/* the cleaner's codec for cold slots: 0 none, else enum flaz_codec + 1 */
+	u32 cold_codec;
+	struct flaz_compressor *cold_comp;
 	struct flaz_l2p *l2p;
 	struct flaz_alloc *alloc;
 	struct flaz_xbuf *xbuf;
@@ -422,6 +427,7 @@ enum flaz_recode {
 	FLAZ_RECODE_COPY,	/* moved as it is */
 	FLAZ_RECODE_HOT,	/* hot: decompressed, stored raw */
 	FLAZ_RECODE_COOL,	/* stored raw while hot, cooled: compressed again */
+	FLAZ_RECODE_COLD,	/* not hot: compressed again with the cold codec */
 };
 
 #define FLAZ_NO_BIN	U32_MAX
@@ -430,6 +436,7 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c);
 void flaz_cleaner_destroy(struct flaz_cleaner *cl);
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl);
 u64 flaz_cleaner_hot_blocks(struct flaz_cleaner *cl);
+u64 flaz_cleaner_cold_bytes(struct flaz_cleaner *cl);
 void flaz_cleaner_start(struct flaz_cleaner *cl);
 void flaz_cleaner_stop(struct flaz_cleaner *cl);
 void flaz_cleaner_kick(struct flaz_cleaner *cl);
@@ -438,7 +445,7 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl);
 u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);
 u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
 		      u32 *fill);
-enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room);
+enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
 
 /* fill.c: installing the blocks of completed read misses and writes */
@@ -467,6 +474,16 @@ void flaz_cache_start_passthrough(struct flaz_cache *c, enum flaz_why why);
 void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat);
 void flaz_cache_invalidate(struct flaz_cache *c);
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
+
+/* The compressor that decodes slots of @codec here, or NULL for a codec the volume does not use. */
+static inline struct flaz_compressor *flaz_cache_codec(struct flaz_cache *c, u8 codec)
+{
+	if (codec == c->codec)
+		return c->comp;
+	if (c->cold_codec && codec == c->cold_codec - 1)
+		return c->cold_comp;
+	return NULL;
+}
 
 void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext);
 void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios);

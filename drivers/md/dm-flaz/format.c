@@ -314,6 +314,7 @@ void flaz_sb_encode(void *blk, const struct flaz_sb_info *info, const void *bitm
 	sb->hdd_fp = cpu_to_le32(info->hdd_fp);
 	sb->commit = cpu_to_le64(info->commit);
 	sb->next_seq = cpu_to_le64(info->next_seq);
+	sb->cold_codec = cpu_to_le32(info->cold_codec);
 	memcpy((char *)blk + FLAZ_SB_HDR_BYTES, bitmap, FLAZ_SB_BITMAP_BYTES);
 	sb->crc = cpu_to_le32(block_crc(blk));
 }
@@ -362,6 +363,7 @@ int flaz_sb_decode(const void *blk, struct flaz_sb_info *info)
 	info->hdd_fp = le32_to_cpu(sb->hdd_fp);
 	info->commit = le64_to_cpu(sb->commit);
 	info->next_seq = le64_to_cpu(sb->next_seq);
+	info->cold_codec = le32_to_cpu(sb->cold_codec);
 	if (info->flags & ~FLAZ_SB_FLAGS)
 		return -EILSEQ;
 	/* Derived fields must be what this code derives: a check, not a source. */

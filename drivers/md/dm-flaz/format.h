@@ -185,7 +185,8 @@ struct flaz_sb {
 	__le32 hdd_fp;		/* crc32c of the HDD's first 4 KiB at the last clean stop */
 	__le64 commit;		/* table commits made */
 	__le64 next_seq;	/* slot and extent sequence numbers go on from here */
-	__u8 reserved[FLAZ_SB_HDR_BYTES - 144];
+	__le32 cold_codec;	/* the cleaner's codec for cold slots: enum flaz_codec + 1, 0 none */
+	__u8 reserved[FLAZ_SB_HDR_BYTES - 148];
 };
 
 /* A superblock as decoded. */
@@ -198,6 +199,7 @@ struct flaz_sb_info {
 	__u32 extent_kib;
 	__u32 overbook;
 	__u32 codec;
+	__u32 cold_codec;
 	__u32 region_shift;
 	__u32 nr_regions;
 	__u32 hdd_fp;

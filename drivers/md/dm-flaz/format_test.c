@@ -490,6 +490,7 @@ static void sb_sample(struct flaz_sb_info *sb, struct kunit *test)
 	sb->hdd_fp = 0xdeadbeef;
 	sb->commit = 42;
 	sb->next_seq = 1000;
+	sb->cold_codec = 3;
 }
 
 /* A superblock decodes to what was encoded; every damaged byte and bad field is refused. */
@@ -516,6 +517,7 @@ static void sb_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.hdd_fp, 0xdeadbeefU);
 	KUNIT_EXPECT_EQ(test, out.commit, 42ULL);
 	KUNIT_EXPECT_EQ(test, out.next_seq, 1000ULL);
+	KUNIT_EXPECT_EQ(test, out.cold_codec, 3U);
 	KUNIT_EXPECT_EQ(test, out.geo.nr_lines, sb.geo.nr_lines);
 	KUNIT_EXPECT_EQ(test, ((const u8 *)flaz_sb_bitmap(blk))[3], 0x10);
 	/* the checksum covers the whole block, bitmap and padding included */

@@ -195,9 +195,9 @@ static void buf_free(struct flaz_cache *c, struct hit_read *r)
 }
 
 /* Decompress into block @i of the bio: in place where the block is one page piece. */
-static int decompress_to_bio(struct flaz_hit *h, u32 i, const u8 *src, u32 len)
+static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *comp,
+			     const u8 *src, u32 len)
 {
-	struct flaz_cache *c = h->c;
 	struct bvec_iter it = h->iter;
 	struct bio_vec bv;
 	void *dst;
@@ -207,13 +207,13 @@ static int decompress_to_bio(struct flaz_hit *h, u32 i, const u8 *src, u32 len)
 	bv = bio_iter_iovec(h->bio, it);
 	if (bv.bv_len >= FLAZ_BLOCK_SIZE) {
 		dst = bvec_kmap_local(&bv);
-		r = flaz_decompress(c->comp, src, len, dst);
+		r = flaz_decompress(comp, src, len, dst);
 		kunmap_local(dst);
 		flush_dcache_page(bv.bv_page);
 		return r;
 	}
 	dst = mempool_alloc(bounce_pool, GFP_NOIO);
-	r = flaz_decompress(c->comp, src, len, dst);
+	r = flaz_decompress(comp, src, len, dst);
 	if (!r)
 		flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, dst, true);
 	mempool_free(dst, bounce_pool);
@@ -238,11 +238,12 @@ static int decode(struct flaz_hit *h, u32 i, const u8 *slot)
 	if (info.block != h->block + i)
 		return -ENOENT;
 	/* an older tenant of the extent: the SSD lost the write that replaced it */
-	if (info.bytes != e->bytes || info.codec != c->codec ||
+	if (info.bytes != e->bytes || !flaz_cache_codec(c, info.codec) ||
 	    info.seq <= READ_ONCE(c->ext_seq[e->ext]))
 		return -EILSEQ;
 	if (!(info.flags & FLAZ_SLOT_RAW))
-		return decompress_to_bio(h, i, payload, info.len);
+		return decompress_to_bio(h, i, flaz_cache_codec(c, info.codec), payload,
+					 info.len);
 	flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, (void *)payload, true);
 	return 0;
 }

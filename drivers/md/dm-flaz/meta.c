@@ -314,6 +314,8 @@ static const char *mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
 		return "SSD superblock is for another volume: overbook differs (give 'cold' to start empty)";
 	if (sb->codec != c->codec)
 		return "SSD superblock is for another volume: compressor differs (give 'cold' to start empty)";
+	if (sb->cold_codec != c->cold_codec)
+		return "SSD superblock is for another volume: cold_compressor differs (give 'cold' to start empty)";
 	return NULL;
 }
 
@@ -416,6 +418,7 @@ static int format(struct flaz_meta *m, u64 max_seq)
 	sb->extent_kib = c->opts->val[FLAZ_OPT_EXTENT_KIB];
 	sb->overbook = c->opts->val[FLAZ_OPT_OVERBOOK];
 	sb->codec = c->codec;
+	sb->cold_codec = c->cold_codec;
 	sb->region_shift = flaz_intent_shift(c->intent);
 	sb->nr_regions = flaz_intent_nr(c->intent);
 	sb->geo = *c->geo;

@@ -63,6 +63,9 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 		.name = "hot_max_percent", .max = FLAZ_MAX_HOT_MAX_PERCENT,
 		.def = FLAZ_DEF_HOT_MAX_PERCENT, .online = true,
 		.error = "hot_max_percent must be a percentage from 0 to 100" },
+	[FLAZ_OPT_COLD_COMPRESSOR] = {
+		.name = "cold_compressor", .max = FLAZ_NR_CODECS, .def = FLAZ_COLD_NONE,
+		.error = "cold_compressor must be none, lzo, lz4, zstd or deflate" },
 	[FLAZ_OPT_COLD] = {
 		.name = "cold", .max = 1, .flag = true },
 };
@@ -89,17 +92,24 @@ static int find_opt(const char *key)
 	return -ENOENT;
 }
 
-/* Convert and range-check one value; the compressor takes a name, the rest numbers. */
+/*
+ * Convert and range-check one value; the compressors take a name (the cold one
+ * also "none", stored as 0, a codec as its number + 1), the rest numbers.
+ */
 static int parse_value(enum flaz_opt opt, const char *s, unsigned int *v)
 {
 	const struct opt_desc *d = &descs[opt];
 	int r;
 
-	if (opt == FLAZ_OPT_COMPRESSOR) {
+	if (opt == FLAZ_OPT_COLD_COMPRESSOR && !strcmp(s, "none")) {
+		*v = FLAZ_COLD_NONE;
+		return 0;
+	}
+	if (opt == FLAZ_OPT_COMPRESSOR || opt == FLAZ_OPT_COLD_COMPRESSOR) {
 		r = match_string(codec_names, FLAZ_NR_CODECS, s);
 		if (r < 0)
 			return -EINVAL;
-		*v = r;
+		*v = opt == FLAZ_OPT_COLD_COMPRESSOR ? r + 1 : r;
 		return 0;
 	}
 	if (kstrtouint(s, 10, v) || *v < d->min || *v > d->max)
@@ -144,7 +154,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 		key = dm_shift_arg(as);
 		i = find_opt(key);
 		if (i < 0) {
-			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold)";
+			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold_compressor cold)";
 			return -EINVAL;
 		}
 		if (o->set & BIT(i)) {
@@ -195,6 +205,8 @@ void flaz_opts_emit(const struct flaz_opts *o, char *result, unsigned int maxlen
 			DMEMIT(" %s", descs[i].name);
 		else if (i == FLAZ_OPT_COMPRESSOR)
 			DMEMIT(" %s %s", descs[i].name, codec_names[v]);
+		else if (i == FLAZ_OPT_COLD_COMPRESSOR)
+			DMEMIT(" %s %s", descs[i].name, v ? codec_names[v - 1] : "none");
 		else
 			DMEMIT(" %s %u", descs[i].name, v);
 	}

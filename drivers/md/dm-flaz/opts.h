@@ -23,5 +23,6 @@
 #define FLAZ_DEF_CLEANER_RATE_MIB	32U
 #define FLAZ_MAX_HOT_MAX_PERCENT	100U	/* of the SSD's extents, for hot raw slots */
 #define FLAZ_DEF_HOT_MAX_PERCENT	10U
+#define FLAZ_COLD_NONE			0U	/* cold_compressor: else enum flaz_codec + 1 */
 
 #endif

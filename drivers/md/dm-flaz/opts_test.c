@@ -61,7 +61,7 @@ static void opts_defaults(struct kunit *test)
 static void opts_all_round_trip(struct kunit *test)
 {
 	static const char line[] =
-		"23 compressor zstd extent_kib 64 overbook 300 low_watermark 5 high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 hot_uncompressed 1 ssd_hold_s 60 cleaner_rate_mib 0 hot_max_percent 5 cold";
+		"25 compressor zstd extent_kib 64 overbook 300 low_watermark 5 high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 hot_uncompressed 1 ssd_hold_s 60 cleaner_rate_mib 0 hot_max_percent 5 cold_compressor deflate cold";
 	struct flaz_opts o;
 	char *error, buf[256];
 
@@ -69,6 +69,7 @@ static void opts_all_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_COMPRESSOR], (unsigned int)FLAZ_CODEC_ZSTD);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_EXTENT_KIB], 64U);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_HOT_MAX_PERCENT], 5U);
+	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_COLD_COMPRESSOR], FLAZ_CODEC_DEFLATE + 1U);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_COLD], 1U);
 	emit(&o, buf, sizeof(buf));
 	KUNIT_EXPECT_STREQ(test, buf, line);
@@ -93,7 +94,7 @@ static void opts_boundaries_accepted(struct kunit *test)
 		"2 seq_cutoff_kib 1048576", "2 compress_min_saving 0",
 		"2 compress_min_saving 100", "2 compressor deflate", "2 hot_uncompressed 0",
 		"2 cleaner_rate_mib 0", "2 cleaner_rate_mib 65536", "2 hot_max_percent 0",
-		"2 hot_max_percent 100",
+		"2 hot_max_percent 100", "2 cold_compressor none", "2 cold_compressor lzo",
 	};
 	struct flaz_opts o;
 	char *error;
@@ -112,7 +113,8 @@ static void opts_bad_refused(struct kunit *test)
 		"2 overbook 12x", "2 overbook -1", "2 overbook", "2 low_watermark 0",
 		"2 high_watermark 100", "2 hot_uncompressed 2", "2 seq_cutoff_kib 1048577",
 		"2 compress_min_saving 101", "1 compressor", "2 bogus 1", "2 cleaner_rate_mib 65537",
-		"2 hot_max_percent 101",
+		"2 hot_max_percent 101", "2 cold_compressor gzip", "2 cold_compressor 1",
+		"2 cold_compressor NONE",
 		"2 cold cold", "4 overbook 200 overbook 300",
 		"4 low_watermark 20 high_watermark 20", "2 low_watermark 30",
 		"3 overbook 200", "23 a b c d e f g h i j k l m n o p q r s t u v w", "x",

@@ -713,6 +713,53 @@ t_cache_cleaner_hot_raw() {
 	[ "$mode" = normal ] || fail "mode=$mode, want normal"
 }
 
+# Cold blocks packed harder: 4 MiB of the text corpus and the cleaner-verify's cold parts on a
+# volume with compressor lz4 and cold_compressor zstd. The text is read once after each cold
+# part: hit but never hot, so each move compresses its slots again with zstd where that
+# makes them smaller (recompressed, cold_bytes). Every read of the text equals the HDD's. Then
+# the volume is stopped and created again without cold: it comes back warm and hits are
+# decoded with zstd, again equal to the HDD; created with another cold_compressor it is
+# refused.
+t_cache_cleaner_cold() {
+	cc_opts="extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 compressor lz4 cold_compressor zstd"
+	# shellcheck disable=SC2086
+	slice_vol $cc_opts
+	find /corpus/files -type f -exec cat {} + 2>/dev/null | head -c $((4 << 20)) >/tmp/text
+	must dd if=/tmp/text of=/dev/mapper/vol bs=1M oflag=direct conv=notrunc
+	wait_settled vol
+	lz4_bytes=$(status_val vol physical_bytes)
+	for part in 1 2 3 4 5 6; do
+		# shellcheck disable=SC2046
+		run_fio "write-cold$part" $(clean_cold $part) --do_verify=0
+	done
+	want=$(sha_mib $HDD 0 4)
+	[ "$(sha256sum </tmp/text)" = "$want" ] || fail "the HDD does not hold the text written"
+	hr_bad=0
+	hot_rounds 2 1 "$want"
+	show_status vol
+	recompressed=$(status_val vol recompressed)
+	cold=$(status_val vol cold_bytes)
+	errors=$(status_val vol ssd_errors)
+	must dmsetup remove vol
+	# shellcheck disable=SC2086
+	must dmsetup create vol --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 $cc_opts"
+	h0=$(status_val vol read_hits)
+	got=$(sha_mib /dev/mapper/vol 0 4)
+	warm_hits=$(($(status_val vol read_hits) - h0))
+	errors2=$(status_val vol ssd_errors)
+	must dmsetup remove vol
+	refused "cold_compressor differs" dmsetup create vol --table \
+		"0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 ${cc_opts%zstd}deflate"
+	must dmsetup remove ssdslice
+	note "the text's slots: $lz4_bytes bytes in lz4, $cold in zstd (cold_bytes) after $recompressed were recompressed; after the restart $warm_hits of 1024 text blocks hit"
+	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the text differed from the HDD"
+	[ "$recompressed" -gt 0 ] || fail "recompressed=0 with cold_compressor zstd, want > 0"
+	[ "$cold" -gt 0 ] || fail "cold_bytes=0 with cold_compressor zstd, want > 0"
+	[ "$errors" = 0 ] && [ "$errors2" = 0 ] || fail "ssd_errors=$errors, then $errors2 after the restart; want 0"
+	[ "$got" = "$want" ] || fail "after the restart the text read differs from the HDD"
+	[ "$warm_hits" -gt 0 ] || fail "no text block hit after the restart: nothing came back warm"
+}
+
 # hot_set_hits RATE: on the 16 MiB SSD slice with cleaner_rate_mib RATE (overbook 1000: no
 # line is shared, so only eviction loses a block), a hot 2 MiB (2:1
 # data) is read twice, then six rounds each read 8 MiB of a cold random stream (3x the SSD

@@ -103,7 +103,7 @@ blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_ext
 total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards
 hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason dram_bytes meta_bytes
 marks mark_waits mark_wait_us commit_us loading fills_skipped compress_skipped hot_blocks
-recompressed"
+recompressed cold_bytes"
 
 t_status_keys() {
 	must dmsetup create vol --table "$(flaz_table)"
@@ -148,6 +148,7 @@ t_message_refusals() {
 	refused 'low_watermark' dmsetup message vol 0 low_watermark 0
 	refused 'cleaner_rate_mib must be from 0' dmsetup message vol 0 cleaner_rate_mib 65537
 	refused 'compressor|reload' dmsetup message vol 0 compressor lz4
+	refused 'cold_compressor|reload' dmsetup message vol 0 cold_compressor zstd
 	got=$(dmsetup table vol | cut -d' ' -f6-)
 	# suspended, the SSD is not the volume's to write: messages that write it are refused
 	must dmsetup suspend vol

@@ -94,6 +94,7 @@ check cache-hit-sizes t_cache_hit_sizes
 check cache-hit-race t_cache_hit_race
 check cache-cleaner-verify t_cache_cleaner_verify
 check cache-cleaner-hot-raw t_cache_cleaner_hot_raw
+check cache-cleaner-cold t_cache_cleaner_cold
 check cache-cleaner-hot-set t_cache_cleaner_hot_set
 check cache-cleaner-fault t_cache_cleaner_fault
 check persist-warm-dmsetup t_persist_warm dmsetup
