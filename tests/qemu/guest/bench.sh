@@ -485,20 +485,25 @@ nbd_section() {
 # ---- The cleaner: what eviction keeps. Per load: dm-cache, flaz-lz4 with whole-extent FIFO
 # eviction (cleaner_rate_mib 0), flaz-lz4 with the cleaner, and an ideal LRU of flaz's
 # compressed capacity simulated from the cleaner row's own I/O trace (fio --write_iolog).
+# flaz runs with overbook 400 here: lines for the whole 512 MiB HDD, so no two blocks share a
+# line and what is lost is lost to eviction alone (the direct-mapped table's conflicts are
+# the main table's business).
+CLEAN_OPTS="compressor lz4 overbook 400"
 
-# lru_sim CAP [cnt=0|1 FILE...]: hit % of an LRU cache of CAP 4 KiB blocks fed the reads of
-# fio iologs ("[TIME] FILE read OFFSET LENGTH") in order; only files after cnt=1 count.
+# lru_sim CAP PRE [cnt=0|1 FILE...]: hit % of an LRU cache of CAP 4 KiB blocks that first
+# reads blocks 0..PRE-1 in order, then the reads of fio iologs ("[TIME] FILE read OFFSET
+# LENGTH") in order; only files after cnt=1 count.
 lru_sim() {
-	lru_cap=$1
-	shift
-	awk -v cap="$lru_cap" '
+	lru_cap=$1 lru_pre=$2
+	shift 2
+	awk -v cap="$lru_cap" -v pre="$lru_pre" '
 		function unlink(b) { nx[pv[b]] = nx[b]; pv[nx[b]] = pv[b] }
 		function access(b,  t) {
 			if (b in nx) { if (cnt) hit++; unlink(b) } else { if (cnt) miss++; n++ }
 			nx[b] = nx[-1]; pv[b] = -1; pv[nx[-1]] = b; nx[-1] = b
 			if (n > cap) { t = pv[-1]; unlink(t); delete nx[t]; delete pv[t]; n-- }
 		}
-		BEGIN { nx[-1] = -1; pv[-1] = -1 }
+		BEGIN { nx[-1] = -1; pv[-1] = -1; for (b = 0; b < pre; b++) access(b) }
 		{ f = $2 == "read" ? 3 : $3 == "read" ? 4 : 0 }
 		f { for (b = int($f / 4096); b <= int(($f + $(f + 1) - 1) / 4096); b++) access(b) }
 		END { if (hit + miss) printf "%.1f", 100 * hit / (hit + miss); else printf "-" }' "$@"
@@ -510,7 +515,7 @@ lru_cap() {
 		'BEGIN { if (r + 0 <= 0) r = 1; printf "%d", ext * ek / 4 * r }'
 }
 
-# lru_row TABLE CAP FILES...: the simulated LRU's row.
+# lru_row TABLE CAP PRE FILES...: the simulated LRU's row.
 lru_row() {
 	lr_tbl=$1 lr_cap=$2
 	shift 2
@@ -561,6 +566,51 @@ hotscan_flaz() {
 	dmsetup remove vol
 }
 
+# fg_row NAME SCAN OPTIONS...: the foreground's cost of cleaning. On a fresh flaz-lz4 volume
+# with OPTIONS, zipf reads over a hot 16 MiB (warmed first) for RUN_S seconds, with SCAN=1
+# while a sequential read of 384 MiB of cold data runs beside them, whose fills keep the
+# cleaner (or FIFO eviction) busy; one row of IOPS and latency.
+fg_row() {
+	fg_name=$1 fg_scan=$2
+	shift 2
+	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 1)) $* cold"
+	dd if=/dev/mapper/vol of=/dev/null bs=1M count=16 iflag=direct 2>/dev/null
+	dd if=/dev/mapper/vol of=/dev/null bs=1M count=16 iflag=direct 2>/dev/null
+	fg_pid=
+	if [ "$fg_scan" = 1 ]; then
+		fio --name=scan --filename=/dev/mapper/vol --offset=128M --size=384M --rw=read \
+			--bs=64k --ioengine=libaio --iodepth=4 --direct=1 --time_based \
+			--runtime=$((RUN_S + 10)) --eta=never --output=/dev/null &
+		fg_pid=$!
+		sleep 3
+	fi
+	dmsetup status vol >/tmp/status
+	fg_c0=$(flaz_val extents_cleaned) fg_e0=$(flaz_val evictions)
+	zipf_reads /dev/mapper/vol 16 $RUN_S /tmp/fg.terse
+	dmsetup status vol >/tmp/status
+	fg_c1=$(flaz_val extents_cleaned) fg_e1=$(flaz_val evictions)
+	[ -z "$fg_pid" ] || wait $fg_pid
+	dmsetup remove vol
+	fg_iops=$(cut -d';' -f8 /tmp/fg.terse)
+	row "$fg_name" - "$fg_iops" "$(pct /tmp/fg.terse 50)" "$(pct /tmp/fg.terse 99)" - - -
+	csv clean-fg "$fg_name" - "$fg_iops" "$(pct /tmp/fg.terse 50)" "$(pct /tmp/fg.terse 99)" - - - -
+	echo "clean-fg $fg_name - $fg_iops - -" >>$ROWS
+	say "  $fg_name: $((fg_c1 - fg_c0)) extents cleaned, $((fg_e1 - fg_e0)) blocks evicted while measured"
+}
+
+# The foreground's loss to cleaning: IOPS beside the scan with the cleaner against the same
+# with FIFO eviction (goal: at most 10% lower), and against no scan at all.
+fg_ratios() {
+	awk "$ratio_awk"'
+		$1 != "clean-fg" { next }
+		{ i[$2] = $4 }
+		END {
+			printf "::  with the cleaner busy: %s of the IOPS with FIFO eviction busy (goal >= 0.90x: %s), %s of idle\n",
+				x(i["scan-clean"], i["scan-fifo"]), goal(i["scan-clean"], i["scan-fifo"], 0.9),
+				x(i["scan-clean"], i["idle"])
+		}' $ROWS
+}
+
 # Per load: the cleaner's share of the gap between FIFO eviction and the ideal LRU (goal
 # >= 80%), and flaz's hit ratio against dm-cache's where that is below 50% (goal >= 1.8x).
 cleaner_ratios() {
@@ -583,8 +633,12 @@ cleaner_ratios() {
 		}' $ROWS
 }
 
-# The cleaner's zipf loads: less skewed than the main table's, so that within a row the misses
-# fill the log more than once and eviction decides what is kept.
+# The cleaner's zipf loads: less skewed than the main table's, after a sequential read of the
+# whole set (so the cache starts full and eviction decides what is kept from the first read).
+prefilled_zipf09_reads() {
+	dd if="$1" of=/dev/null bs=1M count="$2" iflag=direct 2>/dev/null
+	zipf09_reads "$@"
+}
 zipf09_reads() {
 	fio --name=zipf09 --filename="$1" --size="$2M" --rw=randread --bs=4k \
 		--random_distribution=zipf:0.9 --ioengine=libaio --iodepth=8 --direct=1 \
@@ -600,27 +654,40 @@ cleaner_section() {
 	for cl_mib in $WSET_MIB $((2 * WSET_MIB)); do
 		cl_tbl=clean-zipf$((cl_mib / 128))x
 		header "$cl_tbl: zipf:0.9 reads over ${cl_mib} MiB ($((cl_mib / 128))x the SSD)"
-		WARM_LOAD=zipf09_reads RUN_LOAD=zipf09_reads
+		WARM_LOAD=prefilled_zipf09_reads RUN_LOAD=zipf09_reads
 		dmcache_up $BACKING
 		bench $cl_tbl dm-cache /dev/mapper/cached $cl_mib dmcache_hits
 		dmcache_down
-		flaz_bench $cl_tbl flaz-fifo $cl_mib compressor lz4 cleaner_rate_mib 0
-		flaz_bench $cl_tbl flaz-clean $cl_mib compressor lz4
+		# shellcheck disable=SC2086 # a list of options
+		flaz_bench $cl_tbl flaz-fifo $cl_mib $CLEAN_OPTS cleaner_rate_mib 0
+		# shellcheck disable=SC2086
+		flaz_bench $cl_tbl flaz-clean $cl_mib $CLEAN_OPTS
 		WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
-		lru_row $cl_tbl "$(lru_cap)" cnt=0 /tmp/warm.terse.iolog cnt=1 /tmp/run.terse.iolog
+		lru_row $cl_tbl "$(lru_cap)" $((cl_mib * 256)) cnt=0 /tmp/warm.terse.iolog \
+			cnt=1 /tmp/run.terse.iolog
 	done
 	header "clean-hotscan: a hot 16 MiB read after each 32 MiB of a 384 MiB scan (3x the SSD), ${HOTSCAN_ROUNDS} rounds; hit% of the hot reads from round 2"
 	dmcache_up $BACKING
 	hotscan clean-hotscan dm-cache /dev/mapper/cached dmcache_hits
 	dmcache_down
-	hotscan_flaz flaz-fifo compressor lz4 cleaner_rate_mib 0
-	hotscan_flaz flaz-clean compressor lz4
+	# shellcheck disable=SC2086
+	hotscan_flaz flaz-fifo $CLEAN_OPTS cleaner_rate_mib 0
+	# shellcheck disable=SC2086
+	hotscan_flaz flaz-clean $CLEAN_OPTS
 	hs_args="cnt=0 /tmp/hs.1.hot /tmp/hs.1.scan"
 	for hs_r in $(seq 2 $HOTSCAN_ROUNDS); do
 		hs_args="$hs_args cnt=1 /tmp/hs.$hs_r.hot cnt=0 /tmp/hs.$hs_r.scan"
 	done
 	# shellcheck disable=SC2086 # a list of arguments
-	lru_row clean-hotscan "$(lru_cap)" $hs_args
+	lru_row clean-hotscan "$(lru_cap)" 0 $hs_args
+	header "clean-fg: zipf reads over a cached 16 MiB, alone and beside a 384 MiB scan (${RUN_S} s)"
+	# shellcheck disable=SC2086
+	fg_row idle 0 $CLEAN_OPTS
+	# shellcheck disable=SC2086
+	fg_row scan-fifo 1 $CLEAN_OPTS cleaner_rate_mib 0
+	# shellcheck disable=SC2086
+	fg_row scan-clean 1 $CLEAN_OPTS
+	fg_ratios
 	cleaner_ratios
 }
 

@@ -602,6 +602,14 @@ clean_cold() { # clean_cold PART: the fio job of cold part 1..6
 		--verify=crc32c --randseed=$((21 + $1)) --refill_buffers"
 }
 
+# write_cold: the six cold parts, written with their crc32c headers.
+write_cold() {
+	for wc_part in 1 2 3 4 5 6; do
+		# shellcheck disable=SC2046
+		run_fio "write-cold$wc_part" $(clean_cold $wc_part) --do_verify=0
+	done
+}
+
 # The cleaner at full speed on the 16 MiB SSD slice (16 KiB extents; overbook 1000, so no
 # cold block takes a hot block's line: only the cleaner decides what stays). After writing
 # both, four rounds each verify the six cold parts (misses whose fills keep the cleaner
@@ -617,10 +625,7 @@ t_cache_cleaner_verify() {
 	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40
 	# shellcheck disable=SC2086 # the jobs are lists of options
 	run_fio write-hot $CLEAN_HOT --do_verify=0
-	for part in 1 2 3 4 5 6; do
-		# shellcheck disable=SC2046
-		run_fio "write-cold$part" $(clean_cold $part) --do_verify=0
-	done
+	write_cold
 	hot_hits=0
 	for round in 1 2 3 4; do
 		for part in 1 2 3 4 5 6; do
@@ -684,10 +689,7 @@ t_cache_cleaner_hot_raw() {
 		high_watermark 40 hot_uncompressed 1 hot_max_percent 20
 	must fio --name=hotgen --filename=/dev/mapper/vol --ioengine=psync --rw=write --bs=64k \
 		--size=4M --direct=1 --refill_buffers --buffer_compress_percentage=50 --randseed=31
-	for part in 1 2 3 4 5 6; do
-		# shellcheck disable=SC2046
-		run_fio "write-cold$part" $(clean_cold $part) --do_verify=0
-	done
+	write_cold
 	want=$(sha_mib $HDD 0 4)
 	hr_bad=0
 	hot_rounds 2 3 "$want"
@@ -728,10 +730,7 @@ t_cache_cleaner_cold() {
 	must dd if=/tmp/text of=/dev/mapper/vol bs=1M oflag=direct conv=notrunc
 	wait_settled vol
 	lz4_bytes=$(status_val vol physical_bytes)
-	for part in 1 2 3 4 5 6; do
-		# shellcheck disable=SC2046
-		run_fio "write-cold$part" $(clean_cold $part) --do_verify=0
-	done
+	write_cold
 	want=$(sha_mib $HDD 0 4)
 	[ "$(sha256sum </tmp/text)" = "$want" ] || fail "the HDD does not hold the text written"
 	hr_bad=0
