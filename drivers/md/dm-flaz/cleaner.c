@@ -74,7 +74,7 @@ struct flaz_cleaner {
 	u8 *buf;			/* the victims, extent after extent; then recoded slots */
 	u32 staged;			/* bytes of recoded slots after the victims */
 	u32 new_hot;			/* slots this pass made hot raw */
-	u8 *out;			/* an extent being packed */
+	u8 *out;			/* an extent being packed; a block while judging */
 	struct flaz_move *moves;
 	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
 	u32 *fill;			/* bytes per bin */
@@ -756,7 +756,6 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	mutex_init(&cl->lock);
 	INIT_DELAYED_WORK(&cl->work, clean_work);
 	cl->window = clamp_t(u32, CLEAN_WINDOW / c->extent_bytes, 1, max(total / 8, 1U));
-	/* a slot holds a header and a byte at least: 64 bytes */
 	/* slots of 128 bytes on average fill the list; smaller ones beyond it are dropped */
 	cl->max_moves = cl->window * (c->extent_bytes / 128);
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
