@@ -564,6 +564,21 @@ static u32 max_bins(u32 k)
 	return k - max(1U, k / 4);
 }
 
+/*
+ * Free extents fills leave to the cleaner's moves: a pass's worth, but no more
+ * than 3/8 of low_watermark, so that fills still take free extents below the
+ * levels where the cleaner stops pacing itself (3/4) and where whole extents go
+ * (1/2); with more, fills would be skipped while the cleaner kept its pace.
+ */
+static void set_reserve(struct flaz_cleaner *cl)
+{
+	struct flaz_cache *c = cl->c;
+	u32 most = div_u64((u64)c->geo->nr_extents * 3 *
+			   flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK), 800);
+
+	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), most));
+}
+
 /* Compact victims cl->ids[0..@k): move the hit slots, drop the rest, evict them. */
 static void compact(struct flaz_cleaner *cl, u32 k)
 {
@@ -650,6 +665,7 @@ static void clean_work(struct work_struct *work)
 	long delay;
 
 	mutex_lock(&cl->lock);
+	set_reserve(cl);
 	delay = READ_ONCE(cl->stopped) ? -1 : pass(cl);
 	if (delay < 0)
 		put_buffers(cl);
@@ -767,8 +783,7 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
-	/* room for a whole pass's moves: fills leave it to the cleaner */
-	flaz_alloc_set_reserve(c->alloc, max_bins(cl->window));
+	set_reserve(cl);
 	return cl;
 }
 
