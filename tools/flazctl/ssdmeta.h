@@ -210,7 +210,7 @@ bool entry_block(const struct flaz_entry_info *e, const struct flaz_sb_info *inf
 /* Byte offset of extent @x. */
 static inline __u64 extent_offset(const struct flaz_geometry *g, __u64 x)
 {
-	return (g->data_start + x * g->extent_sectors) << FLAZ_SECTOR_SHIFT;
+	return flaz_extent_sector(g, x) << FLAZ_SECTOR_SHIFT;
 }
 
 #endif

@@ -34,8 +34,12 @@
  * Eviction, the second stage: below half of low_watermark, with the cleaner off
  * (cleaner_rate_mib 0), out of normal mode, or without memory for a window,
  * the oldest extents go whole without being read, as do extents whose write
- * failed. A fill never waits for the cleaner; it is skipped when no extent is
- * free but the few kept for the cleaner's moves (alloc.c).
+ * failed. Below half of low_watermark, extents that hold slots a pass moved
+ * are passed over (a window of them) and compacted next: fills faster than
+ * compaction then drop the cold stream, not the hot set. A fill never waits
+ * for the cleaner; it is skipped when no extent is free but the few kept for
+ * the cleaner's moves (alloc.c). With free extents that short, a commit frees
+ * evicted ones at once (meta.c).
  *
  * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to clean
  * cleaner_rate_mib MiB a second; an idle volume is cleaned flat out, and so is
@@ -43,12 +47,14 @@
  * compaction keeps up with fills before the second stage has to step in.
  */
 #include <linux/bitmap.h>
+#include <linux/completion.h>
 #include <linux/dm-io.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/vmalloc.h>
 
 #include "compat.h"
 #include "flaz.h"
@@ -58,11 +64,22 @@
 #define CLEAN_BUSY		(HZ / 10)
 #define EVICT_BATCH		64
 
+/* One extent read or write of a pass; a pass starts a batch of them at once. */
+struct clean_io {
+	struct flaz_cleaner *cl;
+	u32 ext;			/* FLAZ_NO_BIN: a bin that got no extent */
+	u32 first, nr;			/* a bin's moves */
+	u32 hot, cold;			/* a bin's hot raw slots, cold-codec bytes */
+	bool failed;
+};
+
 struct flaz_cleaner {
 	struct flaz_cache *c;
 	struct delayed_work work;
 	struct mutex lock;		/* one pass, eviction or emptying at a time */
 	unsigned long *victims;		/* extents whose lines a table scan drops */
+	unsigned long *kept;		/* extents holding slots a pass moved there */
+	u32 *spared;			/* such extents stage two passed over (window of them) */
 	u32 window;			/* victims a pass takes at most */
 	u32 max_moves;
 	bool stopped;			/* suspended: no passes */
@@ -70,11 +87,14 @@ struct flaz_cleaner {
 	u64 hot_total;			/* their sum */
 	u32 *cold;			/* per extent: bytes of cold-codec slots (with one) */
 	u64 cold_total;			/* their sum */
-	/* while passes run (kvmalloc'ed at the first, freed when done) */
+	atomic_t io_left;		/* the batch's I/Os not done, +1 while starting it */
+	struct completion io_done;
+	/* while passes run (allocated at the first, freed when done) */
 	u8 *buf;			/* the victims, extent after extent; then recoded slots */
 	u32 staged;			/* bytes of recoded slots after the victims */
 	u32 new_hot;			/* slots this pass made hot raw */
-	u8 *out;			/* an extent being packed; a block while judging */
+	u8 *out;			/* the bins being written; a block while judging */
+	struct clean_io *io;		/* per victim, then per bin */
 	struct flaz_move *moves;
 	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
 	u32 *fill;			/* bytes per bin */
@@ -177,46 +197,59 @@ u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_b
 	return bins;
 }
 
+/* Extents a pass of @k victims may fill with moves: it frees a quarter of them at least. */
+static u32 max_bins(u32 k)
+{
+	return k - max(1U, k / 4);
+}
+
 static void put_buffers(struct flaz_cleaner *cl)
 {
-	kvfree(cl->buf);
-	kvfree(cl->out);
+	vfree(cl->buf);
+	vfree(cl->out);
+	kvfree(cl->io);
 	kvfree(cl->moves);
 	kvfree(cl->ids);
 	bitmap_free(cl->reread);
 	cl->buf = NULL;
 	cl->out = NULL;
+	cl->io = NULL;
 	cl->moves = NULL;
 	cl->ids = NULL;
 	cl->reread = NULL;
 	cl->bytes = 0;
 }
 
-/* Memory for passes, taken without recursing into I/O; false without it. */
+/*
+ * Memory for passes, taken without recursing into I/O; false without it. What
+ * dm-io reads and writes is vmalloc'ed (DM_IO_VMA).
+ */
 static bool get_buffers(struct flaz_cleaner *cl)
 {
-	u32 eb = cl->c->extent_bytes, w = cl->window;
+	u32 eb = cl->c->extent_bytes, w = cl->window, bins = max(max_bins(w), 1U);
 	unsigned int noio;
 
 	if (cl->buf)
 		return true;
 	noio = memalloc_noio_save();
-	cl->buf = kvmalloc_array(2 * w, eb, GFP_KERNEL | __GFP_NOWARN);
-	cl->out = kvmalloc(eb, GFP_KERNEL | __GFP_NOWARN);
+	cl->buf = __vmalloc(2ULL * w * eb, GFP_KERNEL | __GFP_NOWARN);
+	cl->out = __vmalloc((u64)bins * eb, GFP_KERNEL | __GFP_NOWARN);
+	cl->io = kvmalloc_array(w, sizeof(*cl->io), GFP_KERNEL | __GFP_NOWARN);
 	cl->moves = kvmalloc_array(cl->max_moves, sizeof(*cl->moves),
 				   GFP_KERNEL | __GFP_NOWARN);
 	/* ids and live: twice the window; tmp: as much again; fill: one per victim */
 	cl->ids = kvmalloc_array(7 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
 	cl->reread = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	memalloc_noio_restore(noio);
-	if (!cl->buf || !cl->out || !cl->moves || !cl->ids || !cl->reread) {
+	if (!cl->buf || !cl->out || !cl->io || !cl->moves || !cl->ids || !cl->reread) {
 		put_buffers(cl);
 		return false;
 	}
 	cl->live = cl->ids + 2 * w;
 	cl->tmp = cl->live + 2 * w;
 	cl->fill = cl->tmp + 2 * w;
-	cl->bytes = 2ULL * w * eb + eb + (u64)cl->max_moves * sizeof(*cl->moves) +
+	cl->bytes = (2ULL * w + bins) * eb + (u64)w * sizeof(*cl->io) +
+		    (u64)cl->max_moves * sizeof(*cl->moves) +
 		    7 * w * sizeof(u32) + BITS_TO_LONGS(w) * sizeof(long);
 	return true;
 }
@@ -226,6 +259,7 @@ static void retire(struct flaz_cleaner *cl, u32 id)
 {
 	WRITE_ONCE(cl->hot_total, cl->hot_total - cl->hot[id]);
 	cl->hot[id] = 0;
+	clear_bit(id, cl->kept);
 	if (cl->cold) {
 		WRITE_ONCE(cl->cold_total, cl->cold_total - cl->cold[id]);
 		cl->cold[id] = 0;
@@ -252,21 +286,33 @@ static void evict_victims(struct flaz_cleaner *cl)
 	flaz_meta_kick(c->meta);
 }
 
-/* Stage two: up to @want of the oldest extents go whole, and failed ones. Returns how many. */
-static u32 evict_oldest(struct flaz_cleaner *cl, u32 want)
+/*
+ * Stage two: up to @want of the oldest extents go whole, and failed ones.
+ * With @spare, while compaction goes on, extents holding slots it moved (hit
+ * ones) are passed over, up to a window of them, and left at the head for the
+ * next pass: a fast stream of fills must not drop the hot set whole. Returns
+ * how many went.
+ */
+static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 {
 	struct flaz_cache *c = cl->c;
 	u32 ids[EVICT_BATCH];
-	u32 n, i, id, done = 0;
+	u32 n, i, id, done = 0, spared = 0;
 
 	while (done < want) {
 		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH));
 		if (!n)
 			break;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			if (spare && spared < cl->window && test_bit(ids[i], cl->kept)) {
+				cl->spared[spared++] = ids[i];
+				continue;
+			}
 			set_bit(ids[i], cl->victims);
-		done += n;
+			done++;
+		}
 	}
+	flaz_alloc_unget(c->alloc, cl->spared, spared);
 	/* failed extents were never written, so they are in no FIFO */
 	for_each_set_bit(id, c->failed, c->geo->nr_extents)
 		set_bit(id, cl->victims);
@@ -274,22 +320,57 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want)
 	return done;
 }
 
-static int extent_io(struct flaz_cache *c, blk_opf_t opf, u32 ext, void *buf, u32 bytes)
+FLAZ_IO_NOTIFY(io_done)
 {
-	const struct flaz_geometry *g = c->geo;
+	struct clean_io *io = context;
+	struct flaz_cleaner *cl = io->cl;
+
+	io->failed = error;
+	if (atomic_dec_and_test(&cl->io_left))
+		complete(&cl->io_done);
+}
+
+/*
+ * A pass's extent I/O goes in batches, every read (or write) of one started at
+ * once, so a pass waits for about one round trip of the SSD, not one per
+ * extent, and keeps up with fills.
+ */
+static void batch_start(struct flaz_cleaner *cl)
+{
+	atomic_set(&cl->io_left, 1);
+	reinit_completion(&cl->io_done);
+}
+
+/* Start I/O @io: @bytes of extent io->ext from or to @buf. */
+static void extent_io(struct flaz_cleaner *cl, blk_opf_t opf, struct clean_io *io, void *buf,
+		      u32 bytes)
+{
+	struct flaz_cache *c = cl->c;
 	struct dm_io_region where = {
 		.bdev = c->ssd,
-		.sector = g->data_start + (sector_t)ext * g->extent_sectors,
+		.sector = flaz_extent_sector(c->geo, io->ext),
 		.count = bytes >> SECTOR_SHIFT,
 	};
 	struct dm_io_request req = {
 		.bi_opf = opf,
 		.mem.type = DM_IO_VMA,
 		.mem.ptr.vma = buf,
+		.notify.fn = io_done_notify,
+		.notify.context = io,
 		.client = c->io,
 	};
 
-	return flaz_dm_io(&req, &where);
+	io->cl = cl;
+	io->failed = false;
+	atomic_inc(&cl->io_left);
+	if (flaz_dm_io(&req, &where))
+		io_done(1, io);
+}
+
+static void batch_wait(struct flaz_cleaner *cl)
+{
+	if (!atomic_dec_and_test(&cl->io_left))
+		wait_for_completion_io(&cl->io_done);
 }
 
 /*
@@ -446,7 +527,7 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	(*nr)++;
 }
 
-/* Read victim @i and judge its slots; a victim that cannot be read is evicted by a scan. */
+/* Judge the slots of victim @i, read; one that could not be read is evicted by a scan. */
 static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 {
 	struct flaz_cache *c = cl->c;
@@ -456,8 +537,7 @@ static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 	u32 used, nr_slots, off = 0;
 	int r;
 
-	if (extent_io(c, REQ_OP_READ, ext, x, eb) ||
-	    flaz_extent_decode(x, eb, ext, &used, &nr_slots)) {
+	if (cl->io[i].failed || flaz_extent_decode(x, eb, ext, &used, &nr_slots)) {
 		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
 		set_bit(i, cl->reread);
 		return;
@@ -492,26 +572,30 @@ static void drop_moves(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 
 }
 
 /*
- * Write the @n moves of one bin into a free extent, then point their lines at
- * it. Returns false when no extent is free or the write failed (the moves are
- * dropped).
+ * Pack the moves of bin @b (io->first, io->nr of them) into its buffer and start
+ * its write into a free extent; io->ext is FLAZ_NO_BIN when none is free.
  */
-static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
+static void start_bin(struct flaz_cleaner *cl, u32 b)
 {
 	struct flaz_cache *c = cl->c;
-	u32 used, heat, i, id, moved = 0, hot = 0, cold = 0;
+	struct clean_io *io = &cl->io[b];
+	const struct flaz_move *mv = cl->moves + io->first;
+	u8 *out = cl->out + (size_t)b * c->extent_bytes;
 	struct flaz_slot_info info;
-	struct flaz_entry e = { .kind = FLAZ_ENTRY_SLOT };
-	u64 line;
+	u32 used, i;
 
-	if (flaz_alloc_get_reserved(c->alloc, &id))
-		return false;
-	set_bit(id, c->unflushed);
-	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
-	used = mv[n - 1].off + mv[n - 1].bytes;
-	memset(cl->out, 0, round_up(used, FLAZ_BLOCK_SIZE));
-	for (i = 0; i < n; i++) {
-		u8 *slot = cl->out + mv[i].off;
+	io->hot = 0;
+	io->cold = 0;
+	if (flaz_alloc_get_reserved(c->alloc, &io->ext)) {
+		io->ext = FLAZ_NO_BIN;
+		return;
+	}
+	set_bit(io->ext, c->unflushed);
+	WRITE_ONCE(c->ext_seq[io->ext], atomic64_read(&c->seq));
+	used = mv[io->nr - 1].off + mv[io->nr - 1].bytes;
+	memset(out, 0, round_up(used, FLAZ_BLOCK_SIZE));
+	for (i = 0; i < io->nr; i++) {
+		u8 *slot = out + mv[i].off;
 
 		memcpy(slot, cl->buf + mv[i].src, mv[i].bytes);
 		/* checked when the victim was read; a new seq for the new extent */
@@ -520,29 +604,47 @@ static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n
 		info.seq = atomic64_inc_return(&c->seq);
 		flaz_slot_encode(slot, &info);
 		if (info.flags & FLAZ_SLOT_HOT)
-			hot++;
+			io->hot++;
 		if (info.codec != c->codec)
-			cold += info.bytes;
+			io->cold += info.bytes;
 	}
-	flaz_extent_encode(cl->out, atomic64_inc_return(&c->seq), id, used, n);
-	if (extent_io(c, REQ_OP_WRITE, id, cl->out, round_up(used, FLAZ_BLOCK_SIZE))) {
+	flaz_extent_encode(out, atomic64_inc_return(&c->seq), io->ext, used, io->nr);
+	extent_io(cl, REQ_OP_WRITE, io, out, round_up(used, FLAZ_BLOCK_SIZE));
+}
+
+/* Bin @b's write is done: point its moves' lines at it, or drop them. */
+static void end_bin(struct flaz_cleaner *cl, u32 b)
+{
+	struct flaz_cache *c = cl->c;
+	const struct clean_io *io = &cl->io[b];
+	const struct flaz_move *mv = cl->moves + io->first;
+	struct flaz_entry e = { .kind = FLAZ_ENTRY_SLOT, .ext = io->ext };
+	u32 heat, i, moved = 0;
+	u64 line;
+
+	if (io->ext == FLAZ_NO_BIN) {
+		drop_moves(cl, mv, io->nr);
+		return;
+	}
+	if (io->failed) {
 		/* nothing points into it: free again at once */
 		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
-		clear_bit(id, c->unflushed);
-		flaz_alloc_put(c->alloc, id);
-		return false;
+		clear_bit(io->ext, c->unflushed);
+		flaz_alloc_put(c->alloc, io->ext);
+		drop_moves(cl, mv, io->nr);
+		return;
 	}
 	/* on the SSD before any line points there (hit.c reads it from there) */
-	set_bit(id, c->written);
-	flaz_alloc_written(c->alloc, id);
-	cl->hot[id] = hot;
-	WRITE_ONCE(cl->hot_total, cl->hot_total + hot);
+	set_bit(io->ext, c->written);
+	flaz_alloc_written(c->alloc, io->ext);
+	set_bit(io->ext, cl->kept);
+	cl->hot[io->ext] = io->hot;
+	WRITE_ONCE(cl->hot_total, cl->hot_total + io->hot);
 	if (cl->cold) {
-		cl->cold[id] = cold;
-		WRITE_ONCE(cl->cold_total, cl->cold_total + cold);
+		cl->cold[io->ext] = io->cold;
+		WRITE_ONCE(cl->cold_total, cl->cold_total + io->cold);
 	}
-	e.ext = id;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < io->nr; i++) {
 		line = flaz_l2p_line(c->l2p, mv[i].block);
 		e.off = mv[i].off;
 		e.bytes = mv[i].bytes;
@@ -555,13 +657,6 @@ static bool write_bin(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n
 		flaz_l2p_unlock(c->l2p, line);
 	}
 	flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_MOVED, moved);
-	return true;
-}
-
-/* Extents a pass of @k victims may fill with moves: it frees a quarter of them at least. */
-static u32 max_bins(u32 k)
-{
-	return k - max(1U, k / 4);
 }
 
 /*
@@ -583,25 +678,37 @@ static void set_reserve(struct flaz_cleaner *cl)
 static void compact(struct flaz_cleaner *cl, u32 k)
 {
 	struct flaz_cache *c = cl->c;
-	u32 base = sizeof(struct flaz_extent_hdr);
+	u32 base = sizeof(struct flaz_extent_hdr), eb = c->extent_bytes;
 	u32 i, b, first, nr = 0, bins, most;
 
 	bitmap_zero(cl->reread, k);
 	cl->staged = 0;
 	cl->new_hot = 0;
+	batch_start(cl);
+	for (i = 0; i < k; i++) {
+		cl->io[i].ext = cl->ids[i];
+		if (cl->live[i])
+			extent_io(cl, REQ_OP_READ, &cl->io[i], cl->buf + (size_t)i * eb, eb);
+	}
+	batch_wait(cl);
 	for (i = 0; i < k; i++)
 		if (cl->live[i])
 			judge_victim(cl, i, &nr);
 	/* and moves need free extents */
 	most = min(max_bins(k), flaz_alloc_nr_free(c->alloc));
-	bins = flaz_cleaner_pack(cl->moves, nr, base, c->extent_bytes, most, cl->fill);
+	bins = flaz_cleaner_pack(cl->moves, nr, base, eb, most, cl->fill);
+	batch_start(cl);
 	for (first = 0, b = 0; b < bins; b++) {
 		for (i = first; i < nr && cl->moves[i].bin == b; i++)
 			;
-		if (!write_bin(cl, cl->moves + first, i - first))
-			drop_moves(cl, cl->moves + first, i - first);
+		cl->io[b].first = first;
+		cl->io[b].nr = i - first;
+		start_bin(cl, b);
 		first = i;
 	}
+	batch_wait(cl);
+	for (b = 0; b < bins; b++)
+		end_bin(cl, b);
 	drop_moves(cl, cl->moves + first, nr - first);
 	/* whatever still points into a victim (a slot that failed its checks) goes by a scan */
 	for (i = 0; i < k; i++)
@@ -635,12 +742,13 @@ static long pass(struct flaz_cleaner *cl)
 	    flaz_meta_loading(c->meta) || !get_buffers(cl)) {
 		/* short of space: as many as it takes to get back to low, then compact */
 		if (urgent && rate)
-			return evict_oldest(cl, urgent) ? 0 : -1;
-		evict_oldest(cl, want);
+			return evict_oldest(cl, urgent, flaz_cache_mode(c) == FLAZ_MODE_NORMAL) ?
+			       0 : -1;
+		evict_oldest(cl, want, false);
 		return -1;
 	}
 	/* failed extents go first, whole */
-	evict_oldest(cl, 0);
+	evict_oldest(cl, 0, false);
 	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window);
 	if (!n)
 		return -1;
@@ -697,6 +805,18 @@ void flaz_cleaner_kick(struct flaz_cleaner *cl)
 		flaz_meta_kick(c->meta);	/* space is on its way: hurry the commit */
 }
 
+/*
+ * Fills are close to finding no free extent (fewer than half of low_watermark
+ * are free but for those a commit will free): the evicted ones are wanted now.
+ */
+bool flaz_cleaner_short(struct flaz_cleaner *cl)
+{
+	struct flaz_cache *c = cl->c;
+	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
+
+	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), c->geo->nr_extents, low / 2, low);
+}
+
 /* An extent write failed (interrupt context): it is evicted now. */
 void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext)
 {
@@ -738,12 +858,13 @@ void flaz_cleaner_start(struct flaz_cleaner *cl)
 	queue_delayed_work(cl->c->wq.io, &cl->work, 0);
 }
 
-/* DRAM the cleaner holds now: a bitmap, the hot counts, and its buffers while passes run. */
+/* DRAM the cleaner holds now: two bitmaps, the hot counts, and its buffers while passes run. */
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 {
 	u64 nr = cl->c->geo->nr_extents;
 
-	return sizeof(*cl) + BITS_TO_LONGS(nr) * sizeof(long) + nr +
+	return sizeof(*cl) + 2 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
+	       cl->window * sizeof(*cl->spared) +
 	       (cl->cold ? nr * sizeof(*cl->cold) : 0) + READ_ONCE(cl->bytes);
 }
 
@@ -770,16 +891,20 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->c = c;
 	cl->stopped = true;
 	mutex_init(&cl->lock);
+	init_completion(&cl->io_done);
 	INIT_DELAYED_WORK(&cl->work, clean_work);
 	cl->window = clamp_t(u32, CLEAN_WINDOW / c->extent_bytes, 1, max(total / 8, 1U));
 	/* slots of 128 bytes on average fill the list; smaller ones beyond it are dropped */
 	cl->max_moves = cl->window * (c->extent_bytes / 128);
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
+	cl->kept = bitmap_zalloc(total, GFP_KERNEL);
+	cl->spared = kcalloc(cl->window, sizeof(*cl->spared), GFP_KERNEL);
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	cl->hot = kvzalloc(total, GFP_KERNEL);
 	if (c->cold_codec)
 		cl->cold = kvcalloc(total, sizeof(*cl->cold), GFP_KERNEL);
-	if (!cl->victims || !cl->hot || (c->cold_codec && !cl->cold)) {
+	if (!cl->victims || !cl->kept || !cl->spared || !cl->hot ||
+	    (c->cold_codec && !cl->cold)) {
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
@@ -795,6 +920,8 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	cancel_delayed_work_sync(&cl->work);
 	put_buffers(cl);
 	bitmap_free(cl->victims);
+	bitmap_free(cl->kept);
+	kfree(cl->spared);
 	kvfree(cl->hot);
 	kvfree(cl->cold);
 	mutex_destroy(&cl->lock);

@@ -342,4 +342,10 @@ static inline __u64 flaz_gen_blocks(const struct flaz_geometry *g)
 	return (g->nr_extents + FLAZ_GEN_ENTRIES - 1) / FLAZ_GEN_ENTRIES;
 }
 
+/* The first sector of extent @ext. */
+static inline __u64 flaz_extent_sector(const struct flaz_geometry *g, __u64 ext)
+{
+	return g->data_start + ext * g->extent_sectors;
+}
+
 #endif

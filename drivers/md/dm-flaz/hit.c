@@ -400,8 +400,8 @@ static struct bio *span_prepare(struct flaz_hit *h, u32 n, gfp_t gfp)
 	const struct flaz_geometry *g = h->c->geo;
 	const struct flaz_span *s = &h->spans[n];
 
-	return read_prepare(h, &h->reads[n], h->c->ssd, g->data_start +
-			    (sector_t)s->ext * g->extent_sectors + (s->start >> SECTOR_SHIFT),
+	return read_prepare(h, &h->reads[n], h->c->ssd,
+			    flaz_extent_sector(g, s->ext) + (s->start >> SECTOR_SHIFT),
 			    s->end - s->start, span_done, gfp);
 }
 

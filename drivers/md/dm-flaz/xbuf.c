@@ -267,7 +267,7 @@ static void write_extent(struct flaz_xbuf *xb, struct xb_extent *x)
 	const struct flaz_geometry *g = c->geo;
 	struct dm_io_region where = {
 		.bdev = c->ssd,
-		.sector = g->data_start + (sector_t)x->id * g->extent_sectors,
+		.sector = flaz_extent_sector(g, x->id),
 		/* only what holds slots: a flushed extent is often mostly empty */
 		.count = round_up(x->used, FLAZ_BLOCK_SIZE) >> SECTOR_SHIFT,
 	};
