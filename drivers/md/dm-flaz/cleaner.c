@@ -62,6 +62,7 @@
 
 #define CLEAN_WINDOW		(2U << 20)	/* victim bytes a pass packs together */
 #define CLEAN_BUSY		(HZ / 10)
+#define CLEAN_DEPTH		8	/* a pass's extent I/Os in flight at once */
 #define EVICT_BATCH		64
 
 /* One extent read or write of a pass; a pass starts a batch of them at once. */
@@ -88,11 +89,13 @@ struct flaz_cleaner {
 	u32 *cold;			/* per extent: bytes of cold-codec slots (with one) */
 	u64 cold_total;			/* their sum */
 	atomic_t io_left;		/* the batch's I/Os not done, +1 while starting it */
+	u32 io_started;			/* I/Os started since the batch began */
 	struct completion io_done;
 	/* while passes run (allocated at the first, freed when done) */
 	u8 *buf;			/* the victims, extent after extent; then recoded slots */
 	u32 staged;			/* bytes of recoded slots after the victims */
 	u32 new_hot;			/* slots this pass made hot raw */
+	u64 hot_limit;			/* hot raw slots allowed, for this pass */
 	u8 *out;			/* the bins being written; a block while judging */
 	struct clean_io *io;		/* per victim, then per bin */
 	struct flaz_move *moves;
@@ -268,8 +271,11 @@ static void retire(struct flaz_cleaner *cl, u32 id)
 	flaz_alloc_retire(cl->c->alloc, id);
 }
 
-/* Evict extents set in cl->victims: their lines are dropped, they are freed after a commit. */
-static void evict_victims(struct flaz_cleaner *cl)
+/*
+ * Evict extents set in cl->victims, freed after a commit; with @scan, the
+ * lines that still point into them are dropped by a scan of the table.
+ */
+static void evict_victims(struct flaz_cleaner *cl, bool scan)
 {
 	struct flaz_cache *c = cl->c;
 	u32 total = c->geo->nr_extents;
@@ -277,7 +283,9 @@ static void evict_victims(struct flaz_cleaner *cl)
 
 	if (bitmap_empty(cl->victims, total))
 		return;
-	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, flaz_l2p_drop(c->l2p, cl->victims, false));
+	if (scan)
+		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
+			       flaz_l2p_drop(c->l2p, cl->victims, false));
 	for_each_set_bit(id, cl->victims, total) {
 		clear_bit(id, c->failed);
 		clear_bit(id, cl->victims);
@@ -316,7 +324,7 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 	/* failed extents were never written, so they are in no FIFO */
 	for_each_set_bit(id, c->failed, c->geo->nr_extents)
 		set_bit(id, cl->victims);
-	evict_victims(cl);
+	evict_victims(cl, true);
 	return done;
 }
 
@@ -331,14 +339,21 @@ FLAZ_IO_NOTIFY(io_done)
 }
 
 /*
- * A pass's extent I/O goes in batches, every read (or write) of one started at
- * once, so a pass waits for about one round trip of the SSD, not one per
- * extent, and keeps up with fills.
+ * A pass's extent I/O goes in batches of CLEAN_DEPTH started at once, so a pass
+ * waits for a few round trips of the SSD, not one per extent, and keeps up with
+ * fills; user I/O queued behind it waits for a batch at most.
  */
 static void batch_start(struct flaz_cleaner *cl)
 {
 	atomic_set(&cl->io_left, 1);
 	reinit_completion(&cl->io_done);
+	cl->io_started = 0;
+}
+
+static void batch_wait(struct flaz_cleaner *cl)
+{
+	if (!atomic_dec_and_test(&cl->io_left))
+		wait_for_completion_io(&cl->io_done);
 }
 
 /* Start I/O @io: @bytes of extent io->ext from or to @buf. */
@@ -360,17 +375,16 @@ static void extent_io(struct flaz_cleaner *cl, blk_opf_t opf, struct clean_io *i
 		.client = c->io,
 	};
 
+	if (cl->io_started == CLEAN_DEPTH) {
+		batch_wait(cl);
+		batch_start(cl);
+	}
+	cl->io_started++;
 	io->cl = cl;
 	io->failed = false;
 	atomic_inc(&cl->io_left);
 	if (flaz_dm_io(&req, &where))
 		io_done(1, io);
-}
-
-static void batch_wait(struct flaz_cleaner *cl)
-{
-	if (!atomic_dec_and_test(&cl->io_left))
-		wait_for_completion_io(&cl->io_done);
 }
 
 /*
@@ -446,9 +460,7 @@ static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 	u8 *dst;
 
 	hot = heat >= FLAZ_HEAT_MAX && flaz_opt_get(c->opts, FLAZ_OPT_HOT_UNCOMPRESSED);
-	room = cl->hot_total + cl->new_hot <
-	       flaz_cleaner_hot_limit(c->geo->nr_extents, eb,
-				      flaz_opt_get(c->opts, FLAZ_OPT_HOT_MAX_PERCENT));
+	room = cl->hot_total + cl->new_hot < cl->hot_limit;
 	cold = c->cold_codec && c->cold_codec - 1 != c->codec && info->codec == c->codec;
 	if (!comp || cl->staged + flaz_slot_bytes(FLAZ_BLOCK_SIZE) > cl->window * eb)
 		return;
@@ -590,8 +602,7 @@ static void start_bin(struct flaz_cleaner *cl, u32 b)
 		io->ext = FLAZ_NO_BIN;
 		return;
 	}
-	set_bit(io->ext, c->unflushed);
-	WRITE_ONCE(c->ext_seq[io->ext], atomic64_read(&c->seq));
+	flaz_xbuf_opened(c->xbuf, io->ext);
 	used = mv[io->nr - 1].off + mv[io->nr - 1].bytes;
 	memset(out, 0, round_up(used, FLAZ_BLOCK_SIZE));
 	for (i = 0; i < io->nr; i++) {
@@ -635,8 +646,7 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 		return;
 	}
 	/* on the SSD before any line points there (hit.c reads it from there) */
-	set_bit(io->ext, c->written);
-	flaz_alloc_written(c->alloc, io->ext);
+	flaz_xbuf_written(c->xbuf, io->ext);
 	set_bit(io->ext, cl->kept);
 	cl->hot[io->ext] = io->hot;
 	WRITE_ONCE(cl->hot_total, cl->hot_total + io->hot);
@@ -680,10 +690,13 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	struct flaz_cache *c = cl->c;
 	u32 base = sizeof(struct flaz_extent_hdr), eb = c->extent_bytes;
 	u32 i, b, first, nr = 0, bins, most;
+	bool scan = false;
 
 	bitmap_zero(cl->reread, k);
 	cl->staged = 0;
 	cl->new_hot = 0;
+	cl->hot_limit = flaz_cleaner_hot_limit(c->geo->nr_extents, eb,
+					       flaz_opt_get(c->opts, FLAZ_OPT_HOT_MAX_PERCENT));
 	batch_start(cl);
 	for (i = 0; i < k; i++) {
 		cl->io[i].ext = cl->ids[i];
@@ -711,17 +724,12 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 		end_bin(cl, b);
 	drop_moves(cl, cl->moves + first, nr - first);
 	/* whatever still points into a victim (a slot that failed its checks) goes by a scan */
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k; i++) {
 		if (test_bit(i, cl->reread) || flaz_l2p_live(c->l2p, cl->ids[i]))
-			set_bit(cl->ids[i], cl->victims);
-	if (!bitmap_empty(cl->victims, c->geo->nr_extents)) {
-		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
-			       flaz_l2p_drop(c->l2p, cl->victims, false));
-		bitmap_zero(cl->victims, c->geo->nr_extents);
+			scan = true;
+		set_bit(cl->ids[i], cl->victims);
 	}
-	for (i = 0; i < k; i++)
-		retire(cl, cl->ids[i]);
-	flaz_meta_kick(c->meta);
+	evict_victims(cl, scan);
 	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
 	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k);
 }

@@ -447,8 +447,7 @@ static bool start_now(struct flaz_hit *h)
 
 		if (b->state == HIT_HDD)
 			return false;
-		if (b->state == HIT_SLOT && test_bit(b->e.ext, c->unflushed) &&
-		    !test_bit(b->e.ext, c->written))
+		if (b->state == HIT_SLOT && !flaz_xbuf_on_ssd(c->xbuf, b->e.ext))
 			return false;
 	}
 	for (i = 0; i < h->nr; i++)

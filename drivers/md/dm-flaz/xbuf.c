@@ -121,6 +121,33 @@ static struct xb_extent *fullest(struct flaz_xbuf *xb)
 	return NULL;
 }
 
+/*
+ * Extent @id is about to take slots, from fills here or the cleaner's moves:
+ * before any entry points into it. Until a commit after its write (meta.c) no
+ * entry into it may become durable (unflushed), and a slot in it older than
+ * now is an earlier tenant's, left on the SSD (ext_seq).
+ */
+void flaz_xbuf_opened(struct flaz_xbuf *xb, u32 id)
+{
+	struct flaz_cache *c = xb->c;
+
+	set_bit(id, c->unflushed);
+	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
+}
+
+/* Extent @id's write completed: its slots are read from the SSD, and it may be reclaimed. */
+void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id)
+{
+	set_bit(id, xb->c->written);
+	flaz_alloc_written(xb->c->alloc, id);
+}
+
+/* Whether the SSD holds extent @id's slots (not still on their way there). */
+bool flaz_xbuf_on_ssd(struct flaz_xbuf *xb, u32 id)
+{
+	return !test_bit(id, xb->c->unflushed) || test_bit(id, xb->c->written);
+}
+
 /* -EAGAIN: every buffer is on its way to the SSD; -ENOSPC: no extent is free. */
 static struct xb_extent *open_extent(struct flaz_xbuf *xb, int *r)
 {
@@ -140,9 +167,7 @@ static struct xb_extent *open_extent(struct flaz_xbuf *xb, int *r)
 		return NULL;
 	}
 	flaz_cleaner_kick(c->cleaner);
-	/* before any entry can point into it; a commit clears it once it is durable */
-	set_bit(id, c->unflushed);
-	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
+	flaz_xbuf_opened(xb, id);
 	x = list_first_entry(&xb->idle, struct xb_extent, list);
 	memset(x->data, 0, c->extent_bytes);
 	x->id = id;
@@ -249,15 +274,14 @@ FLAZ_IO_NOTIFY(write_done)
 	/* marked failed while still held, so no commit ever takes its slots as written */
 	if (error)
 		flaz_cache_extent_failed(xb->c, id);
-	else
-		set_bit(id, xb->c->written);
 	spin_lock_irqsave(&xb->lock, flags);
 	hash_del(&x->hash);
 	list_add(&x->list, &xb->idle);
 	xb->in_flight--;
 	spin_unlock_irqrestore(&xb->lock, flags);
+	/* out of DRAM first: a hit in between reads it from the SSD, which has it */
 	if (!error)
-		flaz_alloc_written(xb->c->alloc, id);
+		flaz_xbuf_written(xb, id);
 	wake_up_all(&xb->idle_wait);
 }
 
