@@ -255,26 +255,28 @@ mem_pressure() {
 # 16 KiB extents, the first 4 MiB read twice (their slots hit, so passes move them) while the
 # rest streams through twice. Every byte must verify, slots must have moved, no SSD error.
 cleaner() {
-	local moved errs
+	local moved errs round
 	dmsetup create cslice --table "0 $((12 * 2048)) linear $SSD 0" &&
 		dmsetup create cl --table "0 $H flaz $HDD /dev/mapper/cslice 9 extent_kib 16 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 cold" ||
 		return 1
-	fio --name=cw --filename=/dev/mapper/cl --rw=write --bs=64k --size=24M --direct=1 \
-		--ioengine=libaio --iodepth=4 --refill_buffers --buffer_compress_percentage=50 \
-		--verify=crc32c --do_verify=0 --output=/run/cl.out || return 1
-	for pass in 1 2; do
-		fio --name=cw --filename=/dev/mapper/cl --rw=read --bs=64k --size=4M --direct=1 \
-			--ioengine=libaio --iodepth=8 --verify=crc32c --verify_only --output=/run/cl.out &&
-			fio --name=cw --filename=/dev/mapper/cl --rw=read --bs=64k --size=4M --direct=1 \
-				--ioengine=libaio --iodepth=8 --verify=crc32c --verify_only --output=/run/cl.out &&
-			fio --name=cw --filename=/dev/mapper/cl --rw=read --bs=64k --size=24M --direct=1 \
-				--ioengine=libaio --iodepth=4 --verify=crc32c --verify_only \
-				--output=/run/cl.out || { grep -E 'err=|verify|bad' /run/cl.out; return 1; }
+	cl_fio --rw=write --size=24M --iodepth=4 --refill_buffers --buffer_compress_percentage=50 \
+		--do_verify=0 || return 1
+	for round in 1 2; do
+		cl_fio --rw=read --size=4M --iodepth=8 --verify_only &&
+			cl_fio --rw=read --size=4M --iodepth=8 --verify_only &&
+			cl_fio --rw=read --size=24M --iodepth=4 --verify_only || return 1
 	done
 	moved=$(status_val cl slots_moved)
 	errs=$(($(status_val cl ssd_errors) + $(status_val cl hdd_errors)))
 	echo "after cleaning: $(dmsetup status cl)"
 	dmsetup remove cl && dmsetup remove cslice && [ "$moved" -gt 0 ] && [ "$errs" = 0 ]
+}
+
+# One fio job over volume "cl" in 64 KiB blocks with crc32c verify headers; the phase's options follow.
+cl_fio() {
+	fio --name=cw --filename=/dev/mapper/cl --bs=64k --direct=1 --ioengine=libaio \
+		--verify=crc32c --output=/run/cl.out "$@" ||
+		{ grep -E 'err=|verify|bad' /run/cl.out; return 1; }
 }
 
 kmemleak_scan() {
