@@ -6,8 +6,8 @@
  * misses go to the HDD and their data is installed afterwards (fill.c). Writes
  * go to the HDD, and once it has them the new data is installed too. Each
  * installed block is compressed into a slot of an extent (xbuf.c) that the
- * table (l2p.c) points at; the cleaner (cleaner.c) makes room. Mode changes
- * live here too.
+ * table (l2p.c) points at; the cleaner (cleaner.c) makes room. What the SSD
+ * is used for, and the faults that change it, are mode.c's.
  *
  * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
  * each piece is served whole by one side. Anything not made of whole aligned
@@ -312,7 +312,7 @@ size_t flaz_cache_per_bio_size(void)
 int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 {
 	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
-	enum flaz_mode mode = flaz_cache_mode(c);
+	enum flaz_mode mode = flaz_mode_get(c);
 	unsigned long now = jiffies;
 
 	pb->tracked = false;
@@ -360,13 +360,6 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 		flaz_fill(c, bio, pb->iter, pb->skip, pb->block, pb->nr_blocks, &pb->rec);
 }
 
-/* An extent write failed (interrupt context): its slots must never be read. */
-void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext)
-{
-	flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
-	flaz_cleaner_failed(c->cleaner, ext);
-}
-
 /* Empty the cache: the "invalidate" message. */
 void flaz_cache_invalidate(struct flaz_cache *c)
 {
@@ -376,133 +369,6 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 	flaz_meta_stop_load(c->meta);
 	flaz_cleaner_empty(c->cleaner);
 	flaz_cleaner_kick(c->cleaner);
-}
-
-static const char * const mode_names[] = {
-	[FLAZ_MODE_NORMAL] = "normal",
-	[FLAZ_MODE_DEGRADED] = "degraded",
-	[FLAZ_MODE_PASSTHROUGH] = "passthrough",
-};
-
-static const char * const why_names[] = {
-	[FLAZ_WHY_NONE] = "none",
-	[FLAZ_WHY_SSD_ERRORS] = "ssd_errors",
-	[FLAZ_WHY_SSD_NO_MARK] = "ssd_no_mark",
-	[FLAZ_WHY_SSD_UNUSABLE] = "ssd_unusable",
-	[FLAZ_WHY_SSD_READ_ONLY] = "ssd_read_only",
-	[FLAZ_WHY_ASKED] = "asked",
-};
-
-enum flaz_mode flaz_cache_mode(struct flaz_cache *c)
-{
-	return READ_ONCE(c->mode);
-}
-
-const char *flaz_cache_mode_name(struct flaz_cache *c)
-{
-	return mode_names[flaz_cache_mode(c)];
-}
-
-/*
- * Change the mode (process context). Passthrough empties the cache and gives
- * the SSD a new, empty generation, so nothing cached before can be loaded
- * again; leaving it starts a new one the same way. Returns 0, or an error when
- * the SSD cannot take the new generation (the mode is then passthrough).
- */
-int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why)
-{
-	const char *name = dm_table_device_name(c->ti->table);
-	enum flaz_mode old;
-	int r = 0;
-
-	mutex_lock(&c->mode_lock);
-	old = c->mode;
-	if (old == mode)
-		goto out;
-	WRITE_ONCE(c->why, mode == FLAZ_MODE_NORMAL ? FLAZ_WHY_NONE : why);
-	WRITE_ONCE(c->mode, mode);
-	if (mode == FLAZ_MODE_PASSTHROUGH) {
-		flaz_cache_invalidate(c);
-		/* on failure meta.c remembers the generation as void, and tries again */
-		if (flaz_meta_reformat(c->meta))
-			DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
-			      name);
-	} else if (old == FLAZ_MODE_PASSTHROUGH) {
-		r = flaz_meta_reformat(c->meta);
-		if (r) {
-			WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
-			WRITE_ONCE(c->why, FLAZ_WHY_SSD_UNUSABLE);
-			DMERR("%s: the SSD still fails: staying in passthrough", name);
-			goto out;
-		}
-	}
-	if (mode == FLAZ_MODE_NORMAL) {
-		atomic_set(&c->faults, 0);
-		WRITE_ONCE(c->ssd_failed, false);
-	}
-	DMWARN("%s: mode %s -> %s (%s)", name, mode_names[old], mode_names[mode],
-	       why_names[READ_ONCE(c->why)]);
-	dm_table_event(c->ti->table);
-out:
-	mutex_unlock(&c->mode_lock);
-	return r;
-}
-
-/*
- * Take the mode where the faults say. A suspended volume changes nothing on the
- * SSD (a reload's new instance may own it by now): resume looks again.
- */
-static void mode_work(struct work_struct *work)
-{
-	struct flaz_cache *c = container_of(work, struct flaz_cache, mode_work);
-	int faults = atomic_read(&c->faults);
-	bool failed = READ_ONCE(c->ssd_failed);
-	enum flaz_why why = failed ? FLAZ_WHY_SSD_NO_MARK : FLAZ_WHY_SSD_ERRORS;
-
-	if (READ_ONCE(c->suspended))
-		return;
-	/* a burst of errors still steps through degraded, so the log tells the story */
-	if ((failed || faults >= FLAZ_FAULTS_DEGRADED) &&
-	    flaz_cache_mode(c) == FLAZ_MODE_NORMAL)
-		flaz_cache_set_mode(c, FLAZ_MODE_DEGRADED, why);
-	if (failed || faults >= FLAZ_FAULTS_PASSTHROUGH)
-		flaz_cache_set_mode(c, FLAZ_MODE_PASSTHROUGH, why);
-}
-
-/*
- * The SSD cannot be used at activation (meta.c, before any I/O): start in
- * passthrough with whatever was loaded dropped.
- */
-void flaz_cache_start_passthrough(struct flaz_cache *c, enum flaz_why why)
-{
-	DMWARN("%s: the SSD cannot be used (%s): starting in passthrough",
-	       dm_table_device_name(c->ti->table), why_names[why]);
-	mutex_lock(&c->mode_lock);
-	WRITE_ONCE(c->why, why);
-	WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
-	mutex_unlock(&c->mode_lock);
-	flaz_cache_invalidate(c);
-}
-
-/* The SSD could not take a write-intent mark (meta.c): stop using it. */
-void flaz_cache_ssd_failed(struct flaz_cache *c)
-{
-	WRITE_ONCE(c->ssd_failed, true);
-	queue_work(c->wq.io, &c->mode_work);
-}
-
-/*
- * An SSD read or write failed, or what it returned failed its checks (any
- * context): count it; enough of them change the mode.
- */
-void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat)
-{
-	int n;
-
-	flaz_stats_add(c->stats, stat, 1);
-	n = atomic_inc_return(&c->faults);
-	if (n == FLAZ_FAULTS_DEGRADED || n == FLAZ_FAULTS_PASSTHROUGH)
-		queue_work(c->wq.io, &c->mode_work);
 }
 
 /*
@@ -533,8 +399,8 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->loading = flaz_meta_loading(c->meta);
 	g->hot_blocks = flaz_cleaner_hot_blocks(c->cleaner);
 	g->cold_bytes = flaz_cleaner_cold_bytes(c->cleaner);
-	g->mode = flaz_cache_mode_name(c);
-	g->mode_reason = why_names[READ_ONCE(c->why)];
+	g->mode = flaz_mode_name(c);
+	g->mode_reason = flaz_mode_why(c);
 }
 
 /*
@@ -546,10 +412,7 @@ void flaz_cache_suspend(struct flaz_cache *c)
 	flush_workqueue(c->wq.write);
 	flaz_xbuf_stop(c->xbuf);
 	flaz_cleaner_stop(c->cleaner);
-	/* a mode change under way completes; later ones wait for resume */
-	flush_work(&c->mode_work);
-	WRITE_ONCE(c->suspended, true);
-	flush_work(&c->mode_work);
+	flaz_mode_suspend(c);
 	flaz_meta_suspend(c->meta);
 }
 
@@ -561,9 +424,7 @@ int flaz_cache_preresume(struct flaz_cache *c)
 
 void flaz_cache_resume(struct flaz_cache *c)
 {
-	WRITE_ONCE(c->suspended, false);
-	/* faults counted while suspended (the last commit's) take effect now */
-	queue_work(c->wq.io, &c->mode_work);
+	flaz_mode_resume(c);
 	flaz_xbuf_start(c->xbuf);
 	flaz_cleaner_start(c->cleaner);
 }
@@ -592,10 +453,7 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->extent_bytes = g->extent_sectors << SECTOR_SHIFT;
 	c->hdd_blocks = max_t(u64, ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
 	flaz_records_init(&c->records);
-	INIT_WORK(&c->mode_work, mode_work);
-	mutex_init(&c->mode_lock);
-	/* not resumed yet: mode changes wait */
-	c->suspended = true;
+	flaz_mode_init(c);
 
 	c->comp = flaz_compressor_create(c->codec);
 	if (IS_ERR(c->comp)) {
@@ -675,8 +533,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 		flush_workqueue(c->wq.write);
 		flaz_xbuf_stop(c->xbuf);
 	}
-	if (c->wq.write)
-		cancel_work_sync(&c->mode_work);
+	flaz_mode_exit(c);
 	flaz_cleaner_destroy(c->cleaner);
 	flaz_meta_destroy(c->meta);
 	flaz_wq_exit(&c->wq);
@@ -693,7 +550,6 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_l2p_destroy(c->l2p);
 	flaz_compressor_destroy(c->cold_comp);
 	flaz_compressor_destroy(c->comp);
-	mutex_destroy(&c->mode_lock);
 	kfree(c);
 }
 

@@ -550,14 +550,14 @@ static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 	int r;
 
 	if (cl->io[i].failed || flaz_extent_decode(x, eb, ext, &used, &nr_slots)) {
-		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
 		set_bit(i, cl->reread);
 		return;
 	}
 	while ((r = flaz_extent_next(x, used, &off, &info)) > 0)
 		judge(cl, i, ext, off - info.bytes, &info, nr);
 	if (r < 0) {
-		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
 		set_bit(i, cl->reread);
 	}
 }
@@ -639,7 +639,7 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 	}
 	if (io->failed) {
 		/* nothing points into it: free again at once */
-		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
 		clear_bit(io->ext, c->unflushed);
 		flaz_alloc_put(c->alloc, io->ext);
 		drop_moves(cl, mv, io->nr);
@@ -746,11 +746,11 @@ static long pass(struct flaz_cleaner *cl)
 
 	want = flaz_reclaim_count(free, total, low, high);
 	urgent = flaz_reclaim_count(free, total, low / 2, low);
-	if (!want || urgent || !rate || flaz_cache_mode(c) != FLAZ_MODE_NORMAL ||
+	if (!want || urgent || !rate || flaz_mode_get(c) != FLAZ_MODE_NORMAL ||
 	    flaz_meta_loading(c->meta) || !get_buffers(cl)) {
 		/* short of space: as many as it takes to get back to low, then compact */
 		if (urgent && rate)
-			return evict_oldest(cl, urgent, flaz_cache_mode(c) == FLAZ_MODE_NORMAL) ?
+			return evict_oldest(cl, urgent, flaz_mode_get(c) == FLAZ_MODE_NORMAL) ?
 			       0 : -1;
 		evict_oldest(cl, want, false);
 		return -1;

@@ -51,14 +51,65 @@ struct flaz_fill {
 	void *data[];		/* a page per block */
 };
 
-/* The largest compressed payload worth keeping; 0 to store every block raw. */
-u32 flaz_fill_max_payload(struct flaz_cache *c)
+/* The largest payload that saves @saving percent of a block; 0 to store every block raw. */
+u32 flaz_max_payload(u32 saving)
 {
-	u32 saving = flaz_opt_get(c->opts, FLAZ_OPT_COMPRESS_MIN_SAVING);
-
 	if (saving >= 100)
 		return 0;
 	return min(FLAZ_BLOCK_SIZE - FLAZ_BLOCK_SIZE * saving / 100, FLAZ_BLOCK_SIZE - 1);
+}
+
+/* The largest compressed payload worth keeping; 0 to store every block raw. */
+u32 flaz_fill_max_payload(struct flaz_cache *c)
+{
+	return flaz_max_payload(flaz_opt_get(c->opts, FLAZ_OPT_COMPRESS_MIN_SAVING));
+}
+
+/* A caller's place callback, and the payload pointer it returned. */
+struct slot_place {
+	void *(*place)(void *ctx, unsigned int len);
+	void *ctx;
+	void *payload;
+};
+
+static void *place_payload(void *ctx, unsigned int len)
+{
+	struct slot_place *sp = ctx;
+
+	sp->payload = sp->place(sp->ctx, len);
+	return sp->payload;
+}
+
+/*
+ * Build a slot from block @data as an install does: compressed by @comp when
+ * that takes at most @max bytes (0: not tried), else the block raw.
+ * @place(@ctx, payload length) reserves the slot and returns where its payload
+ * goes, after the header. Then @info gets its seq (taken from @seq once the
+ * slot is placed, so it is later than its extent's opening), length and flags,
+ * and the header is written. Returns 0 or @place's error.
+ */
+int flaz_fill_slot(struct flaz_compressor *comp, const void *data, u32 max,
+		   void *(*place)(void *ctx, unsigned int len), void *ctx,
+		   atomic64_t *seq, struct flaz_slot_info *info)
+{
+	struct slot_place sp = { .place = place, .ctx = ctx };
+	int len = 0;
+
+	if (max)
+		len = flaz_compress(comp, data, max, place_payload, &sp);
+	if (!len) {
+		/* not worth compressing: the block itself */
+		if (!IS_ERR(place_payload(&sp, FLAZ_BLOCK_SIZE)))
+			memcpy(sp.payload, data, FLAZ_BLOCK_SIZE);
+		len = FLAZ_BLOCK_SIZE;
+	}
+	if (IS_ERR(sp.payload))
+		return PTR_ERR(sp.payload);
+	info->seq = atomic64_inc_return(seq);
+	info->len = len;
+	info->flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0;
+	flaz_slot_encode(sp.payload - sizeof(struct flaz_slot_hdr), info);
+	return 0;
 }
 
 struct place {
@@ -85,14 +136,13 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	struct flaz_xslot s = {};
 	struct place p = { c, &s };
 	bool same, done;
-	int len = 0;
 	u32 max;
 
 	/*
 	 * The SSD is in trouble: keep what is cached, add nothing. Nor while the
 	 * table loads: which extents are free is known only once it is in.
 	 */
-	if (flaz_cache_mode(c) != FLAZ_MODE_NORMAL || flaz_meta_loading(c->meta))
+	if (flaz_mode_get(c) != FLAZ_MODE_NORMAL || flaz_meta_loading(c->meta))
 		return;
 	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
@@ -102,24 +152,12 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 			flaz_stats_add(c->stats, FLAZ_STAT_COMPRESS_SKIPPED, 1);
 			max = 0;
 		}
-		if (max)
-			len = flaz_compress(c->comp, data, max, place_slot, &p);
+		info.line = line;
 		/* no free extent (the cleaner is behind) or none holds the slot */
-		if (len < 0 || (!len && flaz_xbuf_reserve(c->xbuf, flaz_slot_bytes(FLAZ_BLOCK_SIZE),
-							   &s))) {
+		if (flaz_fill_slot(c->comp, data, max, place_slot, &p, &c->seq, &info)) {
 			flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
 			return;
 		}
-		if (!len) {
-			/* not worth compressing: the block itself */
-			memcpy(s.mem + sizeof(struct flaz_slot_hdr), data, FLAZ_BLOCK_SIZE);
-			len = FLAZ_BLOCK_SIZE;
-		}
-		info.seq = atomic64_inc_return(&c->seq);
-		info.line = line;
-		info.len = len;
-		info.flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0;
-		flaz_slot_encode(s.mem, &info);
 		e.kind = FLAZ_ENTRY_SLOT;
 		e.ext = s.ext;
 		e.off = s.off;

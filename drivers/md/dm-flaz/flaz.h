@@ -347,7 +347,7 @@ struct flaz_cache {
 	sector_t seq_next;
 	u64 seq_run;
 
-	/* Faults move the mode on; mode_work does what a change takes. */
+	/* mode.c: faults move the mode on; mode_work does what a change takes. */
 	enum flaz_mode mode;
 	enum flaz_why why;
 	atomic_t faults;
@@ -453,7 +453,13 @@ enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
 
 /* fill.c: installing the blocks of completed read misses and writes */
+struct flaz_slot_info;
+
+u32 flaz_max_payload(u32 saving);
 u32 flaz_fill_max_payload(struct flaz_cache *c);
+int flaz_fill_slot(struct flaz_compressor *comp, const void *data, u32 max,
+		   void *(*place)(void *ctx, unsigned int len), void *ctx,
+		   atomic64_t *seq, struct flaz_slot_info *info);
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec);
 
@@ -471,11 +477,6 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 void flaz_cache_suspend(struct flaz_cache *c);
 int flaz_cache_preresume(struct flaz_cache *c);
 void flaz_cache_resume(struct flaz_cache *c);
-enum flaz_mode flaz_cache_mode(struct flaz_cache *c);
-const char *flaz_cache_mode_name(struct flaz_cache *c);
-int flaz_cache_set_mode(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why);
-void flaz_cache_start_passthrough(struct flaz_cache *c, enum flaz_why why);
-void flaz_cache_fault(struct flaz_cache *c, enum flaz_stat stat);
 void flaz_cache_invalidate(struct flaz_cache *c);
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
 
@@ -489,8 +490,25 @@ static inline struct flaz_compressor *flaz_cache_codec(struct flaz_cache *c, u8 
 	return NULL;
 }
 
-void flaz_cache_extent_failed(struct flaz_cache *c, u32 ext);
+/* Writes meta.c held until their regions' marks were durable go to the HDD now. */
 void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios);
-void flaz_cache_ssd_failed(struct flaz_cache *c);
+
+/* mode.c: what the SSD is used for, and the upward calls of the layers below */
+void flaz_mode_init(struct flaz_cache *c);
+void flaz_mode_exit(struct flaz_cache *c);
+void flaz_mode_suspend(struct flaz_cache *c);
+void flaz_mode_resume(struct flaz_cache *c);
+enum flaz_mode flaz_mode_get(struct flaz_cache *c);
+const char *flaz_mode_name(struct flaz_cache *c);
+const char *flaz_mode_why(struct flaz_cache *c);
+int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why);
+/*
+ * The upward calls: meta.c, xbuf.c, hit.c and cleaner.c reach the volume only
+ * through these (besides kicking the cleaner and the commit, each its own).
+ */
+void flaz_report_fault(struct flaz_cache *c, enum flaz_stat stat);
+void flaz_report_extent_failed(struct flaz_cache *c, u32 ext);
+void flaz_report_no_mark(struct flaz_cache *c);
+void flaz_report_unusable(struct flaz_cache *c, enum flaz_why why);
 
 #endif

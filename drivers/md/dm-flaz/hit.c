@@ -270,7 +270,7 @@ static void slot_failed(struct flaz_hit *h, u32 i)
 		flaz_l2p_set(c->l2p, block, &none, &old);
 	flaz_l2p_unlock(c->l2p, line);
 	if (same)
-		flaz_cache_fault(c, FLAZ_STAT_SSD_ERRORS);
+		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
 }
 
 static void read_end_io(struct bio *bio)

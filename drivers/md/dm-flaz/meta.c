@@ -238,7 +238,7 @@ static int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t op
 
 static void meta_error(struct flaz_cache *c)
 {
-	flaz_cache_fault(c, FLAZ_STAT_META_ERRORS);
+	flaz_report_fault(c, FLAZ_STAT_META_ERRORS);
 }
 
 /*
@@ -819,7 +819,7 @@ static void fail_closed(struct flaz_meta *m, struct bio_list *held)
 	else
 		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
 	WRITE_ONCE(m->hold_since, 0);
-	flaz_cache_ssd_failed(c);
+	flaz_report_no_mark(c);
 	flaz_cache_release_writes(c, held);
 }
 
@@ -1121,7 +1121,7 @@ static void meta_work(struct work_struct *work)
 		gap = flaz_cleaner_short(c->cleaner) ? 0 : META_COMMIT_HURRY;
 
 	mutex_lock(&m->lock);
-	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
+	if (flaz_mode_get(c) == FLAZ_MODE_PASSTHROUGH) {
 		/* the SSD is out of use: nothing to commit */
 		clear_bit(META_COMMIT, &m->flags);
 	} else if (m->loading) {
@@ -1150,7 +1150,7 @@ static void mark_work(struct work_struct *work)
 	struct bio_list released = BIO_EMPTY_LIST;
 
 	mutex_lock(&m->sb_lock);
-	if (flaz_cache_mode(c) == FLAZ_MODE_PASSTHROUGH) {
+	if (flaz_mode_get(c) == FLAZ_MODE_PASSTHROUGH) {
 		flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
 		WRITE_ONCE(m->hold_since, 0);
 		if (m->void_pending)
@@ -1196,7 +1196,7 @@ static void tick_work(struct work_struct *work)
 /* Ask for a commit soon (a FLUSH, evicted extents waiting). */
 void flaz_meta_kick(struct flaz_meta *m)
 {
-	if (flaz_cache_mode(m->c) == FLAZ_MODE_PASSTHROUGH)
+	if (flaz_mode_get(m->c) == FLAZ_MODE_PASSTHROUGH)
 		return;
 	set_bit(META_COMMIT, &m->flags);
 	queue_work(m->c->wq.io, &m->work);
@@ -1241,7 +1241,7 @@ int flaz_meta_resume(struct flaz_meta *m, bool cold)
 	mutex_lock(&m->sb_lock);
 	if (!m->loaded)
 		r = load(m, cold);
-	else if (flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH)
+	else if (flaz_mode_get(c) != FLAZ_MODE_PASSTHROUGH)
 		mark(m);
 	if (!r)
 		m->loaded = true;
@@ -1252,7 +1252,7 @@ int flaz_meta_resume(struct flaz_meta *m, bool cold)
 	}
 	mutex_unlock(&m->lock);
 	if (m->start_why != FLAZ_WHY_NONE) {
-		flaz_cache_start_passthrough(c, m->start_why);
+		flaz_report_unusable(c, m->start_why);
 		m->start_why = FLAZ_WHY_NONE;
 	}
 	if (!r) {
@@ -1282,7 +1282,7 @@ void flaz_meta_suspend(struct flaz_meta *m)
 	if (m->loading) {
 		DMINFO("%s: suspended before its table was read: left unclean",
 		       dm_table_device_name(c->ti->table));
-	} else if (m->loaded && flaz_cache_mode(c) != FLAZ_MODE_PASSTHROUGH) {
+	} else if (m->loaded && flaz_mode_get(c) != FLAZ_MODE_PASSTHROUGH) {
 		commit(m, true);
 	} else if (m->void_pending) {
 		mutex_lock(&m->sb_lock);

@@ -253,7 +253,7 @@ static int message_passthrough(struct flaz_target *ft, const char *value)
 		DMERR("%s: passthrough takes 0 or 1", flaz_name(ft));
 		return -EINVAL;
 	}
-	return flaz_cache_set_mode(ft->cache, on ? FLAZ_MODE_PASSTHROUGH : FLAZ_MODE_NORMAL,
+	return flaz_mode_set(ft->cache, on ? FLAZ_MODE_PASSTHROUGH : FLAZ_MODE_NORMAL,
 				   FLAZ_WHY_ASKED);
 }
 

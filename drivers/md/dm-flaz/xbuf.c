@@ -273,7 +273,7 @@ FLAZ_IO_NOTIFY(write_done)
 
 	/* marked failed while still held, so no commit ever takes its slots as written */
 	if (error)
-		flaz_cache_extent_failed(xb->c, id);
+		flaz_report_extent_failed(xb->c, id);
 	spin_lock_irqsave(&xb->lock, flags);
 	hash_del(&x->hash);
 	list_add(&x->list, &xb->idle);
