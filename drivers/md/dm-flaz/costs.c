@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dm-flaz codec costs: reading debugfs dm-flaz/codec_costs measures, there and
- * then, the CPU work a hit does per block besides I/O: the slot's checks
- * (header and crc32c of the payload) and its decompression, for each codec,
- * on blocks as compressible as the benches' data (every 512 bytes half random,
- * half zeros: 2:1). `make bench` sets this against what a whole hit costs.
+ * then, the CPU work per block besides I/O, for each codec: a hit's checks
+ * (header and crc32c of the payload) and decompression, and a fill's slot
+ * built as an install builds it (fill.c flaz_fill_slot()), on blocks as
+ * compressible as the benches' data (every 512 bytes half random, half zeros:
+ * 2:1). And on random blocks, what a fill pays with the compressor bypass (the
+ * entropy predictor, then the block stored raw) against running the codec to
+ * find out it does not pay. `make bench` sets these against whole hits.
  */
 #include <linux/debugfs.h>
 #include <linux/ktime.h>
@@ -15,6 +18,7 @@
 
 #include "flaz.h"
 #include "format.h"
+#include "opts.h"
 
 #define COST_BLOCKS	256
 #define COST_ROUNDS	32
@@ -26,30 +30,41 @@ static void *place_here(void *ctx, unsigned int len)
 	return ctx + sizeof(struct flaz_slot_hdr);
 }
 
-/* Fill @nr slots at FLAZ_MAX_SLOT_BYTES strides from @src as an install would. */
-static void make_slots(struct flaz_compressor *comp, enum flaz_codec codec, const u8 *src,
-		       u8 *slots, u32 *bytes)
+/*
+ * Build @src's COST_BLOCKS slots at FLAZ_MAX_SLOT_BYTES strides as an install
+ * does at the default compress_min_saving, with the bypass when @predict, and
+ * return the nanoseconds per block of COST_ROUNDS rounds. @bytes gets the
+ * slots' sizes, @raw how many were predicted raw.
+ */
+static u64 build_ns(struct flaz_compressor *comp, enum flaz_codec codec, const u8 *src,
+		    bool predict, u8 *slots, u32 *bytes, u32 *raw)
 {
 	struct flaz_slot_info info = { .codec = codec };
-	u32 i;
-	int len;
+	u32 max = flaz_max_payload(FLAZ_DEF_COMPRESS_MIN_SAVING);
+	atomic64_t seq = ATOMIC64_INIT(0);
+	u64 t0 = ktime_get_ns();
+	u32 r, i, m;
 
-	for (i = 0; i < COST_BLOCKS; i++) {
-		u8 *slot = slots + i * FLAZ_MAX_SLOT_BYTES;
-		const u8 *blk = src + i * FLAZ_BLOCK_SIZE;
+	*raw = 0;
+	for (r = 0; r < COST_ROUNDS; r++) {
+		for (i = 0; i < COST_BLOCKS; i++) {
+			u8 *slot = slots + i * FLAZ_MAX_SLOT_BYTES;
+			const u8 *blk = src + i * FLAZ_BLOCK_SIZE;
 
-		len = flaz_compress(comp, blk, FLAZ_BLOCK_SIZE - 1, place_here, slot);
-		if (len <= 0) {
-			memcpy(slot + sizeof(struct flaz_slot_hdr), blk, FLAZ_BLOCK_SIZE);
-			len = FLAZ_BLOCK_SIZE;
+			m = max;
+			if (predict && flaz_codec_predict_raw(blk, m)) {
+				(*raw)++;
+				m = 0;
+			}
+			info.block = i;
+			if (flaz_fill_slot(comp, blk, m, place_here, slot, &seq, &info))
+				return 0;
+			bytes[i] = info.bytes;
 		}
-		info.block = i;
-		info.seq = i + 1;
-		info.len = len;
-		info.flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0;
-		flaz_slot_encode(slot, &info);
-		bytes[i] = info.bytes;
+		cond_resched();
 	}
+	*raw /= COST_ROUNDS;
+	return div_u64(ktime_get_ns() - t0, COST_ROUNDS * COST_BLOCKS);
 }
 
 /* Nanoseconds per block to check and decode every slot, COST_ROUNDS times over. */
@@ -79,20 +94,22 @@ static u64 decode_ns(struct flaz_compressor *comp, const u8 *slots, const u32 *b
 static int costs_show(struct seq_file *m, void *v)
 {
 	u8 *src = vmalloc(COST_BLOCKS * FLAZ_BLOCK_SIZE);
+	u8 *rnd = vmalloc(COST_BLOCKS * FLAZ_BLOCK_SIZE);
 	u8 *slots = vmalloc(COST_BLOCKS * FLAZ_MAX_SLOT_BYTES);
 	u32 *bytes = vmalloc(COST_BLOCKS * sizeof(u32));
 	u8 *out = vmalloc(FLAZ_BLOCK_SIZE);
+	u64 phys, ns, fill, tried, bypass;
+	u32 i, raw, rnd_raw;
 	enum flaz_codec t;
-	u64 phys, ns;
-	u32 i;
 	int r = -ENOMEM;
 
-	if (!src || !slots || !bytes || !out)
+	if (!src || !rnd || !slots || !bytes || !out)
 		goto out;
 	for (i = 0; i < COST_BLOCKS * FLAZ_BLOCK_SIZE; i += 512) {
 		get_random_bytes(src + i, 256);
 		memset(src + i + 256, 0, 256);
 	}
+	get_random_bytes(rnd, COST_BLOCKS * FLAZ_BLOCK_SIZE);
 	for (t = 0; t < FLAZ_NR_CODECS; t++) {
 		struct flaz_compressor *comp = flaz_compressor_create(t);
 
@@ -100,19 +117,23 @@ static int costs_show(struct seq_file *m, void *v)
 			r = PTR_ERR(comp);
 			goto out;
 		}
-		make_slots(comp, t, src, slots, bytes);
+		tried = build_ns(comp, t, rnd, false, slots, bytes, &rnd_raw);
+		bypass = build_ns(comp, t, rnd, true, slots, bytes, &rnd_raw);
+		fill = build_ns(comp, t, src, true, slots, bytes, &raw);
 		ns = decode_ns(comp, slots, bytes, out);
 		flaz_compressor_destroy(comp);
 		for (phys = 0, i = 0; i < COST_BLOCKS; i++)
 			phys += bytes[i];
-		seq_printf(m, "%s check_decompress_ns=%llu slot_bytes=%llu\n", flaz_codec_name(t),
-			   ns, div_u64(phys, COST_BLOCKS));
+		seq_printf(m, "%s check_decompress_ns=%llu slot_bytes=%llu fill_ns=%llu predicted_raw=%u random_fill_ns=%llu random_bypass_ns=%llu random_predicted_raw=%u blocks=%u\n",
+			   flaz_codec_name(t), ns, div_u64(phys, COST_BLOCKS), fill, raw, tried,
+			   bypass, rnd_raw, COST_BLOCKS);
 	}
 	r = 0;
 out:
 	vfree(out);
 	vfree(bytes);
 	vfree(slots);
+	vfree(rnd);
 	vfree(src);
 	return r;
 }
