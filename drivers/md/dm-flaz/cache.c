@@ -145,7 +145,6 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	struct flaz_entry e;
 	u64 block;
 	u32 nr, i;
-	bool hit;
 
 	flaz_stats_add(c->stats, FLAZ_STAT_READS, 1);
 	if (!use_ssd || !sectors)
@@ -161,16 +160,14 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 
 	block = sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	nr = sectors >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
-	hit = is_cached(c, block, &e);
-	for (i = 1; i < nr && (!hit || i < FLAZ_HIT_RUN); i++)
-		if (is_cached(c, block + i, &e) != hit)
-			break;
+	if (flaz_hit_serve(c, bio, block, min_t(u32, nr, FLAZ_HIT_RUN)))
+		return DM_MAPIO_SUBMITTED;
+	/* a run of misses, or a hit without memory to serve it */
+	for (i = 1; i < nr && !is_cached(c, block + i, &e); i++)
+		;
 	if (i * FLAZ_BLOCK_SECTORS < sectors)
 		dm_accept_partial_bio(bio, i * FLAZ_BLOCK_SECTORS);
 	nr = i;
-
-	if (hit && !flaz_hit_serve(c, bio, block, nr))
-		return DM_MAPIO_SUBMITTED;
 
 	flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, nr);
 	if (mode != FLAZ_MODE_NORMAL)

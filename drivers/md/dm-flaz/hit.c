@@ -3,8 +3,9 @@
  * dm-flaz hit path: a run of cached blocks (cache.c cuts bios so a piece is all
  * hits) is served with as few SSD reads as its slots allow.
  *
- * In .map: each block's entry is looked up once, and its extent pinned; zero
- * blocks are served there and then. The slots are grouped into spans: slots
+ * In .map: each block's entry is looked up once, and its extent pinned, up to
+ * the first block not cached, where the bio is cut; zero blocks are served
+ * there and then. The slots are grouped into spans: slots
  * of one extent close enough to read together, aligned to the SSD's logical
  * blocks. Each span is one asynchronous read (a bio from the volume's bio_set),
  * started from .map itself when every slot is on the SSD and memory comes
@@ -131,14 +132,14 @@ static atomic_t *pin_of(struct flaz_cache *c, u32 ext)
 	return &c->hits->pins[hash_32(ext, HIT_PIN_BITS)];
 }
 
-static void unpin(struct flaz_hit *h, struct hit_block *b)
+static void unpin(struct flaz_cache *c, struct hit_block *b)
 {
 	atomic_t *p;
 
 	if (!b->pinned)
 		return;
 	b->pinned = false;
-	p = pin_of(h->c, b->e.ext);
+	p = pin_of(c, b->e.ext);
 	if (atomic_dec_and_test(p))
 		wake_up_var(p);
 }
@@ -351,7 +352,7 @@ static void block_end(struct flaz_hit *h, u32 i, int err)
 {
 	struct hit_block *b = &h->blocks[i];
 
-	unpin(h, b);
+	unpin(h->c, b);
 	if (!err) {
 		b->state = HIT_DONE;
 		flaz_stats_add(h->c->stats, FLAZ_STAT_READ_HITS, 1);
@@ -472,24 +473,36 @@ static bool start_now(struct flaz_hit *h)
 }
 
 /*
- * Serve @nr blocks from @block, all cached when cache.c looked (.map context).
- * Returns -ENOMEM when there is no memory to track them: they are misses then.
+ * Serve the run of cached blocks that bio @bio starts with, at its block
+ * @block, at most @max of them, and cut the bio after the run. Returns how many
+ * blocks it serves: 0 when @block is not cached, or when no memory comes
+ * without waiting (the caller then reads the block from the HDD as a miss).
  */
-int flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
+u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max)
 {
-	size_t size = hit_size(nr);
+	struct hit_block first;
 	bool work = false, pooled = false;
+	size_t size = hit_size(max);
 	struct flaz_hit *h;
-	u32 i;
+	u32 nr, i;
 
+	if (!lookup_pin(c, block, &first))
+		return 0;
 	h = kmalloc(size, GFP_NOWAIT | __GFP_NOWARN);
 	if (!h) {
 		h = mempool_alloc(hit_pool, GFP_NOWAIT | __GFP_NOWARN);
-		if (!h)
-			return -ENOMEM;
+		if (!h) {
+			unpin(c, &first);
+			return 0;
+		}
 		pooled = true;
 	}
 	memset(h, 0, size);
+	h->blocks[0] = first;
+	for (nr = 1; nr < max && lookup_pin(c, block + nr, &h->blocks[nr]); nr++)
+		;
+	if (nr * FLAZ_BLOCK_SECTORS < bio_sectors(bio))
+		dm_accept_partial_bio(bio, nr * FLAZ_BLOCK_SECTORS);
 	h->pooled = pooled;
 	h->c = c;
 	h->bio = bio;
@@ -497,30 +510,27 @@ int flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
 	h->block = block;
 	h->nr = nr;
 	atomic_set(&h->pending, 1);
-	h->reads = (struct hit_read *)&h->blocks[nr];
-	h->spans = (struct flaz_span *)&h->reads[2 * nr];
+	h->reads = (struct hit_read *)&h->blocks[max];
+	h->spans = (struct flaz_span *)&h->reads[2 * max];
 	for (i = 0; i < nr; i++) {
 		struct hit_block *b = &h->blocks[i];
 
-		if (!lookup_pin(c, block + i, b)) {
-			b->state = HIT_HDD;
-		} else if (b->e.kind == FLAZ_ENTRY_ZERO) {
+		if (b->e.kind == FLAZ_ENTRY_ZERO) {
 			flaz_copy_block(bio, h->iter, i * FLAZ_BLOCK_SIZE,
 					page_address(ZERO_PAGE(0)), true);
 			flaz_stats_add(c->stats, FLAZ_STAT_READ_HITS, 1);
 			continue;
-		} else {
-			b->state = HIT_SLOT;
 		}
+		b->state = HIT_SLOT;
 		work = true;
 	}
 	if (work && !start_now(h)) {
 		INIT_WORK(&h->work, start_work);
 		flaz_wq_read(&c->wq, &h->work);
-		return 0;
+		return nr;
 	}
 	put_hit(h);
-	return 0;
+	return nr;
 }
 
 struct flaz_hits *flaz_hits_create(u32 extent_bytes)
