@@ -64,11 +64,12 @@
 #define CLEAN_BUSY		(HZ / 10)
 #define CLEAN_DEPTH		8	/* a pass's extent I/Os in flight at once */
 #define EVICT_BATCH		64
+#define NO_EXTENT		U32_MAX	/* a bin that got no extent */
 
 /* One extent read or write of a pass; a pass starts a batch of them at once. */
 struct clean_io {
 	struct flaz_cleaner *cl;
-	u32 ext;			/* FLAZ_NO_BIN: a bin that got no extent */
+	u32 ext;			/* or NO_EXTENT */
 	u32 first, nr;			/* a bin's moves */
 	u32 hot, cold;			/* a bin's hot raw slots, cold-codec bytes */
 	bool failed;
@@ -585,7 +586,7 @@ static void drop_moves(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 
 
 /*
  * Pack the moves of bin @b (io->first, io->nr of them) into its buffer and start
- * its write into a free extent; io->ext is FLAZ_NO_BIN when none is free.
+ * its write into a free extent; io->ext is NO_EXTENT when none is free.
  */
 static void start_bin(struct flaz_cleaner *cl, u32 b)
 {
@@ -599,7 +600,7 @@ static void start_bin(struct flaz_cleaner *cl, u32 b)
 	io->hot = 0;
 	io->cold = 0;
 	if (flaz_alloc_get_reserved(c->alloc, &io->ext)) {
-		io->ext = FLAZ_NO_BIN;
+		io->ext = NO_EXTENT;
 		return;
 	}
 	flaz_xbuf_opened(c->xbuf, io->ext);
@@ -633,15 +634,13 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 	u32 heat, i, moved = 0;
 	u64 line;
 
-	if (io->ext == FLAZ_NO_BIN) {
+	if (io->ext == NO_EXTENT) {
 		drop_moves(cl, mv, io->nr);
 		return;
 	}
 	if (io->failed) {
-		/* nothing points into it: free again at once */
 		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
-		clear_bit(io->ext, c->unflushed);
-		flaz_alloc_put(c->alloc, io->ext);
+		flaz_xbuf_abandon(c->xbuf, io->ext);
 		drop_moves(cl, mv, io->nr);
 		return;
 	}

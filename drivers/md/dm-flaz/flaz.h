@@ -381,6 +381,7 @@ void flaz_xbuf_commit(struct flaz_xbuf *xb, struct flaz_xslot *s);
 bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst);
 void flaz_xbuf_opened(struct flaz_xbuf *xb, u32 id);
 void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id);
+void flaz_xbuf_abandon(struct flaz_xbuf *xb, u32 id);
 bool flaz_xbuf_on_ssd(struct flaz_xbuf *xb, u32 id);
 void flaz_xbuf_seal_all(struct flaz_xbuf *xb);
 void flaz_xbuf_start(struct flaz_xbuf *xb);
@@ -401,7 +402,7 @@ struct flaz_span {
 struct flaz_hits *flaz_hits_create(u32 extent_bytes);
 void flaz_hits_destroy(struct flaz_hits *hs);
 u64 flaz_hits_bytes(struct flaz_hits *hs);
-int flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr);
+u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max);
 void flaz_hit_drain(struct flaz_cache *c, const u32 *ids, u32 n);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
 		      u32 align, u32 max);

@@ -142,6 +142,13 @@ void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id)
 	flaz_alloc_written(xb->c->alloc, id);
 }
 
+/* Extent @id's write failed before any line pointed into it: free again at once. */
+void flaz_xbuf_abandon(struct flaz_xbuf *xb, u32 id)
+{
+	clear_bit(id, xb->c->unflushed);
+	flaz_alloc_put(xb->c->alloc, id);
+}
+
 /* Whether the SSD holds extent @id's slots (not still on their way there). */
 bool flaz_xbuf_on_ssd(struct flaz_xbuf *xb, u32 id)
 {
