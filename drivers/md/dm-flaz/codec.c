@@ -75,6 +75,17 @@ static u32 log2_fixed(u32 n)
 	return (k << PREDICT_SHIFT) + (((n - (1U << k)) << PREDICT_SHIFT) >> k);
 }
 
+/* n log2(n) for every count n a byte value can reach: no log per value in the estimate. */
+static u32 nlogn[PREDICT_SAMPLES + 1] __ro_after_init;
+
+static void __init nlogn_init(void)
+{
+	u32 n;
+
+	for (n = 2; n <= PREDICT_SAMPLES; n++)
+		nlogn[n] = n * log2_fixed(n);
+}
+
 /*
  * Whether a block is predicted not to compress to @max_len bytes, so it is
  * stored raw without running the codec (SlimCache's compressibility
@@ -92,8 +103,7 @@ bool flaz_codec_predict_raw(const void *data, unsigned int max_len)
 	for (i = 0; i < PREDICT_SAMPLES; i++)
 		hist[p[i * PREDICT_STRIDE]]++;
 	for (i = 0; i < 256; i++)
-		if (hist[i] > 1)
-			sum += (u64)hist[i] * log2_fixed(hist[i]);
+		sum += nlogn[hist[i]];
 	/* H = log2(N) - sum(c log2 c) / N */
 	h = (u64)log2_fixed(PREDICT_SAMPLES) - div_u64(sum, PREDICT_SAMPLES);
 	/* bytes an ideal coder needs: H / 8 of the block */
@@ -414,9 +424,11 @@ int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len
 
 int __init flaz_compressor_module_init(void)
 {
-	int r = cpuhp_setup_state_multi(CPUHP_BP_PREPARE_DYN, "block/dm-flaz:prepare",
-					codec_cpu_up_prepare, codec_cpu_dead);
+	int r;
 
+	nlogn_init();
+	r = cpuhp_setup_state_multi(CPUHP_BP_PREPARE_DYN, "block/dm-flaz:prepare",
+					codec_cpu_up_prepare, codec_cpu_dead);
 	if (r < 0)
 		return r;
 	cpuhp_state = r;

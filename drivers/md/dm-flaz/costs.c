@@ -7,7 +7,8 @@
  * compressible as the benches' data (every 512 bytes half random, half zeros:
  * 2:1). And on random blocks, what a fill pays with the compressor bypass (the
  * entropy predictor, then the block stored raw) against running the codec to
- * find out it does not pay. `make bench` sets these against whole hits.
+ * find out it does not pay, whole and the decision alone (predictor against
+ * codec). `make bench` sets these against whole hits.
  */
 #include <linux/debugfs.h>
 #include <linux/ktime.h>
@@ -67,6 +68,30 @@ static u64 build_ns(struct flaz_compressor *comp, enum flaz_codec codec, const u
 	return div_u64(ktime_get_ns() - t0, COST_ROUNDS * COST_BLOCKS);
 }
 
+/*
+ * Nanoseconds per block of @src for the bypass's decision alone (the entropy
+ * predictor, @comp NULL) or for the codec's attempt alone.
+ */
+static u64 decide_ns(struct flaz_compressor *comp, const u8 *src, u8 *slots)
+{
+	u32 max = flaz_max_payload(FLAZ_DEF_COMPRESS_MIN_SAVING);
+	u64 t0 = ktime_get_ns();
+	u32 r, i;
+
+	for (r = 0; r < COST_ROUNDS; r++) {
+		for (i = 0; i < COST_BLOCKS; i++) {
+			const u8 *blk = src + i * FLAZ_BLOCK_SIZE;
+
+			if (comp)
+				flaz_compress(comp, blk, max, place_here, slots);
+			else
+				flaz_codec_predict_raw(blk, max);
+		}
+		cond_resched();
+	}
+	return div_u64(ktime_get_ns() - t0, COST_ROUNDS * COST_BLOCKS);
+}
+
 /* Nanoseconds per block to check and decode every slot, COST_ROUNDS times over. */
 static u64 decode_ns(struct flaz_compressor *comp, const u8 *slots, const u32 *bytes, u8 *out)
 {
@@ -98,7 +123,7 @@ static int costs_show(struct seq_file *m, void *v)
 	u8 *slots = vmalloc(COST_BLOCKS * FLAZ_MAX_SLOT_BYTES);
 	u32 *bytes = vmalloc(COST_BLOCKS * sizeof(u32));
 	u8 *out = vmalloc(FLAZ_BLOCK_SIZE);
-	u64 phys, ns, fill, tried, bypass;
+	u64 phys, ns, fill, tried, bypass, codec, predict;
 	u32 i, raw, rnd_raw;
 	enum flaz_codec t;
 	int r = -ENOMEM;
@@ -119,14 +144,16 @@ static int costs_show(struct seq_file *m, void *v)
 		}
 		tried = build_ns(comp, t, rnd, false, slots, bytes, &rnd_raw);
 		bypass = build_ns(comp, t, rnd, true, slots, bytes, &rnd_raw);
+		codec = decide_ns(comp, rnd, slots);
+		predict = decide_ns(NULL, rnd, slots);
 		fill = build_ns(comp, t, src, true, slots, bytes, &raw);
 		ns = decode_ns(comp, slots, bytes, out);
 		flaz_compressor_destroy(comp);
 		for (phys = 0, i = 0; i < COST_BLOCKS; i++)
 			phys += bytes[i];
-		seq_printf(m, "%s check_decompress_ns=%llu slot_bytes=%llu fill_ns=%llu predicted_raw=%u random_fill_ns=%llu random_bypass_ns=%llu random_predicted_raw=%u blocks=%u\n",
+		seq_printf(m, "%s check_decompress_ns=%llu slot_bytes=%llu fill_ns=%llu predicted_raw=%u random_fill_ns=%llu random_bypass_ns=%llu random_codec_ns=%llu random_predict_ns=%llu random_predicted_raw=%u blocks=%u\n",
 			   flaz_codec_name(t), ns, div_u64(phys, COST_BLOCKS), fill, raw, tried,
-			   bypass, rnd_raw, COST_BLOCKS);
+			   bypass, codec, predict, rnd_raw, COST_BLOCKS);
 	}
 	r = 0;
 out:
