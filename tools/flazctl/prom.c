@@ -55,7 +55,9 @@ static const struct metric metrics[] = {
 	{ "compress_skipped", COUNTER, "Blocks stored raw, uncompressed: predicted to save too little." },
 	{ "hot_blocks", GAUGE, "Hot blocks the cleaner stored raw, in extents not evicted since." },
 	{ "recompressed", COUNTER, "Slots the cleaner compressed again: hot ones that cooled, cold ones with the cold codec." },
-	{ "cold_bytes", GAUGE, "SSD bytes of slots in the cold codec, in extents not evicted since." },
+	{ "cold_bytes", GAUGE, "SSD bytes of the cached blocks' slots in the cold codec." },
+	{ "codec_bytes", GAUGE, "SSD bytes of the cached blocks' slots in the volume's compressor." },
+	{ "raw_bytes", GAUGE, "SSD bytes of the cached blocks' raw slots." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

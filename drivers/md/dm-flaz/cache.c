@@ -395,7 +395,8 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->dram_bytes = dram_bytes(c);
 	g->loading = flaz_meta_loading(c->meta);
 	g->hot_blocks = flaz_cleaner_hot_blocks(c->cleaner);
-	g->cold_bytes = flaz_cleaner_cold_bytes(c->cleaner);
+	flaz_l2p_codec_usage(c->l2p, &g->raw_bytes, &g->cold_bytes);
+	g->codec_bytes = g->physical_bytes - g->raw_bytes - g->cold_bytes;
 	g->mode = flaz_mode_name(c);
 	g->mode_reason = flaz_mode_why(c);
 }
@@ -464,7 +465,8 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 			goto bad;
 		}
 	}
-	c->l2p = flaz_l2p_create(g->nr_lines, g->nr_extents, c->extent_bytes, c->hdd_blocks);
+	c->l2p = flaz_l2p_create(g->nr_lines, g->nr_extents, c->extent_bytes, c->hdd_blocks,
+				 c->cold_codec);
 	if (IS_ERR(c->l2p)) {
 		*error = "Cannot allocate the logical-to-physical table";
 		goto bad;

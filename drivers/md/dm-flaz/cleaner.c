@@ -21,9 +21,9 @@
  * Cold blocks packed harder (cold_compressor, zram's recompression): a moved
  * slot that is not hot and is in the volume's own codec is compressed again
  * with the cold codec when that makes the slot smaller; its header names the
- * codec, which decides how a hit decodes it. Hot slots and cold-codec bytes are
- * counted per extent, for slots written this activation, and drop when the
- * extent is evicted (hot_blocks, cold_bytes).
+ * codec, which decides how a hit decodes it; its line says so too (l2p.c
+ * counts cold_bytes from it). Hot slots are counted per extent, for slots
+ * written this activation, and drop when the extent is evicted (hot_blocks).
  *
  * A moved slot's line is pointed at the new place only after the new extent's
  * write has completed, and only if it still points at the old one. So a write
@@ -71,7 +71,7 @@ struct clean_io {
 	struct flaz_cleaner *cl;
 	u32 ext;			/* or NO_EXTENT */
 	u32 first, nr;			/* a bin's moves */
-	u32 hot, cold;			/* a bin's hot raw slots, cold-codec bytes */
+	u32 hot;			/* a bin's hot raw slots */
 	bool failed;
 };
 
@@ -87,8 +87,6 @@ struct flaz_cleaner {
 	bool stopped;			/* suspended: no passes */
 	u8 *hot;			/* per extent: hot raw slots written into it */
 	u64 hot_total;			/* their sum */
-	u32 *cold;			/* per extent: bytes of cold-codec slots (with one) */
-	u64 cold_total;			/* their sum */
 	atomic_t io_left;		/* the batch's I/Os not done, +1 while starting it */
 	u32 io_started;			/* I/Os started since the batch began */
 	struct completion io_done;
@@ -264,10 +262,6 @@ static void retire(struct flaz_cleaner *cl, u32 id)
 	WRITE_ONCE(cl->hot_total, cl->hot_total - cl->hot[id]);
 	cl->hot[id] = 0;
 	clear_bit(id, cl->kept);
-	if (cl->cold) {
-		WRITE_ONCE(cl->cold_total, cl->cold_total - cl->cold[id]);
-		cl->cold[id] = 0;
-	}
 	flaz_meta_evict(cl->c->meta, id);
 	flaz_alloc_retire(cl->c->alloc, id);
 }
@@ -592,13 +586,12 @@ static void start_bin(struct flaz_cleaner *cl, u32 b)
 {
 	struct flaz_cache *c = cl->c;
 	struct clean_io *io = &cl->io[b];
-	const struct flaz_move *mv = cl->moves + io->first;
+	struct flaz_move *mv = cl->moves + io->first;
 	u8 *out = cl->out + (size_t)b * c->extent_bytes;
 	struct flaz_slot_info info;
 	u32 used, i;
 
 	io->hot = 0;
-	io->cold = 0;
 	if (flaz_alloc_get_reserved(c->alloc, &io->ext)) {
 		io->ext = NO_EXTENT;
 		return;
@@ -617,8 +610,7 @@ static void start_bin(struct flaz_cleaner *cl, u32 b)
 		flaz_slot_encode(slot, &info);
 		if (info.flags & FLAZ_SLOT_HOT)
 			io->hot++;
-		if (info.codec != c->codec)
-			io->cold += info.bytes;
+		mv[i].cold = info.codec != c->codec;
 	}
 	flaz_extent_encode(out, atomic64_inc_return(&c->seq), io->ext, used, io->nr);
 	extent_io(cl, REQ_OP_WRITE, io, out, round_up(used, FLAZ_BLOCK_SIZE));
@@ -649,14 +641,11 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 	set_bit(io->ext, cl->kept);
 	cl->hot[io->ext] = io->hot;
 	WRITE_ONCE(cl->hot_total, cl->hot_total + io->hot);
-	if (cl->cold) {
-		cl->cold[io->ext] = io->cold;
-		WRITE_ONCE(cl->cold_total, cl->cold_total + io->cold);
-	}
 	for (i = 0; i < io->nr; i++) {
 		line = flaz_l2p_line(c->l2p, mv[i].block);
 		e.off = mv[i].off;
 		e.bytes = mv[i].bytes;
+		e.cold = mv[i].cold;
 		flaz_l2p_lock(c->l2p, line);
 		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].victim], mv[i].voff,
 				    &heat)) {
@@ -871,14 +860,7 @@ u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 	u64 nr = cl->c->geo->nr_extents;
 
 	return sizeof(*cl) + 2 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
-	       cl->window * sizeof(*cl->spared) +
-	       (cl->cold ? nr * sizeof(*cl->cold) : 0) + READ_ONCE(cl->bytes);
-}
-
-/* SSD bytes of cold-codec slots in extents not evicted since (status cold_bytes). */
-u64 flaz_cleaner_cold_bytes(struct flaz_cleaner *cl)
-{
-	return READ_ONCE(cl->cold_total);
+	       cl->window * sizeof(*cl->spared) + READ_ONCE(cl->bytes);
 }
 
 /* Hot raw slots written into extents not evicted since (status hot_blocks). */
@@ -908,10 +890,7 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->spared = kcalloc(cl->window, sizeof(*cl->spared), GFP_KERNEL);
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	cl->hot = kvzalloc(total, GFP_KERNEL);
-	if (c->cold_codec)
-		cl->cold = kvcalloc(total, sizeof(*cl->cold), GFP_KERNEL);
-	if (!cl->victims || !cl->kept || !cl->spared || !cl->hot ||
-	    (c->cold_codec && !cl->cold)) {
+	if (!cl->victims || !cl->kept || !cl->spared || !cl->hot) {
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
@@ -930,7 +909,6 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	bitmap_free(cl->kept);
 	kfree(cl->spared);
 	kvfree(cl->hot);
-	kvfree(cl->cold);
 	mutex_destroy(&cl->lock);
 	kfree(cl);
 }

@@ -51,12 +51,18 @@ struct flaz_fill {
 	void *data[];		/* a page per block */
 };
 
-/* The largest payload that saves @saving percent of a block; 0 to store every block raw. */
+/*
+ * The largest payload that saves @saving percent of a block; 0 to store every
+ * block raw. A compressed slot always takes less of the SSD than a raw one (an
+ * alignment unit at least), or the raw block is better: it costs no
+ * decompression. So a raw slot is the only one of its size (l2p.c counts on it).
+ */
 u32 flaz_max_payload(u32 saving)
 {
 	if (saving >= 100)
 		return 0;
-	return min(FLAZ_BLOCK_SIZE - FLAZ_BLOCK_SIZE * saving / 100, FLAZ_BLOCK_SIZE - 1);
+	return min(FLAZ_BLOCK_SIZE - FLAZ_BLOCK_SIZE * saving / 100,
+		   FLAZ_BLOCK_SIZE - FLAZ_SLOT_ALIGN);
 }
 
 /* The largest compressed payload worth keeping; 0 to store every block raw. */

@@ -129,6 +129,8 @@ struct flaz_gauges {
 	u64 dram_bytes;
 	u64 loading;
 	u64 hot_blocks;
+	u64 codec_bytes;
+	u64 raw_bytes;
 	u64 cold_bytes;
 };
 
@@ -153,12 +155,13 @@ struct flaz_entry {
 	u32 off;		/* byte offset in it */
 	u32 bytes;		/* and slot size */
 	u64 tag;		/* as stored: cut for a slot, whole for a zero block */
+	bool cold;		/* SLOT: in the cold codec */
 };
 
 struct flaz_l2p;
 
 struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
-				 u64 hdd_blocks);
+				 u64 hdd_blocks, bool cold);
 void flaz_l2p_destroy(struct flaz_l2p *t);
 u64 flaz_l2p_bytes(struct flaz_l2p *t);
 u64 flaz_l2p_dram_bytes(struct flaz_l2p *t);
@@ -174,6 +177,7 @@ u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims, bool tomb);
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 void flaz_l2p_tomb(struct flaz_l2p *t, u64 line);
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
+void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold);
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
 bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale);
 void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx);
@@ -424,6 +428,7 @@ struct flaz_move {
 	u32 off;
 	u32 victim;
 	u32 voff;
+	bool cold;		/* the slot is in the cold codec */
 };
 
 /* What a move does to a slot's payload. */
@@ -440,7 +445,6 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c);
 void flaz_cleaner_destroy(struct flaz_cleaner *cl);
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl);
 u64 flaz_cleaner_hot_blocks(struct flaz_cleaner *cl);
-u64 flaz_cleaner_cold_bytes(struct flaz_cleaner *cl);
 void flaz_cleaner_start(struct flaz_cleaner *cl);
 void flaz_cleaner_stop(struct flaz_cleaner *cl);
 void flaz_cleaner_kick(struct flaz_cleaner *cl);

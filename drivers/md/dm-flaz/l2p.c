@@ -5,7 +5,8 @@
  *
  * An entry is, from bit 0: the slot's size in FLAZ_SLOT_ALIGN units (0: empty,
  * L2P_ZERO: an all-zero block with no slot), its offset in the extent in the same
- * units, the extent, and a tag (block / nr_lines) cut to at most L2P_MAX_TAG_BITS.
+ * units, the extent, a tag (block / nr_lines) cut to at most L2P_MAX_TAG_BITS,
+ * and on a volume with a cold codec a bit for a slot in it.
  * A cut tag can match another block, so a hit is confirmed by the slot header's
  * block number; a zero entry has no header, so it keeps the whole tag in the bits
  * a slot would use, and zero blocks are stored as slots where it does not fit.
@@ -18,7 +19,9 @@
  * takes as empty and the loader as taken, so it never brings back what the SSD
  * held for that line.
  *
- * For the cleaner, the table also keeps the bytes of slots each extent holds
+ * The live slot bytes are counted in all, raw (a raw slot is the only one of
+ * its size: fill.c keeps compressed ones smaller) and in the cold codec. For
+ * the cleaner, the table also keeps the bytes of slots each extent holds
  * that lines still point at (live), and a line's heat: a 2-bit count of hits
  * since it was installed, halved when the cleaner moves it (a second chance
  * must be earned again). The heat of a stripe's lines is in words of its own,
@@ -65,9 +68,9 @@ struct flaz_l2p {
 	u64 nr_blocks;
 	u64 nr_lines;
 	u64 bytes;
-	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits;
+	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits, cold_bits;
 	bool zero_fits;
-	atomic64_t blocks, logical, physical;
+	atomic64_t blocks, logical, physical, raw, cold;
 	struct l2p_lock locks[L2P_STRIPES];
 };
 
@@ -83,7 +86,7 @@ static u32 bits_for(u64 max_value)
 }
 
 struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
-				 u64 hdd_blocks)
+				 u64 hdd_blocks, bool cold)
 {
 	struct flaz_l2p *t;
 	u64 words;
@@ -99,7 +102,8 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->ext_bits = bits_for(nr_extents - 1);
 	t->full_tag_bits = bits_for(div64_u64(hdd_blocks - 1, nr_lines));
 	t->tag_bits = min_t(u32, t->full_tag_bits, L2P_MAX_TAG_BITS);
-	t->bits = L2P_LEN_BITS + t->off_bits + t->ext_bits + t->tag_bits;
+	t->cold_bits = cold;
+	t->bits = L2P_LEN_BITS + t->off_bits + t->ext_bits + t->tag_bits + t->cold_bits;
 	t->zero_fits = t->full_tag_bits <= t->bits - L2P_LEN_BITS;
 	words = DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * t->bits;
 	t->bytes = words * sizeof(u64);
@@ -228,6 +232,7 @@ void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 		e->off = field(v, &pos, t->off_bits) * FLAZ_SLOT_ALIGN;
 		e->ext = field(v, &pos, t->ext_bits);
 		e->tag = field(v, &pos, t->tag_bits);
+		e->cold = t->cold_bits && field(v, &pos, 1);
 	}
 }
 
@@ -240,6 +245,10 @@ static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 		atomic64_add(sign * (s64)FLAZ_BLOCK_SIZE, &t->logical);
 		atomic64_add(sign * (s64)e->bytes, &t->physical);
 		atomic_add(sign * (int)e->bytes, &t->live[e->ext]);
+		if (e->bytes == flaz_slot_bytes(FLAZ_BLOCK_SIZE))
+			atomic64_add(sign * (s64)e->bytes, &t->raw);
+		else if (e->cold && t->cold_bits)
+			atomic64_add(sign * (s64)e->bytes, &t->cold);
 	}
 }
 
@@ -277,6 +286,9 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		v |= (u64)e->ext << pos;
 		pos += t->ext_bits;
 		v |= (tag & GENMASK_ULL(t->tag_bits - 1, 0)) << pos;
+		pos += t->tag_bits;
+		if (t->cold_bits)
+			v |= (u64)e->cold << pos;
 	}
 	set_raw(t, line, v);
 	account(t, e, 1);
@@ -474,4 +486,11 @@ void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical
 	*blocks = atomic64_read(&t->blocks);
 	*logical = atomic64_read(&t->logical);
 	*physical = atomic64_read(&t->physical);
+}
+
+/* Of the live slot bytes: those of raw slots, and those in the cold codec. */
+void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold)
+{
+	*raw = atomic64_read(&t->raw);
+	*cold = atomic64_read(&t->cold);
 }

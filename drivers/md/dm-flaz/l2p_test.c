@@ -42,14 +42,20 @@ static void destroy_action(void *t)
 	flaz_l2p_destroy(t);
 }
 
-static struct flaz_l2p *create(struct kunit *test, u64 lines, u64 exts, u32 extent_bytes,
-			       u64 hdd_blocks)
+static struct flaz_l2p *create_cold(struct kunit *test, u64 lines, u64 exts, u32 extent_bytes,
+				    u64 hdd_blocks, bool cold)
 {
-	struct flaz_l2p *t = flaz_l2p_create(lines, exts, extent_bytes, hdd_blocks);
+	struct flaz_l2p *t = flaz_l2p_create(lines, exts, extent_bytes, hdd_blocks, cold);
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(t));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_action, t), 0);
 	return t;
+}
+
+static struct flaz_l2p *create(struct kunit *test, u64 lines, u64 exts, u32 extent_bytes,
+			       u64 hdd_blocks)
+{
+	return create_cold(test, lines, exts, extent_bytes, hdd_blocks, false);
 }
 
 static struct flaz_l2p *create_geo(struct kunit *test, const struct l2p_geo *g)
@@ -527,11 +533,63 @@ static void l2p_load_tomb(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, physical, 0ULL);
 }
 
+static void expect_codecs(struct kunit *test, struct flaz_l2p *t, u64 raw, u64 cold)
+{
+	u64 r, c;
+
+	flaz_l2p_codec_usage(t, &r, &c);
+	KUNIT_EXPECT_EQ(test, r, raw);
+	KUNIT_EXPECT_EQ(test, c, cold);
+}
+
+/*
+ * Raw slots are counted by their size, cold-codec ones by the entry's bit, which
+ * a volume without a cold codec does not have (its entries are a bit narrower).
+ */
+static void l2p_codec_usage(struct kunit *test)
+{
+	struct flaz_l2p *t = create_cold(test, 200, 16, 32 << 10, 1600, true);
+	struct flaz_l2p *plain = create(test, 200, 16, 32 << 10, 1600);
+	struct flaz_entry c64 = slot(0, 32, 64), raw = slot(1, 64, FLAZ_MAX_SLOT_BYTES);
+	struct flaz_entry s96 = slot(2, 4192, 96), e;
+
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), flaz_l2p_bytes(plain) + 4 * 8);
+	c64.cold = true;
+	set(t, 1, &c64, NULL);
+	set(t, 2, &raw, NULL);
+	set(t, 3, &s96, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 1, &e));
+	KUNIT_EXPECT_TRUE(test, e.cold);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 3, &e));
+	KUNIT_EXPECT_FALSE(test, e.cold);
+	expect_codecs(test, t, FLAZ_MAX_SLOT_BYTES, 64);
+	expect_usage(test, t, 3, 3 * FLAZ_BLOCK_SIZE, 64 + FLAZ_MAX_SLOT_BYTES + 96);
+
+	/* the cleaner recompresses block 3 with the cold codec */
+	s96 = slot(5, 32, 64);
+	s96.cold = true;
+	flaz_l2p_lock(t, 3);
+	flaz_l2p_move(t, 3, &s96);
+	flaz_l2p_unlock(t, 3);
+	expect_codecs(test, t, FLAZ_MAX_SLOT_BYTES, 128);
+	set(t, 1, &none, NULL);
+	set(t, 2 + 200, &c64, NULL);
+	expect_codecs(test, t, 0, 128);
+	flaz_l2p_drop(t, NULL, false);
+	expect_codecs(test, t, 0, 0);
+
+	/* without a cold codec the bit is not kept */
+	set(plain, 1, &c64, NULL);
+	KUNIT_EXPECT_TRUE(test, lookup(plain, 1, &e));
+	KUNIT_EXPECT_FALSE(test, e.cold);
+	expect_codecs(test, plain, 0, 0);
+}
+
 static void l2p_create_bad(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(0, 16, 32 << 10, 100)), (long)-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 0, 32 << 10, 100)), (long)-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 16, 32 << 10, 0)), (long)-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(0, 16, 32 << 10, 100, false)), (long)-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 0, 32 << 10, 100, false)), (long)-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 16, 32 << 10, 0, false)), (long)-EINVAL);
 }
 
 /*
@@ -609,6 +667,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_stale),
 	KUNIT_CASE(l2p_load_tomb),
 	KUNIT_CASE(l2p_cleaner_view),
+	KUNIT_CASE(l2p_codec_usage),
 	KUNIT_CASE(l2p_create_bad),
 	{}
 };

@@ -126,6 +126,7 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	emit_stats(s, FLAZ_STAT_FILLS_SKIPPED, FLAZ_STAT_COMPRESS_SKIPPED, result, maxlen, &sz);
 	DMEMIT(" hot_blocks=%llu", g->hot_blocks);
 	emit_stats(s, FLAZ_STAT_RECOMPRESSED, FLAZ_STAT_RECOMPRESSED, result, maxlen, &sz);
-	DMEMIT(" cold_bytes=%llu", g->cold_bytes);
+	DMEMIT(" cold_bytes=%llu codec_bytes=%llu raw_bytes=%llu", g->cold_bytes, g->codec_bytes,
+	       g->raw_bytes);
 	*sz_p = sz;
 }

@@ -736,9 +736,14 @@ t_cache_cleaner_cold() {
 	hr_bad=0
 	hot_rounds 2 1 "$want"
 	show_status vol
-	recompressed=$(status_val vol recompressed)
-	cold=$(status_val vol cold_bytes)
-	errors=$(status_val vol ssd_errors)
+	# one status line: the four byte counts must add up within it
+	cc_st=$(dmsetup status vol | tr ' ' '\n')
+	recompressed=$(echo "$cc_st" | sed -n 's/^recompressed=//p')
+	cold=$(echo "$cc_st" | sed -n 's/^cold_bytes=//p')
+	codec=$(echo "$cc_st" | sed -n 's/^codec_bytes=//p')
+	raw=$(echo "$cc_st" | sed -n 's/^raw_bytes=//p')
+	phys=$(echo "$cc_st" | sed -n 's/^physical_bytes=//p')
+	errors=$(echo "$cc_st" | sed -n 's/^ssd_errors=//p')
 	must dmsetup remove vol
 	# shellcheck disable=SC2086
 	must dmsetup create vol --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 $cc_opts"
@@ -750,10 +755,12 @@ t_cache_cleaner_cold() {
 	refused "cold_compressor differs" dmsetup create vol --table \
 		"0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 ${cc_opts%zstd}deflate"
 	must dmsetup remove ssdslice
-	note "the text's slots: $lz4_bytes bytes in lz4, $cold in zstd (cold_bytes) after $recompressed were recompressed; after the restart $warm_hits of 1024 text blocks hit"
+	note "the text's slots: $lz4_bytes bytes in lz4; after $recompressed were recompressed, $cold in zstd, $codec in lz4, $raw raw, of $phys; after the restart $warm_hits of 1024 text blocks hit"
 	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the text differed from the HDD"
 	[ "$recompressed" -gt 0 ] || fail "recompressed=0 with cold_compressor zstd, want > 0"
 	[ "$cold" -gt 0 ] || fail "cold_bytes=0 with cold_compressor zstd, want > 0"
+	[ $((cold + codec + raw)) = "$phys" ] ||
+		fail "cold_bytes $cold + codec_bytes $codec + raw_bytes $raw != physical_bytes $phys"
 	[ "$errors" = 0 ] && [ "$errors2" = 0 ] || fail "ssd_errors=$errors, then $errors2 after the restart; want 0"
 	[ "$got" = "$want" ] || fail "after the restart the text read differs from the HDD"
 	[ "$warm_hits" -gt 0 ] || fail "no text block hit after the restart: nothing came back warm"
