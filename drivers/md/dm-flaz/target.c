@@ -328,7 +328,7 @@ static void flaz_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type flaz_target_type = {
 	.name = "flaz",
-	.version = {0, 3, 0},
+	.version = {0, 4, 0},
 	.module = THIS_MODULE,
 	.ctr = flaz_ctr,
 	.dtr = flaz_dtr,
