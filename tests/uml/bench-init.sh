@@ -3,7 +3,8 @@
 # read a hit (one at a time on one CPU: the path's CPU work plus one SSD read), and CPU per
 # 4 KiB fill, for no cache, dm-cache, flaz-lz4, flaz-zstd and flaz-off (lz4
 # with compression off), over 64 MiB of 2:1-compressible data that fits the SSD; and the
-# in-kernel cost of a slot's checks + decompression measured in the same boot (debugfs
+# in-kernel cost of a slot's checks + decompression, of a fill's slot, and of the compressor
+# bypass against trying the codec on random blocks, measured in the same boot (debugfs
 # dm-flaz/codec_costs). Lines for the user start with "::". Writes `done` last.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export DM_DISABLE_UDEV=1
