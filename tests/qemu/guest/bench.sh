@@ -15,10 +15,11 @@
 #   5. nbd: the main read load with the HDD a network volume: the disk served by nbd-server
 #      over the guest's loopback, the kernel's nbd client, dm-delay on top; none, dm-cache and
 #      flaz-lz4
-#   6. cleaner: what eviction keeps (zipf over 2x and 4x the SSD, a hot set read amid a scan
-#      of 3x the SSD): dm-cache, flaz with FIFO eviction, flaz with the cleaner, and an ideal
-#      LRU of flaz's compressed capacity simulated from the same trace; run alone with
-#      `make bench BENCH=only=cleaner`
+#   6. cleaner: what eviction keeps (zipf over 2x and 4x the SSD, zipf over 2x the SSD of real
+#      text (the corpus), a hot set read amid a scan of 3x the SSD): dm-cache, flaz with FIFO
+#      eviction, flaz with the cleaner, and an ideal LRU of flaz's compressed capacity simulated
+#      from the same trace; and the capacity cold_compressor zstd gains on text (clean-cold);
+#      run alone with `make bench BENCH=only=cleaner`
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -140,9 +141,13 @@ bench() {
 	echo "$tbl $name $hit $iops ${tbytes:--} ${extents:--}" >>$ROWS
 }
 
-# csv FIELDS...: one CSV row for the host ("-" becomes an empty field).
+# The CSV's columns; the last four are clean-cold's only.
+CSV_COLUMNS=table,config,hit_pct,iops,p50_us,p99_us,cpu_s_per_gib,ratio,cached_mib,postmark_s,cached_blocks,physical_bytes,bytes_per_block,recompressed
+# csv FIELDS...: one CSV row for the host ("-" becomes an empty field), padded with empty
+# fields to CSV_COLUMNS.
 csv() {
-	echo "@csv $(printf '%s\n' "$@" | awk '{ printf "%s%s", (NR > 1 ? "," : ""), ($0 == "-" ? "" : $0) }')"
+	echo "@csv $(printf '%s\n' "$@" | awk -v cols=$CSV_COLUMNS '{ printf "%s%s", (NR > 1 ? "," : ""), ($0 == "-" ? "" : $0) }
+		END { for (i = NR; i < split(cols, c, ","); i++) printf "," }')"
 }
 
 no_hits() { :; }
@@ -646,26 +651,164 @@ zipf09_reads() {
 		--write_iolog="$4.iolog"
 }
 
+# clean_zipf TABLE MIB [WHAT]: one table of the zipf:0.9 load over the HDD's first MIB MiB
+# (WHAT, e.g. " of text", says what they hold when it is not the 2:1 data): dm-cache,
+# flaz-fifo, flaz-clean and the ideal LRU simulated from flaz-clean's trace.
+clean_zipf() {
+	cz_tbl=$1 cz_mib=$2
+	header "$cz_tbl: zipf:0.9 reads over ${cz_mib} MiB${3:-} ($((cz_mib / 128))x the SSD)"
+	WARM_LOAD=prefilled_zipf09_reads RUN_LOAD=zipf09_reads
+	dmcache_up $BACKING
+	bench "$cz_tbl" dm-cache /dev/mapper/cached "$cz_mib" dmcache_hits
+	dmcache_down
+	# shellcheck disable=SC2086 # a list of options
+	flaz_bench "$cz_tbl" flaz-fifo "$cz_mib" $CLEAN_OPTS cleaner_rate_mib 0
+	# shellcheck disable=SC2086
+	flaz_bench "$cz_tbl" flaz-clean "$cz_mib" $CLEAN_OPTS
+	WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
+	lru_row "$cz_tbl" "$(lru_cap)" $((cz_mib * 256)) cnt=0 /tmp/warm.terse.iolog \
+		cnt=1 /tmp/run.terse.iolog
+}
+
+# hdd_fill21 MIB: 2:1 compressible data (fio's buffers) over the HDD's first MIB MiB.
+hdd_fill21() {
+	fio --name=fill --filename=$HDD --rw=write --bs=1M --size="$1M" --direct=1 \
+		--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
+}
+
+# text_fill MIB: real text over the HDD's first MIB MiB: the corpus's files (plain text,
+# 24 MiB) concatenated, over and over. Once dd has its MIB, the next cat fails on the
+# closed pipe and find with it, which ends the loop (64 rounds at most).
+text_fill() {
+	tf_n=0
+	while [ $tf_n -lt 64 ] && find /corpus/files -type f -exec cat {} +; do
+		tf_n=$((tf_n + 1))
+	done 2>/dev/null | dd of=$HDD bs=1M count="$1" iflag=fullblock oflag=direct 2>/dev/null
+}
+
+# flaz_settle: wait, 60 s at most, until vol's fills, cached blocks, slot bytes and cleaned
+# extents stay the same over two 0.5 s samples in a row (installs and the cleaner's passes
+# run in the background).
+flaz_settle() {
+	fs_prev='' fs_same=0 fs_i=0
+	while [ $fs_same -lt 2 ] && [ $fs_i -lt 120 ]; do
+		sleep 0.5
+		fs_cur=$(dmsetup status vol | tr ' ' '\n' |
+			grep -E '^(fills|blocks_cached|physical_bytes|extents_cleaned)=' | tr '\n' ' ')
+		if [ "$fs_cur" = "$fs_prev" ]; then fs_same=$((fs_same + 1)); else fs_same=0; fi
+		fs_prev=$fs_cur fs_i=$((fs_i + 1))
+	done
+}
+
+# The cold codec's gain on text: the hot half of COLD_MIB MiB of it on a fresh lz4 volume
+# over a COLD_SLICE_MIB MiB slice of the SSD, once moved by the cleaner; with compressor lz4
+# alone, and with cold_compressor zstd, which recompresses what the cleaner moves.
+COLD_MIB=8
+COLD_FILLER_MIB=12
+COLD_SLICE_MIB=32
+crow() { printf '::%-12s %6s %14s %11s %12s %11s %13s %13s\n' "$@"; }
+
+# cold_used: extents in use on vol (from /tmp/status).
+cold_used() { echo $(($(flaz_val total_extents) - $(flaz_val free_extents))); }
+
+# cold_vol NAME [OPTIONS...]: one clean-cold row, on a fresh volume with 16 KiB extents and
+# overbook 1000 (as in the e2e cleaner checks: no two blocks share a line). The text is read
+# (fills), every other 64 KiB of it again (hits: the hot half, heat 1), then the filler,
+# COLD_FILLER_MIB MiB more text read once: their extents are the oldest, in that order. One
+# more fill starts the cleaner, which takes the oldest extents a pass at a time, moves their
+# hot slots (recompressed with the cold codec, if any) and drops the rest, and stops at a
+# low_watermark set to what it has freed after the whole text (its cold half, half of its
+# extents; zstd under 2x lz4 frees less than another quarter from the hot half) and 64 of
+# the filler's extents. Half hot, as a pass must free a quarter of its victims and drops the
+# smallest slots that do not fit, which would skew the bytes per block; the filler, so the
+# pass that ends the text takes filler, not the moved slots (heat 0 by then: dropped). What
+# is left of the filler is then written with zeros through the volume: a zero block is a
+# flag without a slot, in blocks_cached but not in logical or physical bytes, so the hot
+# half alone is left (blocks = logical_bytes / 4096). The text goes onto the HDD anew first:
+# the volume before zeroed the filler.
+cold_vol() {
+	cv_name=$1
+	shift
+	text_fill $((COLD_MIB + COLD_FILLER_MIB + 1))
+	dmsetup create cslice --table "0 $((COLD_SLICE_MIB * 2048)) linear $SSD 0"
+	if ! dmsetup create vol --table "0 $N flaz $BACKING /dev/mapper/cslice $(($# + 9)) compressor lz4 extent_kib 16 overbook 1000 cleaner_rate_mib 65536 $* cold" \
+		2>/tmp/create.err; then
+		say "$(printf '%-12s' "$cv_name") table refused: $(tail -n 1 /tmp/create.err)"
+		dmsetup remove cslice
+		return 0
+	fi
+	dd if=/dev/mapper/vol of=/dev/null bs=1M count=$COLD_MIB iflag=direct 2>/dev/null
+	flaz_settle
+	fio --name=hot --filename=/dev/mapper/vol --rw=read:64k --bs=64k --size=${COLD_MIB}M \
+		--io_size=$((COLD_MIB * 512))k --direct=1 --eta=never --output=/dev/null
+	flaz_settle
+	dmsetup status vol >/tmp/status
+	cv_text=$(cold_used)
+	dd if=/dev/mapper/vol of=/dev/null bs=1M skip=$COLD_MIB count=$COLD_FILLER_MIB iflag=direct 2>/dev/null
+	flaz_settle
+	dmsetup status vol >/tmp/status
+	cv_filler=$(($(cold_used) - cv_text))
+	cv_low=$(awk -v f="$(flaz_val free_extents)" -v t="$(flaz_val total_extents)" -v e="$cv_text" \
+		'BEGIN { l = int(((f + e * 3 / 4 + 64) * 100 + t - 1) / t); print (l > 98 ? 98 : l) }')
+	dmsetup message vol 0 high_watermark $((cv_low + 1))
+	dmsetup message vol 0 low_watermark "$cv_low"
+	# a fill past the filler opens an extent, which starts the cleaner
+	dd if=/dev/mapper/vol of=/dev/null bs=64k skip=$(((COLD_MIB + COLD_FILLER_MIB) * 16)) count=1 \
+		iflag=direct 2>/dev/null
+	flaz_settle
+	dmsetup message vol 0 low_watermark 10
+	dmsetup message vol 0 high_watermark 20
+	dd if=/dev/zero of=/dev/mapper/vol bs=64k seek=$((COLD_MIB * 16)) \
+		count=$((COLD_FILLER_MIB * 16 + 1)) oflag=direct 2>/dev/null
+	flaz_settle
+	dmsetup status vol >/tmp/status
+	dmsetup remove vol
+	dmsetup remove cslice
+	cv_blocks=$(($(flaz_val logical_bytes) / 4096)) cv_bytes=$(flaz_val physical_bytes)
+	cv_bpb=$(echo "$cv_bytes $cv_blocks" | awk '$2 > 0 { printf "%.1f", $1 / $2; exit } { printf "-" }')
+	crow "$cv_name" "$cv_blocks" "$cv_bytes" "$cv_bpb" "$(flaz_val recompressed)" \
+		"$(flaz_val slots_moved)" "$(flaz_val slots_dropped)" \
+		"$(flaz_val extents_cleaned)/$cv_text+$cv_filler"
+	csv clean-cold "$cv_name" - - - - - "$(flaz_val ratio)" "$((cv_blocks * 4 / 1024))" - \
+		"$cv_blocks" "$cv_bytes" "$cv_bpb" "$(flaz_val recompressed)"
+	echo "$cv_name $cv_bpb" >>/tmp/cold.rows
+}
+
+# clean-cold: cold_vol with lz4 alone and with cold_compressor zstd, and the capacity the
+# cold codec gains: bytes per cached block of the one over the other. Rows in /tmp/cold.rows
+# only (not in ROWS: they have no hit ratio for cleaner_ratios).
+cold_table() {
+	say
+	say "clean-cold: the hot half of ${COLD_MIB} MiB of text, moved once by the cleaner (compressor lz4, extent_kib 16, a ${COLD_SLICE_MIB} MiB slice of the SSD)"
+	crow config blocks physical_bytes bytes/block recompressed slots_moved slots_dropped cleaned/text+fill
+	: >/tmp/cold.rows
+	cold_vol lz4
+	cold_vol lz4+zstd cold_compressor zstd
+	awk "$ratio_awk"'
+		{ b[$1] = $2 }
+		END {
+			g = x(("lz4" in b) ? b["lz4"] : "-", ("lz4+zstd" in b) ? b["lz4+zstd"] : "-")
+			printf "::  capacity gained by cold_compressor zstd: %s\n", g
+			printf "%s\n", g > "/tmp/cold.gain"
+		}' /tmp/cold.rows
+	csv clean-cold gain - - - - - "$(sed 's/x$//' /tmp/cold.gain)" - - - - - -
+}
+
 cleaner_section() {
 	# the whole HDD holds data: the 4x set and the scan reach its end
 	fio --name=fill2 --filename=$HDD --rw=write --bs=1M --offset=${WSET_MIB}M \
 		--size=$((N / 2048 - WSET_MIB))M --direct=1 --buffer_compress_percentage=50 \
 		--refill_buffers --eta=never --output=/dev/null
 	for cl_mib in $WSET_MIB $((2 * WSET_MIB)); do
-		cl_tbl=clean-zipf$((cl_mib / 128))x
-		header "$cl_tbl: zipf:0.9 reads over ${cl_mib} MiB ($((cl_mib / 128))x the SSD)"
-		WARM_LOAD=prefilled_zipf09_reads RUN_LOAD=zipf09_reads
-		dmcache_up $BACKING
-		bench $cl_tbl dm-cache /dev/mapper/cached $cl_mib dmcache_hits
-		dmcache_down
-		# shellcheck disable=SC2086 # a list of options
-		flaz_bench $cl_tbl flaz-fifo $cl_mib $CLEAN_OPTS cleaner_rate_mib 0
-		# shellcheck disable=SC2086
-		flaz_bench $cl_tbl flaz-clean $cl_mib $CLEAN_OPTS
-		WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
-		lru_row $cl_tbl "$(lru_cap)" $((cl_mib * 256)) cnt=0 /tmp/warm.terse.iolog \
-			cnt=1 /tmp/run.terse.iolog
+		clean_zipf clean-zipf$((cl_mib / 128))x $cl_mib
 	done
+	# The 2x load again with text in place of fio's 2:1 data, and the cold codec on that text;
+	# then the 2:1 data back, which the rows after read (the hot set, the scan, the main set).
+	text_fill $WSET_MIB
+	clean_zipf clean-text2x $WSET_MIB " of text"
+	say "  data: the text corpus over and over (real text, not fio's 2:1 buffers); flaz-clean held it at a ratio of $(flaz_val ratio) (lz4)"
+	cold_table
+	hdd_fill21 $WSET_MIB
 	header "clean-hotscan: a hot 16 MiB read after each 32 MiB of a 384 MiB scan (3x the SSD), ${HOTSCAN_ROUNDS} rounds; hit% of the hot reads from round 2"
 	dmcache_up $BACKING
 	hotscan clean-hotscan dm-cache /dev/mapper/cached dmcache_hits
@@ -700,10 +843,9 @@ say "HDD: 512 MiB file + dm-delay ${DELAY_MS} ms; SSD: 128 MiB file"
 say "data: fio buffer_compress_percentage=50 (2:1 compressible); reads: 4 KiB zipf:1.2, iodepth 8"
 say "each row: warmed for ${WARM_S} s, then measured for ${RUN_S} s (short, to fit TCG); CPU s/GiB"
 say "covers the measured pass only; ratio and cachedMiB are flaz's status after it"
-fio --name=fill --filename=$HDD --rw=write --bs=1M --size=${WSET_MIB}M --direct=1 \
-	--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
+hdd_fill21 $WSET_MIB
 : >$ROWS
-echo "@csv table,config,hit_pct,iops,p50_us,p99_us,cpu_s_per_gib,ratio,cached_mib,postmark_s"
+echo "@csv $CSV_COLUMNS"
 if [ "${1:-}" = only=cleaner ]; then
 	cleaner_section
 	exit 0
