@@ -64,9 +64,11 @@ cpu_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 pct() { tr ';' '\n' <"$1" | sed -n "s/^$2\.000000%=//p" | head -n1; }
 
 # zipf_reads DEV WSET_MIB SECONDS OUT: fio's zipf random 4 KiB reads over the first
-# WSET_MIB of DEV, terse output to OUT.
+# WSET_MIB of DEV, terse output to OUT. Every random load here has --randrepeat=0: by
+# default fio draws the same sequence in every run, so a measured pass would re-read its
+# warm-up's blocks in the same order.
 zipf_reads() {
-	fio --name=zipf --filename="$1" --size="$2M" --rw=randread --bs=4k \
+	fio --name=zipf --filename="$1" --size="$2M" --rw=randread --randrepeat=0 --bs=4k \
 		--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
 		--time_based --runtime="$3" --norandommap --eta=never --minimal --output="$4"
 }
@@ -74,15 +76,15 @@ zipf_reads() {
 # The hit path's loads (the hits table): 128 KiB sequential re-reads, warmed by 128 KiB random
 # reads of the whole set; and the zipf reads with four jobs of iodepth 8 instead of one.
 rand128k_reads() {
-	fio --name=r128k --filename="$1" --size="$2M" --rw=randread --bs=128k --ioengine=libaio \
-		--iodepth=8 --direct=1 --time_based --runtime="$3" --eta=never --minimal --output="$4"
+	fio --name=r128k --filename="$1" --size="$2M" --rw=randread --randrepeat=0 --bs=128k \
+		--ioengine=libaio --iodepth=8 --direct=1 --time_based --runtime="$3" --eta=never --minimal --output="$4"
 }
 seq128k_reads() {
 	fio --name=s128k --filename="$1" --size="$2M" --rw=read --bs=128k --ioengine=libaio \
 		--iodepth=8 --direct=1 --time_based --runtime="$3" --eta=never --minimal --output="$4"
 }
 zipf4_reads() {
-	fio --name=zipf4 --filename="$1" --size="$2M" --rw=randread --bs=4k \
+	fio --name=zipf4 --filename="$1" --size="$2M" --rw=randread --randrepeat=0 --bs=4k \
 		--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --numjobs=4 \
 		--group_reporting --direct=1 --time_based --runtime="$3" --norandommap --eta=never \
 		--minimal --output="$4"
@@ -542,8 +544,8 @@ hotscan() {
 	hs_h=0 hs_m=0 hs_iops=0
 	for hs_r in $(seq 1 $HOTSCAN_ROUNDS); do
 		hs_0=$($hs_cmd)
-		fio --name=hot --filename="$hs_dev" --size=16M --rw=randread --bs=4k --ioengine=libaio \
-			--iodepth=8 --direct=1 --eta=never --minimal --output=/tmp/hs.terse \
+		fio --name=hot --filename="$hs_dev" --size=16M --rw=randread --randrepeat=0 --bs=4k \
+			--ioengine=libaio --iodepth=8 --direct=1 --eta=never --minimal --output=/tmp/hs.terse \
 			--write_iolog=/tmp/hs.$hs_r.hot
 		hs_1=$($hs_cmd)
 		fio --name=scan --filename="$hs_dev" --offset=$((128 + 32 * (hs_r - 1)))M --size=32M \
@@ -645,7 +647,7 @@ prefilled_zipf09_reads() {
 	zipf09_reads "$@"
 }
 zipf09_reads() {
-	fio --name=zipf09 --filename="$1" --size="$2M" --rw=randread --bs=4k \
+	fio --name=zipf09 --filename="$1" --size="$2M" --rw=randread --randrepeat=0 --bs=4k \
 		--random_distribution=zipf:0.9 --ioengine=libaio --iodepth=8 --direct=1 \
 		--time_based --runtime="$3" --norandommap --eta=never --minimal --output="$4" \
 		--write_iolog="$4.iolog"
