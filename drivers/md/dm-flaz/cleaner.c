@@ -34,9 +34,10 @@
  * Eviction, the second stage: below half of low_watermark, with the cleaner off
  * (cleaner_rate_mib 0), out of normal mode, or without memory for a window,
  * the oldest extents go whole without being read, as do extents whose write
- * failed. Below half of low_watermark, extents that hold slots a pass moved
- * are passed over (a window of them) and compacted next: fills faster than
- * compaction then drop the cold stream, not the hot set. A fill never waits
+ * failed. Below half of low_watermark, an extent holding a slot hit since it
+ * was written, or slots a pass moved there, is passed over once (CLOCK's
+ * second chance, per extent; a window of them) and compacted next: fills
+ * faster than compaction then drop the cold stream, not the hot set. A fill never waits
  * for the cleaner; it is skipped when no extent is free but the few kept for
  * the cleaner's moves (alloc.c). With free extents that short, a commit frees
  * evicted ones at once (meta.c).
@@ -81,10 +82,12 @@ struct flaz_cleaner {
 	struct mutex lock;		/* one pass, eviction or emptying at a time */
 	unsigned long *victims;		/* extents whose lines a table scan drops */
 	unsigned long *kept;		/* extents holding slots a pass moved there */
+	unsigned long *hit;		/* extents holding a slot hit since written */
 	u32 *spared;			/* such extents stage two passed over (window of them) */
 	u32 window;			/* victims a pass takes at most */
 	u32 max_moves;
 	bool stopped;			/* suspended: no passes */
+	bool cleaning;			/* from below low_watermark, until high */
 	u8 *hot;			/* per extent: hot raw slots written into it */
 	u64 hot_total;			/* their sum */
 	atomic_t io_left;		/* the batch's I/Os not done, +1 while starting it */
@@ -262,6 +265,7 @@ static void retire(struct flaz_cleaner *cl, u32 id)
 	WRITE_ONCE(cl->hot_total, cl->hot_total - cl->hot[id]);
 	cl->hot[id] = 0;
 	clear_bit(id, cl->kept);
+	clear_bit(id, cl->hit);
 	flaz_meta_evict(cl->c->meta, id);
 	flaz_alloc_retire(cl->c->alloc, id);
 }
@@ -292,9 +296,9 @@ static void evict_victims(struct flaz_cleaner *cl, bool scan)
 /*
  * Stage two: up to @want of the oldest extents go whole, and failed ones.
  * With @spare, while compaction goes on, extents holding slots it moved (hit
- * ones) are passed over, up to a window of them, and left at the head for the
- * next pass: a fast stream of fills must not drop the hot set whole. Returns
- * how many went.
+ * ones), and once each those with a slot hit since, are passed over, up to a
+ * window of them, and left at the head for the next pass: a fast stream of
+ * fills must not drop the hot set whole. Returns how many went.
  */
 static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 {
@@ -307,7 +311,8 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 		if (!n)
 			break;
 		for (i = 0; i < n; i++) {
-			if (spare && spared < cl->window && test_bit(ids[i], cl->kept)) {
+			if (spare && spared < cl->window &&
+			    (test_bit(ids[i], cl->kept) || test_and_clear_bit(ids[i], cl->hit))) {
 				cl->spared[spared++] = ids[i];
 				continue;
 			}
@@ -732,7 +737,9 @@ static long pass(struct flaz_cleaner *cl)
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
 	u32 free = free_soon(c), want, urgent, n, k, i;
 
-	want = flaz_reclaim_count(free, total, low, high);
+	/* started below low, cleaning goes on up to high */
+	want = flaz_reclaim_count(free, total, cl->cleaning ? high : low, high);
+	cl->cleaning = want > 0;
 	urgent = flaz_reclaim_count(free, total, low / 2, low);
 	if (!want || urgent || !rate || flaz_mode_get(c) != FLAZ_MODE_NORMAL ||
 	    flaz_meta_loading(c->meta) || !get_buffers(cl)) {
@@ -754,8 +761,10 @@ static long pass(struct flaz_cleaner *cl)
 	flaz_alloc_unget(c->alloc, cl->ids + k, n - k);
 	compact(cl, k);
 	free = free_soon(c);
-	if (!flaz_reclaim_count(free, total, low, high))
+	if (!flaz_reclaim_count(free, total, high, high)) {
+		cl->cleaning = false;
 		return -1;
+	}
 	if (time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY) ||
 	    flaz_reclaim_count(free, total, low - low / 4, low))
 		return 0;
@@ -813,6 +822,13 @@ bool flaz_cleaner_short(struct flaz_cleaner *cl)
 	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), c->geo->nr_extents, low / 2, low);
 }
 
+/* A slot of extent @ext was hit (any context): stage two passes over the extent once. */
+void flaz_cleaner_touch(struct flaz_cleaner *cl, u32 ext)
+{
+	if (!test_bit(ext, cl->hit))
+		set_bit(ext, cl->hit);
+}
+
 /* An extent write failed (interrupt context): it is evicted now. */
 void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext)
 {
@@ -854,12 +870,12 @@ void flaz_cleaner_start(struct flaz_cleaner *cl)
 	queue_delayed_work(cl->c->wq.io, &cl->work, 0);
 }
 
-/* DRAM the cleaner holds now: two bitmaps, the hot counts, and its buffers while passes run. */
+/* DRAM the cleaner holds now: three bitmaps, the hot counts, and its buffers while passes run. */
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 {
 	u64 nr = cl->c->geo->nr_extents;
 
-	return sizeof(*cl) + 2 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
+	return sizeof(*cl) + 3 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
 	       cl->window * sizeof(*cl->spared) + READ_ONCE(cl->bytes);
 }
 
@@ -887,10 +903,11 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->max_moves = cl->window * (c->extent_bytes / 128);
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
 	cl->kept = bitmap_zalloc(total, GFP_KERNEL);
+	cl->hit = bitmap_zalloc(total, GFP_KERNEL);
 	cl->spared = kcalloc(cl->window, sizeof(*cl->spared), GFP_KERNEL);
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	cl->hot = kvzalloc(total, GFP_KERNEL);
-	if (!cl->victims || !cl->kept || !cl->spared || !cl->hot) {
+	if (!cl->victims || !cl->kept || !cl->hit || !cl->spared || !cl->hot) {
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
@@ -907,6 +924,7 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	put_buffers(cl);
 	bitmap_free(cl->victims);
 	bitmap_free(cl->kept);
+	bitmap_free(cl->hit);
 	kfree(cl->spared);
 	kvfree(cl->hot);
 	mutex_destroy(&cl->lock);

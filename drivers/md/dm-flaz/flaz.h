@@ -449,6 +449,7 @@ void flaz_cleaner_start(struct flaz_cleaner *cl);
 void flaz_cleaner_stop(struct flaz_cleaner *cl);
 void flaz_cleaner_kick(struct flaz_cleaner *cl);
 bool flaz_cleaner_short(struct flaz_cleaner *cl);
+void flaz_cleaner_touch(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_empty(struct flaz_cleaner *cl);
 u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);

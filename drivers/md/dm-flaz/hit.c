@@ -167,7 +167,9 @@ static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b)
 	b->pinned = hit && b->e.kind == FLAZ_ENTRY_SLOT;
 	if (b->pinned) {
 		atomic_inc(pin_of(c, b->e.ext));
-		flaz_l2p_touch(c->l2p, line);	/* a second chance at cleaning */
+		/* a second chance at cleaning, and in stage two */
+		flaz_l2p_touch(c->l2p, line);
+		flaz_cleaner_touch(c->cleaner, b->e.ext);
 	}
 	flaz_l2p_unlock(c->l2p, line);
 	return hit;
