@@ -44,9 +44,11 @@ PAPER_TABLE_MB_PER_GB=2.31
 GOAL_WRITE=0.97	# a write-through cache must not slow writes down
 WRITE_S=15
 # flaz's per-extent DRAM besides the table (dram_bytes): allocator chain (4), freshness seq
-# (8), generation (1), live bytes for the cleaner (4), five bitmaps; l2p.c's entry: 8 length
-# bits + offset + extent + tag (at most 4 bits), and 2 bits of heat per line (the cleaner)
-PER_EXTENT_BYTES=17.625
+# (8), generation (1), live bytes for the cleaner (4), its hot count (1), seven bitmaps
+# (failed, unflushed, written, meta's freeing, the cleaner's victims, kept and hit); l2p.c's
+# entry: 8 length bits + offset + extent + tag (at most 4 bits) (+ 1 with a cold codec, not
+# at the defaults), and 2 bits of heat per line (the cleaner)
+PER_EXTENT_BYTES=18.875
 L2P_HEAT_BITS=2
 L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4
