@@ -372,7 +372,8 @@ void flaz_cache_invalidate(struct flaz_cache *c)
  * Every byte the volume allocates for metadata, as asked of the allocators: the
  * table, the per-extent state here (three bitmaps and ext_seq), the allocator,
  * the extent buffer, the hit path's pins and reserve, the regions, the
- * cleaner (with its buffers while it runs) and the metadata context.
+ * cleaner (with its buffers while it runs), the metadata context and the
+ * bypass's history.
  */
 static u64 dram_bytes(struct flaz_cache *c)
 {
@@ -382,7 +383,7 @@ static u64 dram_bytes(struct flaz_cache *c)
 	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
 	       flaz_xbuf_bytes(c->extent_bytes) + flaz_hits_bytes(c->hits) +
 	       flaz_intent_bytes(c->intent) + flaz_cleaner_bytes(c->cleaner) +
-	       flaz_meta_bytes(nr);
+	       flaz_meta_bytes(nr) + flaz_bypass_bytes();
 }
 
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
@@ -456,6 +457,11 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->comp = flaz_compressor_create(c->codec);
 	if (IS_ERR(c->comp)) {
 		*error = "Cannot set up the compressor";
+		goto bad;
+	}
+	c->bypass = flaz_bypass_create();
+	if (!c->bypass) {
+		*error = "Cannot allocate the compressor bypass";
 		goto bad;
 	}
 	if (c->cold_codec) {
@@ -548,6 +554,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_alloc_destroy(c->alloc);
 	flaz_l2p_destroy(c->l2p);
 	flaz_compressor_destroy(c->cold_comp);
+	flaz_bypass_destroy(c->bypass);
 	flaz_compressor_destroy(c->comp);
 	kfree(c);
 }

@@ -409,8 +409,7 @@ enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold)
 /* Hot raw slots allowed: @percent of what @nr_extents extents of @extent_bytes hold of them. */
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent)
 {
-	u32 per = (extent_bytes - sizeof(struct flaz_extent_hdr)) /
-		  flaz_slot_bytes(FLAZ_BLOCK_SIZE);
+	u32 per = (extent_bytes - sizeof(struct flaz_extent_hdr)) / FLAZ_MAX_SLOT_BYTES;
 
 	return div_u64(nr_extents * per * percent, 100);
 }
@@ -462,7 +461,7 @@ static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 	hot = heat >= FLAZ_HEAT_MAX && flaz_opt_get(c->opts, FLAZ_OPT_HOT_UNCOMPRESSED);
 	room = cl->hot_total + cl->new_hot < cl->hot_limit;
 	cold = c->cold_codec && c->cold_codec - 1 != c->codec && info->codec == c->codec;
-	if (!comp || cl->staged + flaz_slot_bytes(FLAZ_BLOCK_SIZE) > cl->window * eb)
+	if (!comp || cl->staged + FLAZ_MAX_SLOT_BYTES > cl->window * eb)
 		return;
 	dst = cl->buf + at;
 	switch (flaz_cleaner_recode(info->flags, hot, room, cold)) {

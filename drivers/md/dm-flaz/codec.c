@@ -58,58 +58,6 @@ struct flaz_compressor {
 
 static enum cpuhp_state cpuhp_state;
 
-/*
- * The compressibility estimate: the byte entropy of PREDICT_SAMPLES bytes
- * spread over the block, in bits per byte (fixed point, PREDICT_ONE = 1 bit).
- */
-#define PREDICT_STRIDE		8
-#define PREDICT_SAMPLES		(FLAZ_BLOCK_SIZE / PREDICT_STRIDE)
-#define PREDICT_SHIFT		8
-#define PREDICT_ONE		(1U << PREDICT_SHIFT)
-
-/* log2(@n) for 1 <= @n <= PREDICT_SAMPLES, fixed point: exact at powers of two, linear between. */
-static u32 log2_fixed(u32 n)
-{
-	u32 k = ilog2(n);
-
-	return (k << PREDICT_SHIFT) + (((n - (1U << k)) << PREDICT_SHIFT) >> k);
-}
-
-/* n log2(n) for every count n a byte value can reach: no log per value in the estimate. */
-static u32 nlogn[PREDICT_SAMPLES + 1] __ro_after_init;
-
-static void __init nlogn_init(void)
-{
-	u32 n;
-
-	for (n = 2; n <= PREDICT_SAMPLES; n++)
-		nlogn[n] = n * log2_fixed(n);
-}
-
-/*
- * Whether a block is predicted not to compress to @max_len bytes, so it is
- * stored raw without running the codec (SlimCache's compressibility
- * recognition): an entropy coder needs H bits per byte, and the sample's H
- * over 8 is taken as the best ratio any codec here reaches. Costs a pass over
- * an eighth of the block; repeats of a random pattern fool it (stored raw).
- */
-bool flaz_codec_predict_raw(const void *data, unsigned int max_len)
-{
-	const u8 *p = data;
-	u16 hist[256] = {};
-	u64 sum = 0, h;
-	u32 i;
-
-	for (i = 0; i < PREDICT_SAMPLES; i++)
-		hist[p[i * PREDICT_STRIDE]]++;
-	for (i = 0; i < 256; i++)
-		sum += nlogn[hist[i]];
-	/* H = log2(N) - sum(c log2 c) / N */
-	h = (u64)log2_fixed(PREDICT_SAMPLES) - div_u64(sum, PREDICT_SAMPLES);
-	/* bytes an ideal coder needs: H / 8 of the block */
-	return div_u64(h * FLAZ_BLOCK_SIZE, 8 * PREDICT_ONE) > max_len;
-}
-
 static int lzo_alloc(struct codec_stream *s)
 {
 	s->ws = kvmalloc(LZO1X_1_MEM_COMPRESS, GFP_KERNEL);
@@ -426,7 +374,6 @@ int __init flaz_compressor_module_init(void)
 {
 	int r;
 
-	nlogn_init();
 	r = cpuhp_setup_state_multi(CPUHP_BP_PREPARE_DYN, "block/dm-flaz:prepare",
 					codec_cpu_up_prepare, codec_cpu_dead);
 	if (r < 0)

@@ -177,29 +177,6 @@ static void codec_malformed(struct kunit *test)
 	}
 }
 
-/*
- * The compressibility estimate: zeros and text go to the codec, random bytes
- * are stored raw at the default saving, and text too once the saving asked is
- * more than its entropy allows; a block half zeros (fio's 50%) still compresses.
- */
-static void codec_predict(struct kunit *test)
-{
-	u8 *p = kunit_kzalloc(test, FLAZ_BLOCK_SIZE, GFP_KERNEL);
-	u32 i;
-
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_EXPECT_FALSE(test, flaz_codec_predict_raw(p, FLAZ_BLOCK_SIZE * 9 / 10));
-	KUNIT_EXPECT_FALSE(test, flaz_codec_predict_raw(p, 1));
-	fill_text(p);
-	KUNIT_EXPECT_FALSE(test, flaz_codec_predict_raw(p, FLAZ_BLOCK_SIZE * 9 / 10));
-	KUNIT_EXPECT_TRUE(test, flaz_codec_predict_raw(p, FLAZ_BLOCK_SIZE / 10));
-	get_random_bytes(p, FLAZ_BLOCK_SIZE);
-	KUNIT_EXPECT_TRUE(test, flaz_codec_predict_raw(p, FLAZ_BLOCK_SIZE * 9 / 10));
-	for (i = 0; i < FLAZ_BLOCK_SIZE; i += 512)
-		memset(p + i + 256, 0, 256);
-	KUNIT_EXPECT_FALSE(test, flaz_codec_predict_raw(p, FLAZ_BLOCK_SIZE * 9 / 10));
-}
-
 static struct kunit_case flaz_codec_cases[] = {
 	KUNIT_CASE(codec_round_trip),
 	KUNIT_CASE(codec_zero_block),
@@ -207,7 +184,6 @@ static struct kunit_case flaz_codec_cases[] = {
 	KUNIT_CASE(codec_limit_boundary),
 	KUNIT_CASE(codec_place_error),
 	KUNIT_CASE(codec_malformed),
-	KUNIT_CASE(codec_predict),
 	{}
 };
 

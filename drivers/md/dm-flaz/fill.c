@@ -87,22 +87,32 @@ static void *place_payload(void *ctx, unsigned int len)
 }
 
 /*
- * Build a slot from block @data as an install does: compressed by @comp when
- * that takes at most @max bytes (0: not tried), else the block raw.
- * @place(@ctx, payload length) reserves the slot and returns where its payload
- * goes, after the header. Then @info gets its seq (taken from @seq once the
- * slot is placed, so it is later than its extent's opening), length and flags,
- * and the header is written. Returns 0 or @place's error.
+ * Build a slot from HDD block @info->block (@data) as an install does:
+ * compressed by @comp when that takes at most @max bytes (0: not tried), else
+ * the block raw; with a @bypass, the codec is not tried on a block it predicts
+ * raw, and learns from those it is tried on. @place(@ctx, payload length)
+ * reserves the slot and returns where its payload goes, after the header. Then
+ * @info gets its seq (taken from @seq once the slot is placed, so it is later
+ * than its extent's opening), length and flags, and the header is written.
+ * Returns 0, 1 when the bypass stored the block raw, or @place's error.
  */
-int flaz_fill_slot(struct flaz_compressor *comp, const void *data, u32 max,
-		   void *(*place)(void *ctx, unsigned int len), void *ctx,
-		   atomic64_t *seq, struct flaz_slot_info *info)
+int flaz_fill_slot(struct flaz_compressor *comp, struct flaz_bypass *bypass,
+		   const void *data, u32 max, void *(*place)(void *ctx, unsigned int len),
+		   void *ctx, atomic64_t *seq, struct flaz_slot_info *info)
 {
 	struct slot_place sp = { .place = place, .ctx = ctx };
+	bool skipped = false;
 	int len = 0;
 
-	if (max)
+	if (max && bypass && flaz_bypass_skip(bypass, info->block, data, max)) {
+		skipped = true;
+		max = 0;
+	}
+	if (max) {
 		len = flaz_compress(comp, data, max, place_payload, &sp);
+		if (bypass)
+			flaz_bypass_learn(bypass, info->block, !len);
+	}
 	if (!len) {
 		/* not worth compressing: the block itself */
 		if (!IS_ERR(place_payload(&sp, FLAZ_BLOCK_SIZE)))
@@ -115,7 +125,7 @@ int flaz_fill_slot(struct flaz_compressor *comp, const void *data, u32 max,
 	info->len = len;
 	info->flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0;
 	flaz_slot_encode(sp.payload - sizeof(struct flaz_slot_hdr), info);
-	return 0;
+	return skipped;
 }
 
 struct place {
@@ -142,7 +152,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	struct flaz_xslot s = {};
 	struct place p = { c, &s };
 	bool same, done;
-	u32 max;
+	int r;
 
 	/*
 	 * The SSD is in trouble: keep what is cached, add nothing. Nor while the
@@ -153,17 +163,16 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
-		max = flaz_fill_max_payload(c);
-		if (max && flaz_codec_predict_raw(data, max)) {
-			flaz_stats_add(c->stats, FLAZ_STAT_COMPRESS_SKIPPED, 1);
-			max = 0;
-		}
 		info.line = line;
+		r = flaz_fill_slot(c->comp, c->bypass, data, flaz_fill_max_payload(c),
+				   place_slot, &p, &c->seq, &info);
 		/* no free extent (the cleaner is behind) or none holds the slot */
-		if (flaz_fill_slot(c->comp, data, max, place_slot, &p, &c->seq, &info)) {
+		if (r < 0) {
 			flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
 			return;
 		}
+		if (r)
+			flaz_stats_add(c->stats, FLAZ_STAT_COMPRESS_SKIPPED, 1);
 		e.kind = FLAZ_ENTRY_SLOT;
 		e.ext = s.ext;
 		e.off = s.off;

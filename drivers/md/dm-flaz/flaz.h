@@ -78,7 +78,20 @@ int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_l
 		  void *(*place)(void *ctx, unsigned int len), void *ctx);
 int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len,
 		    void *dst);
-bool flaz_codec_predict_raw(const void *data, unsigned int max_len);
+
+/* bypass.c: storing raw, without the codec, blocks predicted not to compress */
+struct flaz_bypass;
+
+#define FLAZ_BYPASS_SURE	4	/* raw outcomes in a row that make a region raw */
+#define FLAZ_BYPASS_PROBE	16	/* of a raw region's blocks, one is sampled */
+
+void flaz_bypass_module_init(void);
+struct flaz_bypass *flaz_bypass_create(void);
+void flaz_bypass_destroy(struct flaz_bypass *b);
+u64 flaz_bypass_bytes(void);
+bool flaz_bypass_predict_raw(const void *data, unsigned int max_len);
+bool flaz_bypass_skip(struct flaz_bypass *b, u64 block, const void *data, u32 max);
+void flaz_bypass_learn(struct flaz_bypass *b, u64 block, bool raw);
 
 /* Counters reported by status, in status order. */
 enum flaz_stat {
@@ -319,6 +332,7 @@ struct flaz_cache {
 	u32 extent_bytes;
 	u64 hdd_blocks;
 	struct flaz_compressor *comp;
+	struct flaz_bypass *bypass;
 	/* the cleaner's codec for cold slots: 0 none, else enum flaz_codec + 1 */
 	u32 cold_codec;
 	struct flaz_compressor *cold_comp;
@@ -463,9 +477,9 @@ struct flaz_slot_info;
 
 u32 flaz_max_payload(u32 saving);
 u32 flaz_fill_max_payload(struct flaz_cache *c);
-int flaz_fill_slot(struct flaz_compressor *comp, const void *data, u32 max,
-		   void *(*place)(void *ctx, unsigned int len), void *ctx,
-		   atomic64_t *seq, struct flaz_slot_info *info);
+int flaz_fill_slot(struct flaz_compressor *comp, struct flaz_bypass *bypass,
+		   const void *data, u32 max, void *(*place)(void *ctx, unsigned int len),
+		   void *ctx, atomic64_t *seq, struct flaz_slot_info *info);
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec);
 

@@ -512,7 +512,7 @@ int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry
 	if (max_tag < 1ULL << FLAZ_TAG_BITS && e->tag > max_tag)
 		return 0;
 	/* the smallest slot is a header and one byte; the largest a raw block */
-	return bytes >= flaz_slot_bytes(1) && bytes <= flaz_slot_bytes(FLAZ_BLOCK_SIZE) &&
+	return bytes >= flaz_slot_bytes(1) && bytes <= FLAZ_MAX_SLOT_BYTES &&
 	       e->ext < g->nr_extents && e->off >= sizeof(struct flaz_extent_hdr) &&
 	       e->off + bytes <= extent_bytes;
 }

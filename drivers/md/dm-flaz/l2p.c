@@ -245,7 +245,7 @@ static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 		atomic64_add(sign * (s64)FLAZ_BLOCK_SIZE, &t->logical);
 		atomic64_add(sign * (s64)e->bytes, &t->physical);
 		atomic_add(sign * (int)e->bytes, &t->live[e->ext]);
-		if (e->bytes == flaz_slot_bytes(FLAZ_BLOCK_SIZE))
+		if (e->bytes == FLAZ_MAX_SLOT_BYTES)
 			atomic64_add(sign * (s64)e->bytes, &t->raw);
 		else if (e->cold && t->cold_bits)
 			atomic64_add(sign * (s64)e->bytes, &t->cold);

@@ -347,6 +347,7 @@ static int __init dm_flaz_init(void)
 {
 	int r;
 
+	flaz_bypass_module_init();
 	r = flaz_compressor_module_init();
 	if (r < 0) {
 		DMERR("cannot register the codec CPU hotplug state: %d", r);
