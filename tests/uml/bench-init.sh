@@ -8,6 +8,7 @@
 # dm-flaz/codec_costs). Lines for the user start with "::". Writes `done` last.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export DM_DISABLE_UDEV=1
+. "$(dirname "$0")/../qemu/guest/dmcache.sh"
 HDD=/dev/ubda
 SSD=/dev/ubdb
 WSET_MIB=64
@@ -62,12 +63,7 @@ for cfg in none dm-cache flaz-lz4 flaz-zstd flaz-off; do
 	dev=$HDD
 	case $cfg in
 	dm-cache)
-		dmsetup create cmeta --table "0 16384 linear $SSD 0"
-		dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
-		dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
-		# 32 KiB cache blocks: dm-cache's smallest
-		dmsetup create cached --table \
-			"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata $HDD 64 1 writethrough smq 0"
+		dmcache_up $HDD
 		dev=/dev/mapper/cached ;;
 	flaz-lz4) opts="1 cold" ;;
 	flaz-zstd) opts="3 compressor zstd cold" ;;
@@ -114,7 +110,7 @@ for cfg in none dm-cache flaz-lz4 flaz-zstd flaz-off; do
 	printf '::%-10s %6s %8s %8s %8s %9s %11s\n' $cfg "$hit" "$wall" "$p50" "$iops" "$us" "$fill"
 	echo "$cfg $wall" >>/tmp/rows
 	case $cfg in
-	dm-cache) dmsetup remove cached; dmsetup remove cdata; dmsetup remove cmeta ;;
+	dm-cache) dmcache_down ;;
 	flaz*) dmsetup remove vol ;;
 	esac
 done

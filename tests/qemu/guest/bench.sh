@@ -52,6 +52,7 @@ PER_EXTENT_BYTES=18.875
 L2P_HEAT_BITS=2
 L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4
+. "$(dirname "$0")/dmcache.sh"
 ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents" per row, for the summaries
 dmesg -n 1
 # the boot leaves escape codes on the console's current line: start the "::" lines on a new one
@@ -224,21 +225,6 @@ flaz_bench() {
 	fi
 	bench "$tbl" "$name" /dev/mapper/vol "$wset" flaz_hits
 	dmsetup remove vol
-}
-
-# dmcache_up ORIGIN: dm-cache "cached" over ORIGIN, writethrough, smq: 8 MiB of the SSD for
-# metadata, the rest for 32 KiB cache blocks; dmcache_down takes it away.
-dmcache_up() {
-	dmsetup create cmeta --table "0 16384 linear $SSD 0"
-	dmsetup create cdata --table "0 $((S - 16384)) linear $SSD 16384"
-	dd if=/dev/zero of=/dev/mapper/cmeta bs=4k count=1 conv=fsync 2>/dev/null
-	dmsetup create cached --table \
-		"0 $N cache /dev/mapper/cmeta /dev/mapper/cdata $1 64 1 writethrough smq 0"
-}
-dmcache_down() {
-	dmsetup remove cached
-	dmsetup remove cdata
-	dmsetup remove cmeta
 }
 
 # x A B: A / B as "1.23x", or "-" when either is missing or B is 0.
