@@ -97,7 +97,7 @@ check create-cold-compressor 2 err "unknown cold compressor 'gzip' \\(choose non
 	create vol --hdd $NOHDD --ssd $NOSSD --cold-compressor gzip
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 30 --high-watermark 30
-check create-low-above-default-high 2 err 'high-watermark \(20, the default\)' \
+check create-low-above-default-high 2 err 'high-watermark \(8, the default\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 25
 check create-option-twice 2 err 'cold given twice' \
 	create vol --hdd $NOHDD --ssd $NOSSD --cold --cold
@@ -439,11 +439,11 @@ fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 
 # get: the table's options, defaults for the rest; set: the message, and a refusal
 fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=5 \
-	high_watermark=20 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
+	high_watermark=8 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
 	cleaner_rate_mib=0 hot_max_percent=10 cold_compressor=none)" get fast
 fcheck get-one 0 out '^5$' get fast low_watermark
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":10,"high_watermark":20,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none"\}$' get abc --json
+fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":4,"high_watermark":8,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none"\}$' get abc --json
 fcheck get-json-one 0 out '^\{"low_watermark":5\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
@@ -627,7 +627,7 @@ bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'
 bad_line bare-with-value 'cold takes no value' 'vol /dev/a /dev/b cold=1'
 bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-kib=64'
 bad_line empty-option "empty option in 'cold,,noauto'" 'vol /dev/a /dev/b cold,,noauto'
-bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(20, the default\)' 'vol /dev/a /dev/b low-watermark=30'
+bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(8, the default\)' 'vol /dev/a /dev/b low-watermark=30'
 bad_line force 'force is not a flaztab option' 'vol /dev/a /dev/b cold,force'
 
 # usage errors: exit 2, before the flaztab is read
