@@ -27,23 +27,22 @@ kroot_of() {
 	fi
 }
 
-# The module for KVER, built by the caller or else here, in its own copy of the sources.
+# The module for KVER, built by the caller or else here, in its own copy of the sources;
+# built again when a source is newer than it, so a bench or a suite run alone after an edit
+# never boots the module as it was.
 module_for() {
 	local ko=$FLAZ_CACHE/build/$1/drivers/md/dm-flaz/dm-flaz.ko
-	if [ ! -f "$ko" ]; then
+	if [ ! -f "$ko" ] || [ -n "$(find "$REPO/Kbuild" "$REPO/drivers" -newer "$ko" -print -quit)" ]; then
 		echo "building dm-flaz.ko for $1" >&2
 		"$REPO/tests/lib/build-module.sh" "$1" >&2 || return 1
 	fi
 	echo "$ko"
 }
 
+# flazctl, made again if a source changed (make decides).
 flazctl_bin() {
-	local bin=$REPO/tools/flazctl/flazctl
-	if [ ! -x "$bin" ]; then
-		echo "building flazctl" >&2
-		make -s -C "$REPO/tools/flazctl" >&2 || return 1
-	fi
-	echo "$bin"
+	make -s -C "$REPO/tools/flazctl" >&2 || return 1
+	echo "$REPO/tools/flazctl/flazctl"
 }
 
 # Build the initramfs for KVER; prints its path.
