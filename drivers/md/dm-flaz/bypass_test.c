@@ -12,7 +12,7 @@
 #include "flaz.h"
 #include "format.h"
 
-#define MAX	(FLAZ_BLOCK_SIZE * 9 / 10)
+#define BOUND	(FLAZ_BLOCK_SIZE * 9 / 10)	/* a payload bound that random blocks miss */
 #define REGION	256	/* blocks of a region of the history */
 
 /* English-like text: a sentence over and over, a counter making each copy differ a little. */
@@ -41,16 +41,16 @@ static void bypass_predict(struct kunit *test)
 	u32 i;
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_predict_raw(p, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_predict_raw(p, BOUND));
 	KUNIT_EXPECT_FALSE(test, flaz_bypass_predict_raw(p, 1));
 	text_block(p);
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_predict_raw(p, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_predict_raw(p, BOUND));
 	KUNIT_EXPECT_TRUE(test, flaz_bypass_predict_raw(p, FLAZ_BLOCK_SIZE / 10));
 	get_random_bytes(p, FLAZ_BLOCK_SIZE);
-	KUNIT_EXPECT_TRUE(test, flaz_bypass_predict_raw(p, MAX));
+	KUNIT_EXPECT_TRUE(test, flaz_bypass_predict_raw(p, BOUND));
 	for (i = 0; i < FLAZ_BLOCK_SIZE; i += 512)
 		memset(p + i + 256, 0, 256);
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_predict_raw(p, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_predict_raw(p, BOUND));
 }
 
 /*
@@ -71,21 +71,21 @@ static void bypass_history(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, zero);
 	get_random_bytes(rnd, FLAZ_BLOCK_SIZE);
 
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 0, zero, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 0, zero, BOUND));
 	for (i = 0; i < FLAZ_BYPASS_SURE - 1; i++)
-		KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, i, rnd, MAX));
+		KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, i, rnd, BOUND));
 	/* not yet sure: a zero block is still sampled */
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 7, zero, MAX));
-	KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, 8, rnd, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 7, zero, BOUND));
+	KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, 8, rnd, BOUND));
 	/* sure: FLAZ_BYPASS_PROBE - 1 blocks unsampled, then a probe */
 	for (i = 0; i < FLAZ_BYPASS_PROBE - 1; i++)
-		KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, REGION - 1, zero, MAX));
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 9, zero, MAX));
+		KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, REGION - 1, zero, BOUND));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 9, zero, BOUND));
 	/* region 1 has no history */
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, REGION, zero, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, REGION, zero, BOUND));
 	/* the probe's block compressed: region 0 is sampled again */
 	flaz_bypass_learn(b, 9, false);
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 10, zero, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 10, zero, BOUND));
 	flaz_bypass_destroy(b);
 }
 
@@ -102,10 +102,10 @@ static void bypass_learn(struct kunit *test)
 		flaz_bypass_learn(b, i, true);
 	flaz_bypass_learn(b, 5, false);
 	flaz_bypass_learn(b, 6, true);
-	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 0, zero, MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_bypass_skip(b, 0, zero, BOUND));
 	for (i = 0; i < FLAZ_BYPASS_SURE - 1; i++)
 		flaz_bypass_learn(b, i, true);
-	KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, 0, zero, MAX));
+	KUNIT_EXPECT_TRUE(test, flaz_bypass_skip(b, 0, zero, BOUND));
 	flaz_bypass_destroy(b);
 }
 

@@ -8,7 +8,7 @@
 
 #include "flaz.h"
 
-#define MAX	(64U << 10)
+#define SPAN_MAX	(64U << 10)
 
 static u32 add(struct flaz_span *s, u32 *nr, u32 ext, u32 off, u32 bytes, u32 align, u32 max)
 {
@@ -22,7 +22,7 @@ static void span_aligned(struct kunit *test)
 	struct flaz_span s[4];
 	u32 nr = 0;
 
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 7, 64, 1000, 512, MAX), 0U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 7, 64, 1000, 512, SPAN_MAX), 0U);
 	KUNIT_EXPECT_EQ(test, nr, 1U);
 	KUNIT_EXPECT_EQ(test, s[0].ext, 7U);
 	KUNIT_EXPECT_EQ(test, s[0].start, 0U);
@@ -30,11 +30,11 @@ static void span_aligned(struct kunit *test)
 
 	/* a 4Kn SSD: a slot across a 4 KiB boundary reads both blocks */
 	nr = 0;
-	add(s, &nr, 7, 4000, 224, 4096, MAX);
+	add(s, &nr, 7, 4000, 224, 4096, SPAN_MAX);
 	KUNIT_EXPECT_EQ(test, s[0].start, 0U);
 	KUNIT_EXPECT_EQ(test, s[0].end, 8192U);
 	nr = 0;
-	add(s, &nr, 7, 4096, 4096, 4096, MAX);
+	add(s, &nr, 7, 4096, 4096, 4096, SPAN_MAX);
 	KUNIT_EXPECT_EQ(test, s[0].start, 4096U);
 	KUNIT_EXPECT_EQ(test, s[0].end, 8192U);
 }
@@ -45,17 +45,17 @@ static void span_merge(struct kunit *test)
 	u32 nr = 0;
 
 	/* neighbours merge, another extent does not, and a later slot finds its extent's span */
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 3, 64, 992, 512, MAX), 0U);
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 3, 1056, 2016, 512, MAX), 0U);
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 4, 1056, 2016, 512, MAX), 1U);
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 3, 3072, 512, 512, MAX), 0U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 3, 64, 992, 512, SPAN_MAX), 0U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 3, 1056, 2016, 512, SPAN_MAX), 0U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 4, 1056, 2016, 512, SPAN_MAX), 1U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 3, 3072, 512, 512, SPAN_MAX), 0U);
 	KUNIT_EXPECT_EQ(test, nr, 2U);
 	KUNIT_EXPECT_EQ(test, s[0].start, 0U);
 	KUNIT_EXPECT_EQ(test, s[0].end, 3584U);
 	KUNIT_EXPECT_EQ(test, s[1].start, 1024U);
 	KUNIT_EXPECT_EQ(test, s[1].end, 3072U);
 	/* before the span, within the gap: it grows downwards */
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 4, 0, 32, 512, MAX), 1U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 4, 0, 32, 512, SPAN_MAX), 1U);
 	KUNIT_EXPECT_EQ(test, s[1].start, 0U);
 }
 
@@ -64,12 +64,12 @@ static void span_gap(struct kunit *test)
 	struct flaz_span s[4];
 	u32 nr = 0;
 
-	add(s, &nr, 1, 0, 512, 512, MAX);
+	add(s, &nr, 1, 0, 512, 512, SPAN_MAX);
 	/* exactly FLAZ_SPAN_GAP past the end: read together */
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 1, 512 + FLAZ_SPAN_GAP, 512, 512, MAX), 0U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 1, 512 + FLAZ_SPAN_GAP, 512, 512, SPAN_MAX), 0U);
 	KUNIT_EXPECT_EQ(test, s[0].end, 1024U + FLAZ_SPAN_GAP);
 	/* one logical block farther: a read of its own */
-	KUNIT_EXPECT_EQ(test, add(s, &nr, 1, 2048 + 2 * FLAZ_SPAN_GAP, 512, 512, MAX), 1U);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 1, 2048 + 2 * FLAZ_SPAN_GAP, 512, 512, SPAN_MAX), 1U);
 	KUNIT_EXPECT_EQ(test, nr, 2U);
 }
 
