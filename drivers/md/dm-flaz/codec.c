@@ -5,7 +5,8 @@
  * as zram does: workspaces are allocated when a CPU comes up and freed when it
  * goes, and a stream's mutex lets compression sleep. Each CPU has a stream to
  * compress with and another to decompress with, so a hit never waits behind a
- * fill's compression on its CPU.
+ * fill's compression on its CPU. lzo and lz4 decompress with no workspace, so
+ * with no stream: in any context, a read's completion too (hit.c).
  */
 #include <linux/cpuhotplug.h>
 #include <linux/lz4.h>
@@ -357,6 +358,12 @@ int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_l
 }
 
 /* Decompress @len bytes into one whole block; -EILSEQ for anything malformed. */
+/* lzo and lz4 decompress without a workspace: no stream, so no sleeping lock. */
+bool flaz_decompress_atomic(struct flaz_compressor *c)
+{
+	return !c->ops->alloc_d;
+}
+
 int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len, void *dst)
 {
 	struct codec_stream *s;
@@ -364,6 +371,8 @@ int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len
 
 	if (!len || len >= FLAZ_BLOCK_SIZE)
 		return -EILSEQ;
+	if (flaz_decompress_atomic(c))
+		return c->ops->decompress(NULL, src, len, dst);
 	s = stream_get(c->decomp);
 	r = c->ops->decompress(s, src, len, dst);
 	mutex_unlock(&s->lock);

@@ -78,6 +78,7 @@ int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_l
 		  void *(*place)(void *ctx, unsigned int len), void *ctx);
 int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len,
 		    void *dst);
+bool flaz_decompress_atomic(struct flaz_compressor *c);
 
 /* bypass.c: storing raw, without the codec, blocks predicted not to compress */
 struct flaz_bypass;

@@ -11,9 +11,9 @@
  * started from .map itself when every slot is on the SSD and memory comes
  * without waiting; otherwise one work item copies the slots still in the
  * extent buffer and starts the reads, waiting on the reserves if it must. A
- * read's completion (on the per-CPU read queues) checks each slot and
- * decompresses it straight into the bio's page, through a bounce buffer only
- * where the block straddles pages. A slot that fails its checks is counted as
+ * read's completion checks each slot and decompresses it straight into the
+ * bio's page: lzo, lz4 and raw slots in the completion itself, the rest (and
+ * a block straddling pages, through a bounce buffer) on the per-CPU read queues. A slot that fails its checks is counted as
  * an SSD fault and its block is read from the HDD, also asynchronously; the
  * bio ends when the last read is done.
  *
@@ -38,6 +38,7 @@
 #define SPAN_MAX_BYTES		(64U << 10)
 #define HIT_PIN_BITS		12
 #define HIT_RESERVE		4	/* per pool: enough for one hit at a time */
+#define HIT_INLINE_IRQ		2	/* blocks a completion serves with interrupts off */
 
 enum hit_state {
 	HIT_DONE,	/* served, or failed with the bio's status */
@@ -197,9 +198,12 @@ static void buf_free(struct flaz_cache *c, struct hit_read *r)
 		kfree(r->buf);
 }
 
-/* Decompress into block @i of the bio: in place where the block is one page piece. */
+/*
+ * Decompress into block @i of the bio: in place where the block is one page
+ * piece. -EAGAIN: @atomic and it would sleep (a bounce buffer, a codec stream).
+ */
 static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *comp,
-			     const u8 *src, u32 len)
+			     const u8 *src, u32 len, bool atomic)
 {
 	struct bvec_iter it = h->iter;
 	struct bio_vec bv;
@@ -208,6 +212,8 @@ static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *
 
 	bio_advance_iter(h->bio, &it, i * FLAZ_BLOCK_SIZE);
 	bv = bio_iter_iovec(h->bio, it);
+	if (atomic && (bv.bv_len < FLAZ_BLOCK_SIZE || !flaz_decompress_atomic(comp)))
+		return -EAGAIN;
 	if (bv.bv_len >= FLAZ_BLOCK_SIZE) {
 		dst = bvec_kmap_local(&bv);
 		r = flaz_decompress(comp, src, len, dst);
@@ -225,9 +231,10 @@ static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *
 
 /*
  * Check block @i's slot and serve it. -ENOENT: a cut tag matched but the slot
- * holds another block, a plain miss; other errors are the SSD's.
+ * holds another block, a plain miss; -EAGAIN: @atomic and serving it would
+ * sleep; other errors are the SSD's.
  */
-static int decode(struct flaz_hit *h, u32 i, const u8 *slot)
+static int decode(struct flaz_hit *h, u32 i, const u8 *slot, bool atomic)
 {
 	struct flaz_cache *c = h->c;
 	const struct flaz_entry *e = &h->blocks[i].e;
@@ -246,7 +253,7 @@ static int decode(struct flaz_hit *h, u32 i, const u8 *slot)
 		return -EILSEQ;
 	if (!(info.flags & FLAZ_SLOT_RAW))
 		return decompress_to_bio(h, i, flaz_cache_codec(c, info.codec), payload,
-					 info.len);
+					 info.len, atomic);
 	flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, (void *)payload, true);
 	return 0;
 }
@@ -376,9 +383,56 @@ static void span_done(struct work_struct *work)
 	for (i = 0; i < h->nr; i++) {
 		struct hit_block *b = &h->blocks[i];
 
-		if (b->state == HIT_SLOT && b->span == n)
+		if (b->span == n && b->state == HIT_SLOT)
 			block_end(h, i, r->error ? -EIO :
-				  decode(h, i, r->buf + (b->e.off - s->start)));
+				  decode(h, i, r->buf + (b->e.off - s->start), false));
+	}
+	buf_free(h->c, r);
+	put_hit(h);
+}
+
+/*
+ * Serve span @n's blocks in its read's completion: lzo, lz4 and raw slots need
+ * no workspace, and waking a worker costs more than checking and decompressing
+ * a few blocks (dm-crypt's no_read_workqueue). With interrupts off, only a span
+ * of HIT_INLINE_IRQ blocks at most, not to hold them off long. False: a block
+ * is left to the worker, as it would sleep or failed its checks.
+ */
+static bool span_serve(struct flaz_hit *h, u32 n)
+{
+	const struct flaz_span *s = &h->spans[n];
+	const u8 *buf = h->reads[n].buf;
+	u32 i, nr = 0;
+
+	/* span first: other spans' completions change their blocks' state */
+	if (in_hardirq() || irqs_disabled()) {
+		for (i = 0; i < h->nr; i++)
+			nr += h->blocks[i].span == n && h->blocks[i].state == HIT_SLOT;
+		if (nr > HIT_INLINE_IRQ)
+			return false;
+	}
+	for (i = 0; i < h->nr; i++) {
+		struct hit_block *b = &h->blocks[i];
+
+		if (b->span != n || b->state != HIT_SLOT)
+			continue;
+		if (decode(h, i, buf + (b->e.off - s->start), true))
+			return false;
+		block_end(h, i, 0);
+	}
+	return true;
+}
+
+static void span_end_io(struct bio *bio)
+{
+	struct hit_read *r = bio->bi_private;
+	struct flaz_hit *h = r->h;
+
+	r->error = bio->bi_status;
+	bio_put(bio);
+	if (r->error || !span_serve(h, r - h->reads)) {
+		flaz_wq_read(&h->c->wq, &r->work);
+		return;
 	}
 	buf_free(h->c, r);
 	put_hit(h);
@@ -392,7 +446,7 @@ static bool serve_dram(struct flaz_hit *h, u32 i)
 	bool found = flaz_xbuf_read(h->c->xbuf, b->e.ext, b->e.off, b->e.bytes, slot);
 
 	if (found)
-		block_end(h, i, decode(h, i, slot));
+		block_end(h, i, decode(h, i, slot, false));
 	mempool_free(slot, bounce_pool);
 	return found;
 }
@@ -402,10 +456,14 @@ static struct bio *span_prepare(struct flaz_hit *h, u32 n, gfp_t gfp)
 {
 	const struct flaz_geometry *g = h->c->geo;
 	const struct flaz_span *s = &h->spans[n];
+	struct bio *bio;
 
-	return read_prepare(h, &h->reads[n], h->c->ssd,
-			    flaz_extent_sector(g, s->ext) + (s->start >> SECTOR_SHIFT),
-			    s->end - s->start, span_done, gfp);
+	bio = read_prepare(h, &h->reads[n], h->c->ssd,
+			   flaz_extent_sector(g, s->ext) + (s->start >> SECTOR_SHIFT),
+			   s->end - s->start, span_done, gfp);
+	if (bio)
+		bio->bi_end_io = span_end_io;
+	return bio;
 }
 
 static void plan_spans(struct flaz_hit *h, u32 i)
