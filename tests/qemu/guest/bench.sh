@@ -19,7 +19,7 @@
 #      text (the corpus), a hot set read amid a scan of 3x the SSD): dm-cache, flaz with FIFO
 #      eviction, flaz with the cleaner, and an ideal LRU of flaz's compressed capacity simulated
 #      from the same trace; and the capacity cold_compressor zstd gains on text (clean-cold);
-#      run alone with `make bench BENCH=only=cleaner`
+#      run alone with `make bench BENCH=only=cleaner` (and section 2 with BENCH=only=hits)
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -53,7 +53,7 @@ L2P_HEAT_BITS=2
 L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4
 . "$(dirname "$0")/dmcache.sh"
-ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents" per row, for the summaries
+ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents CPUs/GiB" per row, for the summaries
 dmesg -n 1
 # the boot leaves escape codes on the console's current line: start the "::" lines on a new one
 echo
@@ -143,7 +143,7 @@ bench() {
 	p50=$(pct /tmp/run.terse 50) p99=$(pct /tmp/run.terse 99)
 	row "$name" "$hit" "$iops" "$p50" "$p99" "${cpu:--}" "${ratio:--}" "${mib:--}"
 	csv "$tbl" "$name" "$hit" "$iops" "$p50" "$p99" "${cpu:--}" "${ratio:--}" "${mib:--}" -
-	echo "$tbl $name $hit $iops ${tbytes:--} ${extents:--}" >>$ROWS
+	echo "$tbl $name $hit $iops ${tbytes:--} ${extents:--} ${cpu:--}" >>$ROWS
 }
 
 # The CSV's columns; the last four are clean-cold's only.
@@ -263,6 +263,21 @@ hits_ratios() {
 					substr(l, 6), x(lz, dmc), goal(lz, dmc, 1), x(lz, off), goal(lz, off, g)
 			}
 		}' $ROWS
+}
+
+# Where a hit's time goes under TCG: the guest CPU time per 4 KiB hit of each config of
+# hits-zipf4 (from its CPU s/GiB), beside what lz4's slot checks (header, crc32c) and
+# decompression alone take in this kernel (debugfs dm-flaz/codec_costs, same boot). Every
+# byte flaz checks and decompresses is emulated; dm-cache's data moves in QEMU's own code.
+hit_cpu() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+	lz4=$(awk '$1 == "lz4" { for (i = 2; i <= NF; i++) if ($i ~ /^check_decompress_ns=/) {
+		sub(/.*=/, "", $i); printf "%.1f", $i / 1000 } }' /sys/kernel/debug/dm-flaz/codec_costs)
+	say
+	say "hits-zipf4: guest CPU per 4 KiB hit (us), and lz4's checks + decompression alone (codec_costs)"
+	awk -v lz4="${lz4:--}" '
+		$1 == "hits-zipf4" && $7 != "-" { printf "::%-12s %8.1f\n", $2, $7 * 4096 / 1073741824 * 1e6 }
+		END { printf "::%-12s %8s\n", "lz4-alone", lz4 }' $ROWS
 }
 
 fits_ratios() {
@@ -842,6 +857,36 @@ cleaner_section() {
 	cleaner_ratios
 }
 
+# Half the SSD's data area (total_extents x extent_kib, from main's rows; else half the
+# SSD), the start of the same data; then the hit path under other loads on that set: 128 KiB
+# sequential re-reads, and the zipf reads from four jobs at once.
+fits_section() {
+	ext=$(awk '$1 == "main" && $6 != "-" { print $6; exit }' $ROWS)
+	FITS_MIB=$((S / 2048 / 2))
+	[ -z "$ext" ] || FITS_MIB=$((ext * EXTENT_KIB / 1024 / 2))
+	header "fits: working set ${FITS_MIB} MiB (half the SSD's data area)"
+	bench fits none /dev/mapper/slowhdd $FITS_MIB no_hits
+	flaz_bench fits flaz-lz4 $FITS_MIB compressor lz4
+	flaz_bench fits flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
+	fits_ratios
+
+	for load in seq128k zipf4; do
+		case $load in
+		seq128k) WARM_LOAD=rand128k_reads RUN_LOAD=seq128k_reads ;;
+		zipf4) WARM_LOAD=zipf4_reads RUN_LOAD=zipf4_reads ;;
+		esac
+		header "hits-$load: working set ${FITS_MIB} MiB"
+		dmcache_up /dev/mapper/slowhdd
+		bench hits-$load dm-cache /dev/mapper/cached $FITS_MIB dmcache_hits
+		dmcache_down
+		flaz_bench hits-$load flaz-lz4 $FITS_MIB compressor lz4
+		flaz_bench hits-$load flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
+	done
+	WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
+	hits_ratios
+	hit_cpu
+}
+
 for m in dm-delay dm-cache dm-cache-smq dm-flaz bcache; do modprobe $m; done
 N=$(blockdev --getsz $HDD)
 S=$(blockdev --getsz $SSD)
@@ -854,10 +899,14 @@ say "covers the measured pass only; ratio and cachedMiB are flaz's status after 
 hdd_fill21 $WSET_MIB
 : >$ROWS
 echo "@csv $CSV_COLUMNS"
-if [ "${1:-}" = only=cleaner ]; then
+case ${1:-} in
+only=cleaner)
 	cleaner_section
-	exit 0
-fi
+	exit 0 ;;
+only=hits)
+	fits_section
+	exit 0 ;;
+esac
 
 header "main: working set ${WSET_MIB} MiB (2x the SSD)"
 bench main none /dev/mapper/slowhdd $WSET_MIB no_hits
@@ -879,32 +928,7 @@ done
 flaz_bench main flaz-off $WSET_MIB compressor lz4 compress_min_saving 100
 main_ratios
 
-# Half the SSD's data area (total_extents x extent_kib), the start of the same data.
-ext=$(awk '$1 == "main" && $6 != "-" { print $6; exit }' $ROWS)
-FITS_MIB=$((S / 2048 / 2))
-[ -z "$ext" ] || FITS_MIB=$((ext * EXTENT_KIB / 1024 / 2))
-header "fits: working set ${FITS_MIB} MiB (half the SSD's data area)"
-bench fits none /dev/mapper/slowhdd $FITS_MIB no_hits
-flaz_bench fits flaz-lz4 $FITS_MIB compressor lz4
-flaz_bench fits flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
-fits_ratios
-
-# The hit path under other loads, on the same fitting set: 128 KiB sequential re-reads, and
-# the zipf reads from four jobs at once.
-for load in seq128k zipf4; do
-	case $load in
-	seq128k) WARM_LOAD=rand128k_reads RUN_LOAD=seq128k_reads ;;
-	zipf4) WARM_LOAD=zipf4_reads RUN_LOAD=zipf4_reads ;;
-	esac
-	header "hits-$load: working set ${FITS_MIB} MiB"
-	dmcache_up /dev/mapper/slowhdd
-	bench hits-$load dm-cache /dev/mapper/cached $FITS_MIB dmcache_hits
-	dmcache_down
-	flaz_bench hits-$load flaz-lz4 $FITS_MIB compressor lz4
-	flaz_bench hits-$load flaz-off $FITS_MIB compressor lz4 compress_min_saving 100
-done
-WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
-hits_ratios
+fits_section
 cleaner_section
 
 say
