@@ -100,7 +100,7 @@ static void usage(void)
 	      "        [--foreign-block I: table block I random bytes]\n"
 	      "        [--unwritten-block I: table block I never written]\n"
 	      "        [--past-bit 1: a bitmap bit set past the last region]\n"
-	      "        [--wrong codec|line|block|size: the first slot (sound checksum) is wrong]\n"
+	      "        [--wrong codec|line|block|size|cold: the first slot (sound checksum) or its entry's cold bit is wrong]\n"
 	      "        [--gens written|unwritten|void|foreign (written): the gen blocks; but\n"
 	      "         written, every extent is at gen 0 (a format with no eviction since)]\n"
 	      "        [--evict N: extents 1-N evicted (gens bumped, their entries left, void)]\n"
@@ -155,7 +155,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		}
 		if (c == 'w') {
 			if (strcmp(optarg, "codec") && strcmp(optarg, "line") &&
-			    strcmp(optarg, "block") && strcmp(optarg, "size"))
+			    strcmp(optarg, "block") && strcmp(optarg, "size") &&
+			    strcmp(optarg, "cold"))
 				usage();
 			o->wrong = optarg;
 			continue;
@@ -440,6 +441,7 @@ int main(int argc, char **argv)
 			e.units = bytes / FLAZ_SLOT_ALIGN + (bad && !strcmp(o.wrong, "size"));
 			e.off = off;
 			e.ext = f.ext;
+			e.cold = bad && !strcmp(o.wrong, "cold");
 			e.gen = gens[f.ext];	/* the extent's generation when the entry was made */
 			if (live) {
 				nslots++;

@@ -125,7 +125,7 @@ jexpect dump-json-entries "len(d['entries']) == $clean_slots + $clean_zeros and
 jexpect dump-json-gens "d['gens']['blocks'] == $clean_gen_blocks and
 	d['gens']['valid'] == $clean_gen_blocks and d['gens']['bad'] == 0 and
 	d['table']['entries']['void'] == 0 and d['table']['entries']['unusable'] == 0 and
-	d['superblocks'][0]['version'] == 2 and
+	d['superblocks'][0]['version'] == 3 and
 	d['superblocks'][0]['geometry']['gen_blocks'] == $clean_gen_blocks and
 	d['superblocks'][0]['geometry']['gen_start'] == d['superblocks'][0]['geometry']['meta_start']
 	+ 8 * $clean_table_blocks and d['superblocks'][0]['geometry']['data_start'] >=
@@ -293,6 +293,9 @@ cp "$T/clean.img" "$T/ext.img"
 flip "$T/ext.img" $(($(nth exthdr 2 "$T/clean.map") + 12))
 expect extent-header-flip 2 'corrupt: line [0-9]+: extent [0-9]+ has a bad header' check "$T/ext.img"
 # slots whose checksum holds but that are not what the entry says
+img wcold --wrong cold
+expect slot-wrong-cold 2 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is lz4, the entry says it is in the cold codec' \
+	check "$T/wcold.img"
 img wcodec --wrong codec
 expect slot-wrong-codec 2 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is zstd, the superblock says lz4' \
 	check "$T/wcodec.img"
@@ -327,7 +330,7 @@ jexpect unclean-json "not d['superblocks'][0]['clean'] and
 # --- a superblock of another format version: not corrupt, just not readable here
 img v1 --sb-version 1
 sum=$(sha "$T/v1.img")
-expect sb-version-1 2 '^unsupported: superblock of format version 1; this flazctl reads version 2 \(recreate the volume with --cold' \
+expect sb-version-1 2 '^unsupported: superblock of format version 1; this flazctl reads version 3 \(recreate the volume with --cold' \
 	check "$T/v1.img"
 if grep -q '^corrupt' "$T/out"; then
 	fail sb-version-1-not-corrupt "$(grep -m1 '^corrupt' "$T/out")"
@@ -337,8 +340,8 @@ fi
 expect sb-version-1-repair 2 'format version 1, which this flazctl does not read' check --repair "$T/v1.img"
 [ "$(sha "$T/v1.img")" = "$sum" ] && pass sb-version-1-repair-writes-nothing ||
 	fail sb-version-1-repair-writes-nothing "the image changed"
-expect sb-version-1-dump 1 'superblock of format version 1; this flazctl reads version 2' dump "$T/v1.img"
-expect sb-version-1-dump-copy 1 'superblock copy 1 \(sector 8\): format version 1 \(this flazctl reads version 2\)' \
+expect sb-version-1-dump 1 'superblock of format version 1; this flazctl reads version 3' dump "$T/v1.img"
+expect sb-version-1-dump-copy 1 'superblock copy 1 \(sector 8\): format version 1 \(this flazctl reads version 3\)' \
 	dump "$T/v1.img"
 jexpect sb-version-1-json "d['current'] is None and d['gens'] is None and
 	all(c['state'] == 'other format version' and c['version'] == 1 for c in d['superblocks'])" \

@@ -506,6 +506,11 @@ static bool check_slot(struct checker *c, __u64 line, const struct flaz_entry_in
 		    line, e->ext, e->off, s.block, c->hdd_blocks);
 		return false;
 	}
+	if (!!e->cold != (s.codec + 1U == in->cold_codec && s.codec != in->codec)) {
+		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u is %s, the entry says it is%s in the cold codec",
+		    line, e->ext, e->off, codec_name(s.codec), e->cold ? "" : " not");
+		return false;
+	}
 	if (s.codec != in->codec && s.codec + 1U != in->cold_codec) {
 		say(c, K_CORRUPT, AT_SLOT(line, e->ext, e->off), "line %llu: slot at extent %u offset %u is %s, the superblock says %s (cold: %s)",
 		    line, e->ext, e->off, codec_name(s.codec), codec_name(in->codec),

@@ -180,6 +180,8 @@ static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in
 		else if (e.units != FLAZ_ENTRY_ZERO_UNITS)
 			printf(",\"ext\":%u,\"off\":%u,\"bytes\":%u,\"tag\":%llu,\"gen\":%u", e.ext,
 			       e.off, e.units * FLAZ_SLOT_ALIGN, e.tag, e.gen);
+		if (e.cold)
+			printf(",\"cold\":true");
 		if (gen == EG_VOID)
 			printf(",\"extent_gen\":%u", eg->gen[e.ext]);
 		if (known)
@@ -204,6 +206,8 @@ static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in
 	else
 		printf("tag %llu (low bits) in extent %u offset %u, %u bytes, gen %u", e.tag, e.ext,
 		       e.off, e.units * FLAZ_SLOT_ALIGN, e.gen);
+	if (e.cold)
+		printf(", cold codec");
 	if (gen == EG_VOID)
 		printf(" (the extent is at gen %u: evicted since)", eg->gen[e.ext]);
 	else if (gen == EG_UNUSABLE)

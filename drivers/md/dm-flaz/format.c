@@ -454,8 +454,9 @@ int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u8
 #define ENTRY_OFF_SHIFT		8
 #define ENTRY_OFF_BITS		13
 #define ENTRY_EXT_SHIFT		(ENTRY_OFF_SHIFT + ENTRY_OFF_BITS)
-#define ENTRY_EXT_BITS		31
-#define ENTRY_GEN_SHIFT		(ENTRY_EXT_SHIFT + ENTRY_EXT_BITS)
+#define ENTRY_EXT_BITS		30
+#define ENTRY_COLD_SHIFT	(ENTRY_EXT_SHIFT + ENTRY_EXT_BITS)
+#define ENTRY_GEN_SHIFT		(ENTRY_COLD_SHIFT + 1)
 #define ENTRY_TAG_SHIFT		(ENTRY_GEN_SHIFT + FLAZ_GEN_BITS)
 #define ENTRY_MASK(bits)	((1ULL << (bits)) - 1)
 
@@ -473,6 +474,7 @@ __u64 flaz_entry_pack(const struct flaz_entry_info *e)
 		return v | e->tag << ENTRY_OFF_SHIFT;
 	v |= (__u64)(e->off / FLAZ_SLOT_ALIGN & ENTRY_MASK(ENTRY_OFF_BITS)) << ENTRY_OFF_SHIFT;
 	v |= (__u64)(e->ext & ENTRY_MASK(ENTRY_EXT_BITS)) << ENTRY_EXT_SHIFT;
+	v |= (__u64)!!e->cold << ENTRY_COLD_SHIFT;
 	v |= (__u64)e->gen << ENTRY_GEN_SHIFT;
 	v |= (e->tag & ENTRY_MASK(FLAZ_TAG_BITS)) << ENTRY_TAG_SHIFT;
 	return v;
@@ -487,6 +489,7 @@ void flaz_entry_unpack(__u64 v, struct flaz_entry_info *e)
 	} else if (e->units) {
 		e->off = ((v >> ENTRY_OFF_SHIFT) & ENTRY_MASK(ENTRY_OFF_BITS)) * FLAZ_SLOT_ALIGN;
 		e->ext = (v >> ENTRY_EXT_SHIFT) & ENTRY_MASK(ENTRY_EXT_BITS);
+		e->cold = (v >> ENTRY_COLD_SHIFT) & 1;
 		e->gen = (v >> ENTRY_GEN_SHIFT) & ENTRY_MASK(FLAZ_GEN_BITS);
 		e->tag = v >> ENTRY_TAG_SHIFT;
 	}

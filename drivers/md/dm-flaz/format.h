@@ -36,7 +36,7 @@
 #define FLAZ_MAX_OVERBOOK	1000U
 #define FLAZ_DEF_OVERBOOK	200U
 #define FLAZ_MIN_EXTENTS	16U	/* fewer leaves the cleaner no room to work */
-#define FLAZ_MAX_EXTENTS	(1U << 31)	/* a table entry has 31 bits for it */
+#define FLAZ_MAX_EXTENTS	(1U << 30)	/* a table entry has 30 bits for it */
 
 /*
  * An extent is a 32-byte extent header followed by slots packed log-style. A slot is
@@ -154,7 +154,7 @@ int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_i
  * whose table reflects every write to the region (see meta.c).
  */
 #define FLAZ_SB_MAGIC		0x42535a46U	/* "FZSB" */
-#define FLAZ_SB_VERSION		2U	/* 2: extent generations */
+#define FLAZ_SB_VERSION		3U	/* 2: extent generations; 3: a cold bit per entry */
 #define FLAZ_SB_CLEAN		0x01U	/* shut down cleanly: no region marked */
 #define FLAZ_SB_FLAGS		FLAZ_SB_CLEAN
 #define FLAZ_SB_HDR_BYTES	256U
@@ -266,10 +266,10 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 /*
  * A table entry as stored: bits 0-7 the slot's size in FLAZ_SLOT_ALIGN units
  * (0: empty, FLAZ_ENTRY_ZERO_UNITS: an all-zero block with no slot). A slot then
- * has its offset in the same units in bits 8-20, its extent in 21-51, the
- * extent's generation when the entry was made in 52-59 and the low
- * FLAZ_TAG_BITS of its tag (block / nr_lines) in 60-63; a zero block has its
- * whole tag in bits 8-63.
+ * has its offset in the same units in bits 8-20, its extent in 21-50, in 51
+ * whether it is in the volume's cold codec (cold_compressor), the extent's
+ * generation when the entry was made in 52-59 and the low FLAZ_TAG_BITS of its
+ * tag (block / nr_lines) in 60-63; a zero block has its whole tag in bits 8-63.
  */
 #define FLAZ_ENTRY_ZERO_UNITS	255U
 #define FLAZ_TAG_BITS		4U
@@ -280,6 +280,7 @@ struct flaz_entry_info {
 	__u32 off;		/* bytes */
 	__u32 ext;
 	__u8 gen;		/* the extent's generation it was made in */
+	__u8 cold;		/* the slot is in the cold codec */
 	__u64 tag;
 };
 

@@ -33,7 +33,7 @@ static void geometry_min_boundary(struct kunit *test)
 /*
  * The extent count is the largest that fits: nothing is left for one more
  * extent (adding one grows the head by one extent's rounding at most). Sizes
- * beyond the cap (2^31 extents), even a crafted U64_MAX, answer at once with it.
+ * beyond the cap (2^30 extents), even a crafted U64_MAX, answer at once with it.
  */
 static void geometry_largest_fit(struct kunit *test)
 {
@@ -576,6 +576,10 @@ static void sb_other_version(struct kunit *test)
 	sb_set_version(blk, 1);
 	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
 	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
+	/* the format before the entries' cold bit */
+	sb_set_version(blk, 2);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
 	sb_set_version(blk, FLAZ_SB_VERSION + 1);
 	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
 	/* damaged: not a superblock of any version */
@@ -699,11 +703,13 @@ static void entry_pack_valid(struct kunit *test)
 	e.off = 256 * 1024 - 129 * FLAZ_SLOT_ALIGN;
 	e.ext = g.nr_extents - 1;
 	e.gen = 0xa5;
+	e.cold = 1;
 	e.tag = 2;
 	flaz_entry_unpack(flaz_entry_pack(&e), &o);
 	KUNIT_EXPECT_EQ(test, o.units, e.units);
 	KUNIT_EXPECT_EQ(test, o.off, e.off);
 	KUNIT_EXPECT_EQ(test, o.ext, e.ext);
+	KUNIT_EXPECT_EQ(test, o.cold, 1);
 	KUNIT_EXPECT_EQ(test, o.gen, e.gen);
 	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
 	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 4, blocks));
@@ -743,8 +749,8 @@ static void entry_pack_valid(struct kunit *test)
 }
 
 /*
- * A slot entry's fields at their widest: the 31-bit extent, the 8-bit generation
- * and the tag cut to FLAZ_TAG_BITS do not run into each other.
+ * A slot entry's fields at their widest: the 30-bit extent, the cold bit, the
+ * 8-bit generation and the tag cut to FLAZ_TAG_BITS do not run into each other.
  */
 static void entry_gen_tag_bits(struct kunit *test)
 {
@@ -755,6 +761,7 @@ static void entry_gen_tag_bits(struct kunit *test)
 	e.units = FLAZ_ENTRY_ZERO_UNITS - 1;
 	e.off = ((1U << 13) - 1) * FLAZ_SLOT_ALIGN;
 	e.ext = FLAZ_MAX_EXTENTS - 1;
+	e.cold = 1;
 	e.gen = 255;
 	e.tag = (1ULL << FLAZ_TAG_BITS) - 1;
 	v = flaz_entry_pack(&e);
@@ -763,6 +770,7 @@ static void entry_gen_tag_bits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o.units, e.units);
 	KUNIT_EXPECT_EQ(test, o.off, e.off);
 	KUNIT_EXPECT_EQ(test, o.ext, e.ext);
+	KUNIT_EXPECT_EQ(test, o.cold, 1);
 	KUNIT_EXPECT_EQ(test, o.gen, 255);
 	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
 
@@ -771,9 +779,20 @@ static void entry_gen_tag_bits(struct kunit *test)
 	e.off = 0;
 	e.ext = 0;
 	e.tag = 0;
+	e.cold = 0;
 	e.gen = 0x81;
 	v = flaz_entry_pack(&e);
 	KUNIT_EXPECT_EQ(test, v, 2ULL | 0x81ULL << 52);
+	/* the cold bit alone: bit 51, between the extent and the generation */
+	e.gen = 0;
+	e.cold = 1;
+	v = flaz_entry_pack(&e);
+	KUNIT_EXPECT_EQ(test, v, 2ULL | 1ULL << 51);
+	flaz_entry_unpack(v, &o);
+	KUNIT_EXPECT_EQ(test, o.cold, 1);
+	KUNIT_EXPECT_EQ(test, o.ext, 0U);
+	KUNIT_EXPECT_EQ(test, o.gen, 0);
+	e.cold = 0;
 	/* the tag keeps its low FLAZ_TAG_BITS only, in bits 60-63 */
 	e.gen = 0;
 	e.tag = 0x1234;

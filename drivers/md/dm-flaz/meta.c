@@ -483,7 +483,8 @@ static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, bool unclean
 		if (!ei.units)
 			continue;
 		if (!flaz_entry_valid(&ei, c->geo, line, c->hdd_blocks) ||
-		    (ei.units == FLAZ_ENTRY_ZERO_UNITS && !flaz_l2p_zero_fits(c->l2p))) {
+		    (ei.units == FLAZ_ENTRY_ZERO_UNITS && !flaz_l2p_zero_fits(c->l2p)) ||
+		    (ei.cold && !c->cold_codec)) {
 			meta_error(c);
 			rewrite = true;
 			continue;
@@ -505,6 +506,7 @@ static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, bool unclean
 			e.ext = ei.ext;
 			e.off = ei.off;
 			e.bytes = ei.units * FLAZ_SLOT_ALIGN;
+			e.cold = ei.cold;
 		}
 		/*
 		 * Used even when a write took the line first: the SSD points into it
@@ -874,6 +876,7 @@ static bool encode_table_block(struct flaz_meta *m, u64 idx, u8 *blk)
 			ei.units = e.bytes / FLAZ_SLOT_ALIGN;
 			ei.off = e.off;
 			ei.ext = e.ext;
+			ei.cold = e.cold;
 		}
 		m->entries[i] = flaz_entry_pack(&ei);
 	}

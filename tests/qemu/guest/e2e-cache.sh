@@ -748,6 +748,12 @@ t_cache_cleaner_cold() {
 	# shellcheck disable=SC2086
 	must dmsetup create vol --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 $cc_opts"
 	h0=$(status_val vol read_hits)
+	# the table's entries say which slots are in the cold codec: the counts come back warm
+	cc_st=$(dmsetup status vol | tr ' ' '\n')
+	cold2=$(echo "$cc_st" | sed -n 's/^cold_bytes=//p')
+	codec2=$(echo "$cc_st" | sed -n 's/^codec_bytes=//p')
+	raw2=$(echo "$cc_st" | sed -n 's/^raw_bytes=//p')
+	phys2=$(echo "$cc_st" | sed -n 's/^physical_bytes=//p')
 	got=$(sha_mib /dev/mapper/vol 0 4)
 	warm_hits=$(($(status_val vol read_hits) - h0))
 	errors2=$(status_val vol ssd_errors)
@@ -755,12 +761,15 @@ t_cache_cleaner_cold() {
 	refused "cold_compressor differs" dmsetup create vol --table \
 		"0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 ${cc_opts%zstd}deflate"
 	must dmsetup remove ssdslice
-	note "the text's slots: $lz4_bytes bytes in lz4; after $recompressed were recompressed, $cold in zstd, $codec in lz4, $raw raw, of $phys; after the restart $warm_hits of 1024 text blocks hit"
+	note "the text's slots: $lz4_bytes bytes in lz4; after $recompressed were recompressed, $cold in zstd, $codec in lz4, $raw raw, of $phys; loaded warm: $cold2 in zstd, $codec2 in lz4, $raw2 raw, of $phys2; after the restart $warm_hits of 1024 text blocks hit"
 	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the text differed from the HDD"
 	[ "$recompressed" -gt 0 ] || fail "recompressed=0 with cold_compressor zstd, want > 0"
 	[ "$cold" -gt 0 ] || fail "cold_bytes=0 with cold_compressor zstd, want > 0"
 	[ $((cold + codec + raw)) = "$phys" ] ||
 		fail "cold_bytes $cold + codec_bytes $codec + raw_bytes $raw != physical_bytes $phys"
+	[ "$cold2" -gt 0 ] || fail "cold_bytes=0 after the warm load (was $cold), want > 0"
+	[ $((cold2 + codec2 + raw2)) = "$phys2" ] ||
+		fail "after the warm load cold_bytes $cold2 + codec_bytes $codec2 + raw_bytes $raw2 != physical_bytes $phys2"
 	[ "$errors" = 0 ] && [ "$errors2" = 0 ] || fail "ssd_errors=$errors, then $errors2 after the restart; want 0"
 	[ "$got" = "$want" ] || fail "after the restart the text read differs from the HDD"
 	[ "$warm_hits" -gt 0 ] || fail "no text block hit after the restart: nothing came back warm"
