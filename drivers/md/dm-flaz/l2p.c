@@ -13,6 +13,9 @@
  *
  * Entries straddle u64 words, but 64 entries take exactly entry_bits words, so a
  * lock stripe covering whole groups of 64 lines never shares a word with another.
+ * The entries are kept in pages of L2P_PAGE_BLOCKS table blocks (format.h), each
+ * a whole number of such groups, allocated one by one: a table block is in one
+ * page, so a page can be read from or written to the SSD's table on its own.
  *
  * While the table loads (meta.c), a write to a line the loader has not reached
  * leaves a tombstone there: an empty entry with a bit set, which every reader
@@ -51,7 +54,10 @@
 #define L2P_STRIPES		256
 #define L2P_HEAT_BITS		2
 #define L2P_HEAT_MAX		FLAZ_HEAT_MAX
+#define L2P_PAGE_BLOCKS		16
+#define L2P_PAGE_LINES		(L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
+static_assert(L2P_PAGE_LINES % L2P_GROUP == 0);
 
 /* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
 struct l2p_lock {
@@ -59,7 +65,8 @@ struct l2p_lock {
 } ____cacheline_aligned_in_smp;
 
 struct flaz_l2p {
-	u64 *words;
+	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page */
+	u64 nr_pages;
 	unsigned long *dirty;	/* a bit per table block */
 	unsigned long *stale;	/* a bit per table block: holds a void entry */
 	u64 *heat;		/* L2P_HEAT_BITS per line */
@@ -85,11 +92,19 @@ static u32 bits_for(u64 max_value)
 	return max_value ? fls64(max_value) : 1;
 }
 
+/* Words of page @p: its lines, the last page's rounded up to a whole group. */
+static u64 page_words(struct flaz_l2p *t, u64 p)
+{
+	u64 lines = min_t(u64, t->nr_lines - p * L2P_PAGE_LINES, L2P_PAGE_LINES);
+
+	return DIV_ROUND_UP_ULL(lines, L2P_GROUP) * t->bits;
+}
+
 struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 				 u64 hdd_blocks, bool cold)
 {
 	struct flaz_l2p *t;
-	u64 words;
+	u64 words, p;
 	int i;
 
 	if (!nr_lines || !nr_extents || !hdd_blocks)
@@ -108,13 +123,19 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	words = DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * t->bits;
 	t->bytes = words * sizeof(u64);
 	t->nr_blocks = DIV_ROUND_UP_ULL(nr_lines, FLAZ_META_ENTRIES);
-	t->words = kvcalloc(words, sizeof(u64), GFP_KERNEL);
+	t->nr_pages = DIV_ROUND_UP_ULL(nr_lines, L2P_PAGE_LINES);
+	t->pages = kvcalloc(t->nr_pages, sizeof(*t->pages), GFP_KERNEL);
+	for (p = 0; t->pages && p < t->nr_pages; p++) {
+		t->pages[p] = kvcalloc(page_words(t, p), sizeof(u64), GFP_KERNEL);
+		if (!t->pages[p])
+			break;
+	}
 	t->dirty = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
 	t->stale = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
 	t->heat = kvcalloc(heat_words(nr_lines), sizeof(u64), GFP_KERNEL);
 	t->nr_extents = nr_extents;
 	t->live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
-	if (!t->words || !t->dirty || !t->stale || !t->heat || !t->live) {
+	if (!t->pages || p < t->nr_pages || !t->dirty || !t->stale || !t->heat || !t->live) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -125,9 +146,13 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 
 void flaz_l2p_destroy(struct flaz_l2p *t)
 {
+	u64 p;
+
 	if (IS_ERR_OR_NULL(t))
 		return;
-	kvfree(t->words);
+	for (p = 0; t->pages && p < t->nr_pages; p++)
+		kvfree(t->pages[p]);
+	kvfree(t->pages);
 	kvfree(t->dirty);
 	kvfree(t->stale);
 	kvfree(t->heat);
@@ -141,12 +166,13 @@ u64 flaz_l2p_bytes(struct flaz_l2p *t)
 }
 
 /*
- * Everything the table allocates: the entries, the dirty and stale bits, the
- * heat, the live bytes, the struct.
+ * Everything the table allocates: the entries and their pages, the dirty and
+ * stale bits, the heat, the live bytes, the struct.
  */
 u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 {
-	return t->bytes + 2 * BITS_TO_LONGS(t->nr_blocks) * sizeof(long) +
+	return t->bytes + t->nr_pages * sizeof(*t->pages) +
+	       2 * BITS_TO_LONGS(t->nr_blocks) * sizeof(long) +
 	       heat_words(t->nr_lines) * sizeof(u64) + t->nr_extents * sizeof(atomic_t) +
 	       sizeof(*t);
 }
@@ -176,11 +202,21 @@ void flaz_l2p_unlock(struct flaz_l2p *t, u64 line)
 	spin_unlock(line_lock(t, line));
 }
 
+/* The word holding the first bit of @line's entry; *shift gets the bit's place in it. */
+static u64 *entry_word(struct flaz_l2p *t, u64 line, u32 *shift)
+{
+	u32 i;
+	u64 p = div_u64_rem(line, L2P_PAGE_LINES, &i);
+	u64 bit = (u64)i * t->bits;
+
+	*shift = bit % 64;
+	return &t->pages[p][bit / 64];
+}
+
 static u64 get_raw(struct flaz_l2p *t, u64 line)
 {
-	u64 bit = line * t->bits;
-	u64 *w = &t->words[bit / 64];
-	u32 shift = bit % 64;
+	u32 shift;
+	u64 *w = entry_word(t, line, &shift);
 	u64 v = w[0] >> shift;
 
 	if (shift + t->bits > 64)
@@ -190,9 +226,8 @@ static u64 get_raw(struct flaz_l2p *t, u64 line)
 
 static void set_raw(struct flaz_l2p *t, u64 line, u64 v)
 {
-	u64 bit = line * t->bits;
-	u64 *w = &t->words[bit / 64];
-	u32 shift = bit % 64;
+	u32 shift;
+	u64 *w = entry_word(t, line, &shift);
 	u64 mask = GENMASK_ULL(t->bits - 1, 0);
 
 	v &= mask;	/* a field wider than its slot must not reach the next line */

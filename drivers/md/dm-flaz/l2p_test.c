@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the packed logical-to-physical table: field packing across u64
- * words at maximal values, tag matching (whole and cut), zero entries, usage
+ * words and pages at maximal values, tag matching (whole and cut), zero entries, usage
  * accounting, dropping by victim extent, and the table's size.
  */
 #include <kunit/test.h>
@@ -11,6 +11,9 @@
 
 #include "flaz.h"
 #include "format.h"
+
+/* Lines of a page of the table in memory (l2p.c: 16 table blocks) */
+#define PAGE_LINES	(16 * FLAZ_META_ENTRIES)
 
 /* A geometry and what its entries must cost, worked out by hand. */
 struct l2p_geo {
@@ -35,6 +38,12 @@ static const struct l2p_geo geos[] = {
 	{ 64, 16, 32 << 10, 64, 23, 1, true, 1 * 23 * 8 },
 	/* 65 lines: two groups; 8 + 10 + bits(16)=5 + bits(129/65=1)=1 */
 	{ 65, 17, 32 << 10, 65 * 2, 24, 1, true, 2 * 24 * 8 },
+	/*
+	 * Two whole pages of 16 table blocks (8,128 lines, l2p.c) and 65 lines of a
+	 * third: 8 + 10 + bits(15)=4 + bits(1)=1; 256 groups
+	 */
+	{ PAGE_LINES * 2 + 65, 16, 32 << 10, (PAGE_LINES * 2 + 65) * 2, 23, 1, true,
+	  256 * 23 * 8 },
 };
 
 static void destroy_action(void *t)
@@ -194,7 +203,8 @@ static void l2p_packing(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(geos); i++) {
 		const struct l2p_geo *g = &geos[i];
 		struct flaz_l2p *t = create_geo(test, g);
-		u64 lines[] = { 0, 2, 63, 64, g->lines / 2 + 1, g->lines - 2, g->lines - 1 };
+		u64 lines[] = { 0, 2, 63, 64, PAGE_LINES - 1, PAGE_LINES, g->lines / 2 + 1,
+				g->lines - 2, g->lines - 1 };
 		struct flaz_entry *want, e, old, big;
 
 		want = kunit_kcalloc(test, g->lines, sizeof(*want), GFP_KERNEL);
