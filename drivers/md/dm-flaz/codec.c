@@ -357,13 +357,13 @@ int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_l
 	return r;
 }
 
-/* Decompress @len bytes into one whole block; -EILSEQ for anything malformed. */
 /* lzo and lz4 decompress without a workspace: no stream, so no sleeping lock. */
 bool flaz_decompress_atomic(struct flaz_compressor *c)
 {
 	return !c->ops->alloc_d;
 }
 
+/* Decompress @len bytes into one whole block; -EILSEQ for anything malformed. */
 int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len, void *dst)
 {
 	struct codec_stream *s;

@@ -13,9 +13,10 @@
  * extent buffer and starts the reads, waiting on the reserves if it must. A
  * read's completion checks each slot and decompresses it straight into the
  * bio's page: lzo, lz4 and raw slots in the completion itself, the rest (and
- * a block straddling pages, through a bounce buffer) on the per-CPU read queues. A slot that fails its checks is counted as
- * an SSD fault and its block is read from the HDD, also asynchronously; the
- * bio ends when the last read is done.
+ * a block straddling pages, through a bounce buffer) on the per-CPU read
+ * queues. A slot that fails its checks is counted as an SSD fault and its
+ * block is read from the HDD, also asynchronously; the bio ends when the last
+ * read is done.
  *
  * Pins: an extent with a slot read in flight is not freed (meta.c drains its
  * pins before the discard and before it can be opened again), so a read never

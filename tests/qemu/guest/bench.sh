@@ -674,6 +674,13 @@ zipf09_reads() {
 		--write_iolog="$4.iolog"
 }
 
+# clean_work NAME: what eviction did over flaz row NAME (warm-up and measured pass), from
+# its status after it: fills made and skipped, blocks evicted, slots moved and dropped by the
+# cleaner, extents it cleaned.
+clean_work() {
+	say "  $1: fills $(flaz_val fills), fills_skipped $(flaz_val fills_skipped), evictions $(flaz_val evictions), slots_moved $(flaz_val slots_moved), slots_dropped $(flaz_val slots_dropped), extents_cleaned $(flaz_val extents_cleaned)"
+}
+
 # clean_zipf TABLE MIB [WHAT]: one table of the zipf:0.9 load over the HDD's first MIB MiB
 # (WHAT, e.g. " of text", says what they hold when it is not the 2:1 data): dm-cache,
 # flaz-fifo, flaz-clean and the ideal LRU simulated from flaz-clean's trace.
@@ -686,8 +693,10 @@ clean_zipf() {
 	dmcache_down
 	# shellcheck disable=SC2086 # a list of options
 	flaz_bench "$cz_tbl" flaz-fifo "$cz_mib" $CLEAN_OPTS cleaner_rate_mib 0
+	clean_work flaz-fifo
 	# shellcheck disable=SC2086
 	flaz_bench "$cz_tbl" flaz-clean "$cz_mib" $CLEAN_OPTS
+	clean_work flaz-clean
 	WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
 	lru_rows "$cz_tbl" $((cz_mib * 256)) cnt=0 /tmp/warm.terse.iolog \
 		cnt=1 /tmp/run.terse.iolog
