@@ -373,65 +373,66 @@ static void block_end(struct flaz_hit *h, u32 i, int err)
 	hdd_start(h, i);
 }
 
+/*
+ * Serve the blocks of span @n from its read. With @atomic (in the read's
+ * completion: lzo, lz4 and raw slots need no workspace, and waking a worker
+ * costs more than checking and decompressing a few blocks, as dm-crypt's
+ * no_read_workqueue finds), stop at a block that would sleep or failed its
+ * checks and return false: it and the rest are left to the worker. Otherwise a
+ * block that fails goes to the HDD.
+ */
+static bool span_serve(struct flaz_hit *h, u32 n, bool atomic)
+{
+	const struct flaz_span *s = &h->spans[n];
+	const struct hit_read *r = &h->reads[n];
+	u32 i;
+	int err;
+
+	for (i = 0; i < h->nr; i++) {
+		struct hit_block *b = &h->blocks[i];
+
+		/* span first: other spans' completions change their blocks' state */
+		if (b->span != n || b->state != HIT_SLOT)
+			continue;
+		err = r->error ? -EIO : decode(h, i, r->buf + (b->e.off - s->start), atomic);
+		if (err && atomic)
+			return false;
+		block_end(h, i, err);
+	}
+	return true;
+}
+
 static void span_done(struct work_struct *work)
 {
 	struct hit_read *r = container_of(work, struct hit_read, work);
 	struct flaz_hit *h = r->h;
-	u32 n = r - h->reads;
-	const struct flaz_span *s = &h->spans[n];
-	u32 i;
 
-	for (i = 0; i < h->nr; i++) {
-		struct hit_block *b = &h->blocks[i];
-
-		if (b->span == n && b->state == HIT_SLOT)
-			block_end(h, i, r->error ? -EIO :
-				  decode(h, i, r->buf + (b->e.off - s->start), false));
-	}
+	span_serve(h, r - h->reads, false);
 	buf_free(h->c, r);
 	put_hit(h);
 }
 
-/*
- * Serve span @n's blocks in its read's completion: lzo, lz4 and raw slots need
- * no workspace, and waking a worker costs more than checking and decompressing
- * a few blocks (dm-crypt's no_read_workqueue). With interrupts off, only a span
- * of HIT_INLINE_IRQ blocks at most, not to hold them off long. False: a block
- * is left to the worker, as it would sleep or failed its checks.
- */
-static bool span_serve(struct flaz_hit *h, u32 n)
+/* Blocks of span @n still to serve. */
+static u32 span_left(struct flaz_hit *h, u32 n)
 {
-	const struct flaz_span *s = &h->spans[n];
-	const u8 *buf = h->reads[n].buf;
 	u32 i, nr = 0;
 
-	/* span first: other spans' completions change their blocks' state */
-	if (in_hardirq() || irqs_disabled()) {
-		for (i = 0; i < h->nr; i++)
-			nr += h->blocks[i].span == n && h->blocks[i].state == HIT_SLOT;
-		if (nr > HIT_INLINE_IRQ)
-			return false;
-	}
-	for (i = 0; i < h->nr; i++) {
-		struct hit_block *b = &h->blocks[i];
-
-		if (b->span != n || b->state != HIT_SLOT)
-			continue;
-		if (decode(h, i, buf + (b->e.off - s->start), true))
-			return false;
-		block_end(h, i, 0);
-	}
-	return true;
+	for (i = 0; i < h->nr; i++)
+		nr += h->blocks[i].span == n && h->blocks[i].state == HIT_SLOT;
+	return nr;
 }
 
 static void span_end_io(struct bio *bio)
 {
 	struct hit_read *r = bio->bi_private;
 	struct flaz_hit *h = r->h;
+	u32 n = r - h->reads;
 
 	r->error = bio->bi_status;
 	bio_put(bio);
-	if (r->error || !span_serve(h, r - h->reads)) {
+	/* with interrupts off only a short span, not to hold them off long */
+	if (r->error || ((in_hardirq() || irqs_disabled()) && span_left(h, n) > HIT_INLINE_IRQ) ||
+	    !span_serve(h, n, true)) {
 		flaz_wq_read(&h->c->wq, &r->work);
 		return;
 	}

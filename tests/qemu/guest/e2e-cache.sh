@@ -722,6 +722,13 @@ t_cache_cleaner_hot_raw() {
 # the volume is stopped and created again without cold: it comes back warm and hits are
 # decoded with zstd, again equal to the HDD; created with another cold_compressor it is
 # refused.
+# byte_counts VOL: its cold_bytes codec_bytes raw_bytes physical_bytes, from one status line
+# (the first three must add up to the last within it)
+byte_counts() {
+	dmsetup status "$1" | tr ' ' '\n' | awk -F= '{ v[$1] = $2 }
+		END { print v["cold_bytes"], v["codec_bytes"], v["raw_bytes"], v["physical_bytes"] }'
+}
+
 t_cache_cleaner_cold() {
 	cc_opts="extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 compressor lz4 cold_compressor zstd"
 	# shellcheck disable=SC2086
@@ -736,24 +743,19 @@ t_cache_cleaner_cold() {
 	hr_bad=0
 	hot_rounds 2 1 "$want"
 	show_status vol
-	# one status line: the four byte counts must add up within it
-	cc_st=$(dmsetup status vol | tr ' ' '\n')
-	recompressed=$(echo "$cc_st" | sed -n 's/^recompressed=//p')
-	cold=$(echo "$cc_st" | sed -n 's/^cold_bytes=//p')
-	codec=$(echo "$cc_st" | sed -n 's/^codec_bytes=//p')
-	raw=$(echo "$cc_st" | sed -n 's/^raw_bytes=//p')
-	phys=$(echo "$cc_st" | sed -n 's/^physical_bytes=//p')
-	errors=$(echo "$cc_st" | sed -n 's/^ssd_errors=//p')
+	# shellcheck disable=SC2046 # four numbers
+	set -- $(byte_counts vol)
+	cold=$1 codec=$2 raw=$3 phys=$4
+	recompressed=$(status_val vol recompressed)
+	errors=$(status_val vol ssd_errors)
 	must dmsetup remove vol
 	# shellcheck disable=SC2086
 	must dmsetup create vol --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 $cc_opts"
 	h0=$(status_val vol read_hits)
 	# the table's entries say which slots are in the cold codec: the counts come back warm
-	cc_st=$(dmsetup status vol | tr ' ' '\n')
-	cold2=$(echo "$cc_st" | sed -n 's/^cold_bytes=//p')
-	codec2=$(echo "$cc_st" | sed -n 's/^codec_bytes=//p')
-	raw2=$(echo "$cc_st" | sed -n 's/^raw_bytes=//p')
-	phys2=$(echo "$cc_st" | sed -n 's/^physical_bytes=//p')
+	# shellcheck disable=SC2046
+	set -- $(byte_counts vol)
+	cold2=$1 codec2=$2 raw2=$3 phys2=$4
 	got=$(sha_mib /dev/mapper/vol 0 4)
 	warm_hits=$(($(status_val vol read_hits) - h0))
 	errors2=$(status_val vol ssd_errors)
