@@ -87,14 +87,11 @@ static bool is_cached(struct flaz_cache *c, u64 block, struct flaz_entry *e)
 static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_first,
 			u64 whole_end, bool count)
 {
-	static const struct flaz_entry none;
-	bool loading = flaz_meta_loading(c->meta);
-	struct flaz_entry e, old;
 	u64 b, line;
 	bool hit;
 
 	if (last - first >= c->geo->nr_lines) {
-		flaz_l2p_drop(c->l2p, NULL, loading);
+		flaz_l2p_drop(c->l2p, NULL);
 		return;
 	}
 	for (b = first; b <= last; b++) {
@@ -102,11 +99,7 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 			cond_resched();
 		line = flaz_l2p_line(c->l2p, b);
 		flaz_l2p_lock(c->l2p, line);
-		hit = flaz_l2p_lookup(c->l2p, b, &e);
-		if (hit)
-			flaz_l2p_set(c->l2p, b, &none, &old);
-		else if (loading)
-			flaz_l2p_tomb(c->l2p, line);
+		hit = flaz_l2p_drop_block(c->l2p, b);
 		flaz_l2p_unlock(c->l2p, line);
 		if (count && b >= whole_first && b < whole_end)
 			flaz_stats_add(c->stats, hit ? FLAZ_STAT_WRITE_HITS :
@@ -392,6 +385,7 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->free_extents = flaz_alloc_nr_free(c->alloc);
 	g->total_extents = c->geo->nr_extents;
 	g->table_bytes = flaz_l2p_bytes(c->l2p);
+	g->table_resident_bytes = flaz_l2p_resident_bytes(c->l2p);
 	g->marked_regions = flaz_intent_nr_marked(c->intent);
 	g->dram_bytes = dram_bytes(c);
 	g->loading = flaz_meta_loading(c->meta);

@@ -284,7 +284,7 @@ static void evict_victims(struct flaz_cleaner *cl, bool scan)
 		return;
 	if (scan)
 		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
-			       flaz_l2p_drop(c->l2p, cl->victims, false));
+			       flaz_l2p_drop(c->l2p, cl->victims));
 	for_each_set_bit(id, cl->victims, total) {
 		clear_bit(id, c->failed);
 		clear_bit(id, cl->victims);
@@ -844,7 +844,7 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 	u32 n, i;
 
 	mutex_lock(&cl->lock);
-	flaz_l2p_drop(c->l2p, NULL, false);
+	flaz_l2p_drop(c->l2p, NULL);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH)))
 		for (i = 0; i < n; i++)
 			retire(cl, ids[i]);

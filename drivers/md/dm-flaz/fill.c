@@ -160,6 +160,11 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	 */
 	if (flaz_mode_get(c) != FLAZ_MODE_NORMAL || flaz_meta_loading(c->meta))
 		return;
+	/* the line's page, read from the SSD if it is out: no memory or an error */
+	if (flaz_meta_page_in(c->meta, line)) {
+		flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
+		return;
+	}
 	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
@@ -180,7 +185,8 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	}
 
 	flaz_l2p_lock(c->l2p, line);
-	done = !READ_ONCE(fill->rec.stale);
+	/* and the page was not paged out again since */
+	done = !READ_ONCE(fill->rec.stale) && flaz_l2p_resident(c->l2p, line);
 	if (done) {
 		same = flaz_l2p_lookup(c->l2p, block, &was);
 		flaz_l2p_set(c->l2p, block, &e, &old);

@@ -38,6 +38,7 @@ enum flaz_opt {
 	FLAZ_OPT_HOT_MAX_PERCENT,
 	FLAZ_OPT_COLD_COMPRESSOR,	/* 0: none, else enum flaz_codec + 1 */
 	FLAZ_OPT_COLD,
+	FLAZ_OPT_TABLE_CACHE_KIB,	/* 0: by the SSD's size */
 	FLAZ_NR_OPTS,
 };
 
@@ -124,6 +125,7 @@ enum flaz_stat {
 	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: backlog full or no memory */
 	FLAZ_STAT_COMPRESS_SKIPPED,	/* stored raw: predicted not to compress */
 	FLAZ_STAT_RECOMPRESSED,	/* slots the cleaner compressed again (hot ones cooled) */
+	FLAZ_STAT_TABLE_PAGE_INS,	/* table pages read from the SSD for a fill */
 	FLAZ_NR_STATS,
 };
 
@@ -146,6 +148,7 @@ struct flaz_gauges {
 	u64 codec_bytes;
 	u64 raw_bytes;
 	u64 cold_bytes;
+	u64 table_resident_bytes;
 };
 
 /* stats.c: per-CPU event counters and the status line */
@@ -174,6 +177,10 @@ struct flaz_entry {
 
 struct flaz_l2p;
 
+/* The table is paged in and out of DRAM in pages of this many table blocks. */
+#define FLAZ_L2P_PAGE_BLOCKS	16U
+#define FLAZ_L2P_PAGE_STRIPES	8U	/* locks a page's lines take */
+
 struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 				 u64 hdd_blocks, bool cold);
 void flaz_l2p_destroy(struct flaz_l2p *t);
@@ -183,13 +190,22 @@ u64 flaz_l2p_line(struct flaz_l2p *t, u64 block);
 void flaz_l2p_lock(struct flaz_l2p *t, u64 line);
 void flaz_l2p_unlock(struct flaz_l2p *t, u64 line);
 void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e);
-void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+bool flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		  struct flaz_entry *old);
+bool flaz_l2p_drop_block(struct flaz_l2p *t, u64 block);
 bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e);
 bool flaz_l2p_zero_fits(struct flaz_l2p *t);
-u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims, bool tomb);
+u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims);
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
-void flaz_l2p_tomb(struct flaz_l2p *t, u64 line);
+bool flaz_l2p_resident(struct flaz_l2p *t, u64 line);
+u64 flaz_l2p_nr_pages(struct flaz_l2p *t);
+u64 flaz_l2p_page_of(u64 line);
+u64 flaz_l2p_resident_bytes(struct flaz_l2p *t);
+int flaz_l2p_page_in(struct flaz_l2p *t, u64 p, u32 *void_blocks);
+void flaz_l2p_page_done(struct flaz_l2p *t, u64 p);
+void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p);
+u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget, bool dirty);
+void flaz_l2p_tombs_end(struct flaz_l2p *t);
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
 void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold);
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
@@ -274,6 +290,7 @@ void flaz_meta_evict(struct flaz_meta *m, u32 ext);
 int flaz_meta_reformat(struct flaz_meta *m);
 void flaz_meta_module_exit(void);
 u64 flaz_meta_loading(struct flaz_meta *m);
+int flaz_meta_page_in(struct flaz_meta *m, u64 line);
 void flaz_meta_stop_load(struct flaz_meta *m);
 
 /* records.c: block ranges in flight, so no install lands older data than a write */

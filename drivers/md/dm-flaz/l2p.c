@@ -13,14 +13,28 @@
  *
  * Entries straddle u64 words, but 64 entries take exactly entry_bits words, so a
  * lock stripe covering whole groups of 64 lines never shares a word with another.
- * The entries are kept in pages of L2P_PAGE_BLOCKS table blocks (format.h), each
- * a whole number of such groups, allocated one by one: a table block is in one
- * page, so a page can be read from or written to the SSD's table on its own.
+ * The entries are kept in pages of FLAZ_L2P_PAGE_BLOCKS table blocks (format.h),
+ * each a whole number of such groups: a table block is in one page, so a page
+ * can be read from the SSD's table on its own. Only some pages need be in DRAM
+ * (resident): meta.c pages them in from the SSD and out to keep within
+ * table_cache_kib, clean ones first. A line of a page not resident reads as
+ * empty (its block is a miss: the HDD has it). A write to it cannot drop the
+ * entry the SSD holds for it, so it marks the line's table block dirty instead:
+ * the next commit writes that block empty, and a page-in takes it as empty
+ * (void); a dirty page paged out leaves its dirty blocks so, losing what they
+ * held. While the table loads, a write to a page not loaded yet leaves a
+ * tombstone bit instead, which the page-in turns into a tombstone (below), so
+ * the write costs its own line only. The counters (usage, live) count resident
+ * entries only: the cleaner takes the slots of absent ones for dead, and the
+ * eviction of their extent voids them.
  *
- * While the table loads (meta.c), a write to a line the loader has not reached
- * leaves a tombstone there: an empty entry with a bit set, which every reader
- * takes as empty and the loader as taken, so it never brings back what the SSD
- * held for that line.
+ * A page's lines are locked by FLAZ_L2P_PAGE_STRIPES of the stripes, so paging
+ * it in or out takes that many locks, not one per group.
+ *
+ * While a page is paged in (coming), a write to a line not read yet leaves a
+ * tombstone there: an empty entry with a bit set, which every reader takes as
+ * empty and the loader as taken, so it never brings back what the SSD held for
+ * that line.
  *
  * The live slot bytes are counted in all, raw (a raw slot is the only one of
  * its size: fill.c keeps compressed ones smaller) and in the cold codec. For
@@ -54,10 +68,11 @@
 #define L2P_STRIPES		256
 #define L2P_HEAT_BITS		2
 #define L2P_HEAT_MAX		FLAZ_HEAT_MAX
-#define L2P_PAGE_BLOCKS		16
-#define L2P_PAGE_LINES		(L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
+#define L2P_PAGE_LINES		(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
 static_assert(L2P_PAGE_LINES % L2P_GROUP == 0);
+/* paging takes a page's stripes nested: lockdep tells apart 8 subclasses */
+static_assert(FLAZ_L2P_PAGE_STRIPES <= 8 && L2P_STRIPES % FLAZ_L2P_PAGE_STRIPES == 0);
 
 /* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
 struct l2p_lock {
@@ -65,8 +80,17 @@ struct l2p_lock {
 } ____cacheline_aligned_in_smp;
 
 struct flaz_l2p {
-	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page */
+	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page; NULL: absent */
 	u64 nr_pages;
+	u8 *coming;		/* per page: being paged in, tombstones wanted */
+	u8 *ref;		/* per page: used since the clock hand passed */
+	u64 hand;		/* the next page trim() looks at */
+	u64 resident;		/* bytes of resident pages */
+	/*
+	 * While the table loads: a bit per line of a page not in yet that a write
+	 * touched. A word is a group of lines, so its stripe's lock covers it.
+	 */
+	unsigned long *tombs;
 	unsigned long *dirty;	/* a bit per table block */
 	unsigned long *stale;	/* a bit per table block: holds a void entry */
 	u64 *heat;		/* L2P_HEAT_BITS per line */
@@ -104,7 +128,7 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 				 u64 hdd_blocks, bool cold)
 {
 	struct flaz_l2p *t;
-	u64 words, p;
+	u64 words;
 	int i;
 
 	if (!nr_lines || !nr_extents || !hdd_blocks)
@@ -125,17 +149,15 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->nr_blocks = DIV_ROUND_UP_ULL(nr_lines, FLAZ_META_ENTRIES);
 	t->nr_pages = DIV_ROUND_UP_ULL(nr_lines, L2P_PAGE_LINES);
 	t->pages = kvcalloc(t->nr_pages, sizeof(*t->pages), GFP_KERNEL);
-	for (p = 0; t->pages && p < t->nr_pages; p++) {
-		t->pages[p] = kvcalloc(page_words(t, p), sizeof(u64), GFP_KERNEL);
-		if (!t->pages[p])
-			break;
-	}
+	t->coming = kvzalloc(t->nr_pages, GFP_KERNEL);
+	t->tombs = kvcalloc(BITS_TO_LONGS(nr_lines), sizeof(long), GFP_KERNEL);
+	t->ref = kvzalloc(t->nr_pages, GFP_KERNEL);
 	t->dirty = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
 	t->stale = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
 	t->heat = kvcalloc(heat_words(nr_lines), sizeof(u64), GFP_KERNEL);
 	t->nr_extents = nr_extents;
 	t->live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
-	if (!t->pages || p < t->nr_pages || !t->dirty || !t->stale || !t->heat || !t->live) {
+	if (!t->pages || !t->coming || !t->tombs || !t->ref || !t->dirty || !t->stale || !t->heat || !t->live) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -153,6 +175,9 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	for (p = 0; t->pages && p < t->nr_pages; p++)
 		kvfree(t->pages[p]);
 	kvfree(t->pages);
+	kvfree(t->coming);
+	kvfree(t->tombs);
+	kvfree(t->ref);
 	kvfree(t->dirty);
 	kvfree(t->stale);
 	kvfree(t->heat);
@@ -166,12 +191,13 @@ u64 flaz_l2p_bytes(struct flaz_l2p *t)
 }
 
 /*
- * Everything the table allocates: the entries and their pages, the dirty and
- * stale bits, the heat, the live bytes, the struct.
+ * Everything the table allocates: the resident pages, the page pointers and
+ * state, the dirty and stale bits, the heat, the live bytes, the struct.
  */
 u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 {
-	return t->bytes + t->nr_pages * sizeof(*t->pages) +
+	return READ_ONCE(t->resident) + t->nr_pages * (sizeof(*t->pages) + 2) +
+	       (READ_ONCE(t->tombs) ? BITS_TO_LONGS(t->nr_lines) * sizeof(long) : 0) +
 	       2 * BITS_TO_LONGS(t->nr_blocks) * sizeof(long) +
 	       heat_words(t->nr_lines) * sizeof(u64) + t->nr_extents * sizeof(atomic_t) +
 	       sizeof(*t);
@@ -185,9 +211,18 @@ u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
 	return line;
 }
 
+/* Page @p's @i-th stripe: a page's groups take FLAZ_L2P_PAGE_STRIPES in turn. */
+static spinlock_t *page_stripe(struct flaz_l2p *t, u64 p, u32 i)
+{
+	return &t->locks[(p * FLAZ_L2P_PAGE_STRIPES + i) % L2P_STRIPES].lock;
+}
+
 static spinlock_t *line_lock(struct flaz_l2p *t, u64 line)
 {
-	return &t->locks[(line / L2P_GROUP) % L2P_STRIPES].lock;
+	u32 i;
+	u64 p = div_u64_rem(line, L2P_PAGE_LINES, &i);
+
+	return page_stripe(t, p, (i / L2P_GROUP) % FLAZ_L2P_PAGE_STRIPES);
 }
 
 void flaz_l2p_lock(struct flaz_l2p *t, u64 line)
@@ -202,7 +237,10 @@ void flaz_l2p_unlock(struct flaz_l2p *t, u64 line)
 	spin_unlock(line_lock(t, line));
 }
 
-/* The word holding the first bit of @line's entry; *shift gets the bit's place in it. */
+/*
+ * The word holding the first bit of @line's entry, NULL when its page is not
+ * resident; *shift gets the bit's place in it.
+ */
 static u64 *entry_word(struct flaz_l2p *t, u64 line, u32 *shift)
 {
 	u32 i;
@@ -210,15 +248,18 @@ static u64 *entry_word(struct flaz_l2p *t, u64 line, u32 *shift)
 	u64 bit = (u64)i * t->bits;
 
 	*shift = bit % 64;
-	return &t->pages[p][bit / 64];
+	return t->pages[p] ? &t->pages[p][bit / 64] : NULL;
 }
 
 static u64 get_raw(struct flaz_l2p *t, u64 line)
 {
 	u32 shift;
 	u64 *w = entry_word(t, line, &shift);
-	u64 v = w[0] >> shift;
+	u64 v;
 
+	if (!w)
+		return 0;
+	v = w[0] >> shift;
 	if (shift + t->bits > 64)
 		v |= w[1] << (64 - shift);
 	return t->bits == 64 ? v : v & GENMASK_ULL(t->bits - 1, 0);
@@ -330,15 +371,25 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 	heat_set(t, line, 0);
 }
 
-/* Store @e for @block in its line (lock held); @old gets the entry it replaces. */
-void flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+/*
+ * Store @e for @block in its line (lock held); @old gets the entry it replaces.
+ * Returns false, storing nothing, when the line's page is not resident.
+ */
+bool flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		  struct flaz_entry *old)
 {
+	u64 line = flaz_l2p_line(t, block);
+
+	if (!flaz_l2p_resident(t, line)) {
+		memset(old, 0, sizeof(*old));
+		return false;
+	}
 	store(t, block, e, old);
-	set_bit(div_u64(flaz_l2p_line(t, block), FLAZ_META_ENTRIES), t->dirty);
+	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+	return true;
 }
 
-/* Put loaded @e in @block's line unless a write touched it since the load began. */
+/* Put loaded @e in @block's line (its page coming) unless a write touched it since. */
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 {
 	u64 line = flaz_l2p_line(t, block);
@@ -346,24 +397,54 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 	bool fresh;
 
 	flaz_l2p_lock(t, line);
-	fresh = !get_raw(t, line);
+	fresh = flaz_l2p_resident(t, line) && !get_raw(t, line);
 	if (fresh)
 		store(t, block, e, &old);
 	flaz_l2p_unlock(t, line);
 	return fresh;
 }
 
-/*
- * A write to a block of @line while the table loads (lock held): unless the line
- * holds an entry already, keep the loader out of it. Its table block is written
- * again, so the SSD no longer points at the old slot once the region's mark goes.
- */
-void flaz_l2p_tomb(struct flaz_l2p *t, u64 line)
+static bool coming(struct flaz_l2p *t, u64 line)
 {
-	if (get_raw(t, line))
+	/* seen clear: the loader's stores to the page are seen too (page_done) */
+	return smp_load_acquire(&t->coming[div_u64(line, L2P_PAGE_LINES)]);
+}
+
+/*
+ * A write to a block of @line whose entry is gone (lock held): if the line's
+ * page is being paged in, keep the loader out of the line; if the page is not
+ * resident, its table block on the SSD may still point at an old slot for the
+ * block, so it must be written (empty) again before the write's region mark
+ * goes, and a page-in takes it as empty; while the table loads, the line's
+ * tombstone bit does that for the line alone.
+ */
+static void drop_absent(struct flaz_l2p *t, u64 line)
+{
+	if (!flaz_l2p_resident(t, line)) {
+		if (t->tombs)
+			__set_bit(line, t->tombs);
+		else
+			set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+		return;
+	}
+	if (!coming(t, line) || get_raw(t, line))
 		return;
 	set_raw(t, line, L2P_TOMB);
 	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+}
+
+/* A write to @block: empty its line (lock held). Returns whether it was cached. */
+bool flaz_l2p_drop_block(struct flaz_l2p *t, u64 block)
+{
+	static const struct flaz_entry none;
+	struct flaz_entry e, old;
+
+	if (flaz_l2p_lookup(t, block, &e)) {
+		flaz_l2p_set(t, block, &none, &old);
+		return true;
+	}
+	drop_absent(t, flaz_l2p_line(t, block));
+	return false;
 }
 
 /*
@@ -392,24 +473,32 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t)
 }
 
 /*
- * Empty every line whose slot lies in an extent set in @victims (evicted: their
- * table blocks become stale), or every line when @victims is NULL (dirty; with
- * @tomb, while the table loads, empty ones get a tombstone). Returns how many
- * were dropped.
+ * Empty every line of pages @first..@end - 1 whose slot lies in an extent set in
+ * @victims (evicted: their table blocks become stale), or every line when
+ * @victims is NULL (dirty, as for a write). Returns how many were dropped.
  */
-u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims, bool tomb)
+static u64 drop_pages(struct flaz_l2p *t, const unsigned long *victims, u64 first, u64 end)
 {
 	static const struct flaz_entry none;
 	struct flaz_entry e, old;
-	u64 line, end, dropped = 0;
+	u64 line, stop, dropped = 0;
 
-	for (line = 0; line < t->nr_lines; line = end) {
-		end = min(line + L2P_GROUP, t->nr_lines);
+	line = first * L2P_PAGE_LINES;
+	end = min(end * L2P_PAGE_LINES, t->nr_lines);
+	for (; line < end; line = stop) {
+		stop = min(line + L2P_GROUP, end);
 		flaz_l2p_lock(t, line);
-		for (; line < end; line++) {
+		/* an absent page's entries are void by their extents' gens, or by this */
+		if (!flaz_l2p_resident(t, line)) {
+			for (; !victims && line < stop; line++)
+				drop_absent(t, line);
+			flaz_l2p_unlock(t, stop - 1);
+			continue;
+		}
+		for (; line < stop; line++) {
 			flaz_l2p_get(t, line, &e);
-			if (tomb && !victims)
-				flaz_l2p_tomb(t, line);
+			if (!victims)
+				drop_absent(t, line);
 			if (e.kind == FLAZ_ENTRY_NONE ||
 			    (victims && (e.kind != FLAZ_ENTRY_SLOT || !test_bit(e.ext, victims))))
 				continue;
@@ -418,19 +507,28 @@ u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims, bool tomb)
 			set_bit(div_u64(line, FLAZ_META_ENTRIES), victims ? t->stale : t->dirty);
 			dropped++;
 		}
-		flaz_l2p_unlock(t, end - 1);
+		flaz_l2p_unlock(t, stop - 1);
 		cond_resched();
 	}
 	return dropped;
 }
 
+u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
+{
+	return drop_pages(t, victims, 0, t->nr_pages);
+}
+
 /* A hit on @line (lock held): its heat goes up, to L2P_HEAT_MAX at most. */
 void flaz_l2p_touch(struct flaz_l2p *t, u64 line)
 {
+	u64 p = div_u64(line, L2P_PAGE_LINES);
 	u32 h = heat_get(t, line);
 
 	if (h < L2P_HEAT_MAX)
 		heat_set(t, line, h + 1);
+	/* a store only when the clock took it: not one per hit */
+	if (!READ_ONCE(t->ref[p]))
+		WRITE_ONCE(t->ref[p], 1);
 }
 
 /*
@@ -497,6 +595,201 @@ bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale)
 	if (dirty || stale)
 		return test_and_clear_bit(idx, t->stale) || dirty;
 	return false;
+}
+
+/* Whether @line's page is resident (lock held, or paging serialised). */
+bool flaz_l2p_resident(struct flaz_l2p *t, u64 line)
+{
+	return READ_ONCE(t->pages[div_u64(line, L2P_PAGE_LINES)]);
+}
+
+u64 flaz_l2p_nr_pages(struct flaz_l2p *t)
+{
+	return t->nr_pages;
+}
+
+u64 flaz_l2p_page_of(u64 line)
+{
+	return div_u64(line, L2P_PAGE_LINES);
+}
+
+/* Bytes of the resident pages. */
+u64 flaz_l2p_resident_bytes(struct flaz_l2p *t)
+{
+	return READ_ONCE(t->resident);
+}
+
+static void lock_stripes(struct flaz_l2p *t, u64 p)
+{
+	u32 i;
+
+	for (i = 0; i < FLAZ_L2P_PAGE_STRIPES; i++)
+		spin_lock_nested(page_stripe(t, p, i), i);
+}
+
+static void unlock_stripes(struct flaz_l2p *t, u64 p)
+{
+	u32 i;
+
+	for (i = FLAZ_L2P_PAGE_STRIPES; i-- > 0;)
+		spin_unlock(page_stripe(t, p, i));
+}
+
+/* Page @p's table blocks: the first, and how many (the last page's may be fewer). */
+static u32 page_blocks(struct flaz_l2p *t, u64 p, u64 *first)
+{
+	*first = p * FLAZ_L2P_PAGE_BLOCKS;
+	return min_t(u64, t->nr_blocks - *first, FLAZ_L2P_PAGE_BLOCKS);
+}
+
+/*
+ * The tombstone bits of page @p's lines (its lock held): into tombstones in the
+ * page, or without one, into dirty (void) table blocks. Either way the block
+ * is written again.
+ */
+static void take_tombs(struct flaz_l2p *t, u64 p)
+{
+	u64 line = p * L2P_PAGE_LINES;
+	u64 end = min(t->nr_lines, line + L2P_PAGE_LINES);
+
+	if (!t->tombs)
+		return;
+	for (line = find_next_bit(t->tombs, end, line); line < end;
+	     line = find_next_bit(t->tombs, end, line + 1)) {
+		__clear_bit(line, t->tombs);
+		if (t->pages[p])
+			set_raw(t, line, L2P_TOMB);
+		set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+	}
+}
+
+/*
+ * Make page @p resident and coming, all its lines empty, for the caller to
+ * load (flaz_l2p_load()) and then call flaz_l2p_page_done(). Callers serialise
+ * paging. *void_blocks gets a bit per table block of the page that a write
+ * made dirty while it was absent: the SSD's copy of it must not be loaded.
+ */
+int flaz_l2p_page_in(struct flaz_l2p *t, u64 p, u32 *void_blocks)
+{
+	u64 bytes = page_words(t, p) * sizeof(u64), first;
+	u64 *page = kvzalloc(bytes, GFP_KERNEL);
+	u32 i, n = page_blocks(t, p, &first);
+
+	if (WARN_ON_ONCE(t->pages[p])) {
+		kvfree(page);
+		return -EEXIST;
+	}
+	*void_blocks = 0;
+	lock_stripes(t, p);
+	for (i = 0; i < n; i++)
+		if (test_bit(first + i, t->dirty))
+			*void_blocks |= BIT(i);
+	if (page) {
+		t->coming[p] = 1;
+		t->ref[p] = 1;
+		WRITE_ONCE(t->pages[p], page);
+	}
+	take_tombs(t, p);
+	unlock_stripes(t, p);
+	if (!page)
+		return -ENOMEM;
+	WRITE_ONCE(t->resident, t->resident + bytes);
+	return 0;
+}
+
+/*
+ * The table is loaded (or will not be): writes to absent pages void their
+ * table blocks from now on. Every page was paged in meanwhile, or is void.
+ */
+void flaz_l2p_tombs_end(struct flaz_l2p *t)
+{
+	unsigned long *tombs = t->tombs;
+	int i;
+
+	if (!tombs)
+		return;
+	WRITE_ONCE(t->tombs, NULL);
+	/* a writer still using the bits holds a stripe's lock */
+	for (i = 0; i < L2P_STRIPES; i++) {
+		spin_lock(&t->locks[i].lock);
+		spin_unlock(&t->locks[i].lock);
+	}
+	kvfree(tombs);
+}
+
+/* Page @p is loaded: writes to its empty lines need no tombstones now. */
+void flaz_l2p_page_done(struct flaz_l2p *t, u64 p)
+{
+	/* after every store of the load: see coming() */
+	smp_store_release(&t->coming[p], 0);
+}
+
+/* Empty every line of page @p, as a write to each would. */
+void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p)
+{
+	drop_pages(t, NULL, p, p + 1);
+}
+
+/*
+ * Page @p out if it is clean (the SSD holds every entry it does), or with
+ * @dirty also if not: its dirty table blocks are then void, what they held
+ * lost. Its entries leave the counters, and its table blocks holding slots
+ * count as stale: their entries turn void as their extents are evicted, which
+ * the page cannot see.
+ */
+static bool page_out(struct flaz_l2p *t, u64 p, bool dirty)
+{
+	u64 bytes = page_words(t, p) * sizeof(u64), first, line, end;
+	u32 n = page_blocks(t, p, &first);
+	struct flaz_entry e;
+	u64 *page;
+
+	lock_stripes(t, p);
+	page = t->pages[p];
+	if (!page || t->coming[p] ||
+	    (!dirty && find_next_bit(t->dirty, first + n, first) < first + n)) {
+		unlock_stripes(t, p);
+		return false;
+	}
+	end = min(t->nr_lines, (p + 1) * L2P_PAGE_LINES);
+	for (line = p * L2P_PAGE_LINES; line < end; line++) {
+		flaz_l2p_get(t, line, &e);
+		account(t, &e, -1);
+		if (e.kind == FLAZ_ENTRY_SLOT)
+			set_bit(div_u64(line, FLAZ_META_ENTRIES), t->stale);
+	}
+	WRITE_ONCE(t->pages[p], NULL);
+	unlock_stripes(t, p);
+	kvfree(page);
+	WRITE_ONCE(t->resident, t->resident - bytes);
+	return true;
+}
+
+/*
+ * Page out pages least recently used first (a clock over the pages), clean
+ * ones, then with @dirty any, until the resident ones take at most @budget
+ * bytes. Callers serialise paging and have no table block write in flight.
+ * Returns how many went.
+ */
+u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget, bool dirty)
+{
+	u64 step, p, out = 0;
+
+	for (step = 0; t->resident > budget && step < 4 * t->nr_pages; step++) {
+		p = t->hand;
+		t->hand = p + 1 < t->nr_pages ? p + 1 : 0;
+		if (!READ_ONCE(t->pages[p]))
+			continue;
+		if (READ_ONCE(t->ref[p])) {
+			WRITE_ONCE(t->ref[p], 0);
+			continue;
+		}
+		/* two rounds for clean pages first: one may clear the refs */
+		if (page_out(t, p, dirty && step >= 2 * t->nr_pages))
+			out++;
+		cond_resched();
+	}
+	return out;
 }
 
 /* Table block @idx on the SSD holds an entry that is void by its extent's gen. */

@@ -13,7 +13,7 @@
 #include "format.h"
 
 /* Lines of a page of the table in memory (l2p.c: 16 table blocks) */
-#define PAGE_LINES	(16 * FLAZ_META_ENTRIES)
+#define PAGE_LINES	(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
 
 /* A geometry and what its entries must cost, worked out by hand. */
 struct l2p_geo {
@@ -51,13 +51,38 @@ static void destroy_action(void *t)
 	flaz_l2p_destroy(t);
 }
 
-static struct flaz_l2p *create_cold(struct kunit *test, u64 lines, u64 exts, u32 extent_bytes,
-				    u64 hdd_blocks, bool cold)
+/* A table with no page resident: meta.c pages them in. */
+static struct flaz_l2p *create_paged(struct kunit *test, u64 lines, u64 exts, u32 extent_bytes,
+				     u64 hdd_blocks, bool cold)
 {
 	struct flaz_l2p *t = flaz_l2p_create(lines, exts, extent_bytes, hdd_blocks, cold);
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(t));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_action, t), 0);
+	return t;
+}
+
+/* Page @p in (coming), expecting @voids for its blocks written while it was out. */
+static void page_in(struct kunit *test, struct flaz_l2p *t, u64 p, u32 voids)
+{
+	u32 v;
+
+	KUNIT_ASSERT_EQ(test, flaz_l2p_page_in(t, p, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, voids);
+}
+
+/* A table with every page resident and loaded. */
+static struct flaz_l2p *create_cold(struct kunit *test, u64 lines, u64 exts, u32 extent_bytes,
+				    u64 hdd_blocks, bool cold)
+{
+	struct flaz_l2p *t = create_paged(test, lines, exts, extent_bytes, hdd_blocks, cold);
+	u64 p;
+
+	for (p = 0; p < flaz_l2p_nr_pages(t); p++) {
+		page_in(test, t, p, 0);
+		flaz_l2p_page_done(t, p);
+	}
+	flaz_l2p_tombs_end(t);
 	return t;
 }
 
@@ -393,7 +418,7 @@ static void l2p_usage(struct kunit *test)
 	expect_usage(test, t, 3, 2 * 4096, 320 + 64);
 	set(t, 4, &s96, NULL);
 	expect_usage(test, t, 4, 3 * 4096, 320 + 64 + 96);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), 4ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 4ULL);
 	expect_usage(test, t, 0, 0, 0);
 }
 
@@ -422,7 +447,7 @@ static void l2p_drop(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, check_all(test, t, &g, want), 0ULL);
 
 	bitmap_zero(victims, 16);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 0ULL);
 	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
 
 	__set_bit(0, victims);
@@ -435,17 +460,17 @@ static void l2p_drop(struct kunit *test)
 		}
 	}
 	KUNIT_ASSERT_GT(test, dropped, 0ULL);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), dropped);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), dropped);
 	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
 	flaz_l2p_usage(t, &blocks, &logical, &physical);
 	KUNIT_EXPECT_EQ(test, blocks, n - dropped);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 0ULL);
 
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), n - dropped);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), n - dropped);
 	memset(want, 0, g.lines * sizeof(*want));
 	KUNIT_EXPECT_EQ(test, check_all(test, t, &g, want), 0ULL);
 	expect_usage(test, t, 0, 0, 0);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 0ULL);
 }
 
 /*
@@ -469,7 +494,7 @@ static void l2p_stale(struct kunit *test)
 
 	bitmap_zero(victims, 16);
 	__set_bit(3, victims);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims, false), 2ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, victims), 2ULL);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, false));
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 1, true));
@@ -481,7 +506,7 @@ static void l2p_stale(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, true));
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, true));
 	/* dropping everything (discard, invalidate) dirties */
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, false), 2ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 2ULL);
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, false));
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 2, false));
 	flaz_l2p_set_stale(t, 1);
@@ -489,18 +514,31 @@ static void l2p_stale(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, true));
 }
 
+/* A write to @block (its line's lock taken here); returns whether it was cached. */
+static bool write(struct flaz_l2p *t, u64 block)
+{
+	u64 line = flaz_l2p_line(t, block);
+	bool hit;
+
+	flaz_l2p_lock(t, line);
+	hit = flaz_l2p_drop_block(t, block);
+	flaz_l2p_unlock(t, line);
+	return hit;
+}
+
 /*
- * The background load: an entry goes into a line no write touched, a tombstone
+ * Paging a page in: an entry goes into a line no write touched, a tombstone
  * keeps it out (reading as empty and costing nothing), and so does an entry
- * already there; dropping everything while loading leaves tombstones too.
+ * already there; dropping everything meanwhile leaves tombstones too.
  */
 static void l2p_load_tomb(struct kunit *test)
 {
 	const u64 lines = 2 * FLAZ_META_ENTRIES;
-	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 4 * lines);
+	struct flaz_l2p *t = create_paged(test, lines, 16, 32 << 10, 4 * lines, false);
 	struct flaz_entry a = slot(3, 64, 96), b = slot(4, 128, 96), e;
 	u64 blocks, logical, physical;
 
+	page_in(test, t, 0, 0);
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, 7, &a));
 	KUNIT_EXPECT_TRUE(test, lookup(t, 7, &e));
 	/* loaded entries are on the SSD already: nothing to write */
@@ -510,9 +548,7 @@ static void l2p_load_tomb(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, lookup(t, 7, &e));
 
 	/* a write to line 9 before the loader got there */
-	flaz_l2p_lock(t, 9);
-	flaz_l2p_tomb(t, 9);
-	flaz_l2p_unlock(t, 9);
+	KUNIT_EXPECT_FALSE(test, write(t, 9));
 	get(t, 9, &e);
 	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_NONE);
 	KUNIT_EXPECT_FALSE(test, lookup(t, 9, &e));
@@ -523,10 +559,8 @@ static void l2p_load_tomb(struct kunit *test)
 	flaz_l2p_usage(t, &blocks, &logical, &physical);
 	KUNIT_EXPECT_EQ(test, blocks, 1ULL);
 	KUNIT_EXPECT_EQ(test, physical, 96ULL);
-	/* a tombstone is not laid over an entry */
-	flaz_l2p_lock(t, 7);
-	flaz_l2p_tomb(t, 7);
-	flaz_l2p_unlock(t, 7);
+	/* a write to another block of a loaded line leaves its entry, and no tombstone */
+	KUNIT_EXPECT_FALSE(test, write(t, lines + 7));
 	KUNIT_EXPECT_TRUE(test, lookup(t, 7, &e));
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, false));
 	/* an install (or a later load) replaces a tombstone like an empty line */
@@ -535,12 +569,135 @@ static void l2p_load_tomb(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, e.ext, 4U);
 
 	/* a discard of everything while loading: every untouched line is kept out */
-	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL, true), 2ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_drop(t, NULL), 2ULL);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, FLAZ_META_ENTRIES + 1, &a));
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 1, false));
 	flaz_l2p_usage(t, &blocks, &logical, &physical);
 	KUNIT_EXPECT_EQ(test, blocks, 0ULL);
 	KUNIT_EXPECT_EQ(test, physical, 0ULL);
+
+	/* once a page is loaded, a write to an empty line leaves no tombstone */
+	t = create_paged(test, lines, 16, 32 << 10, 4 * lines, false);
+	page_in(test, t, 0, 0);
+	flaz_l2p_page_done(t, 0);
+	KUNIT_EXPECT_FALSE(test, write(t, 20));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, 0, false));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, 20, &a));
+}
+
+/*
+ * Pages out of DRAM: their lines miss and take nothing; a write there voids
+ * its table block (written empty, and not loaded at the next page-in); only
+ * clean pages go, not used since the clock last passed; what goes leaves the
+ * counters and makes its blocks holding slots stale.
+ */
+static void l2p_paging(struct kunit *test)
+{
+	const u64 lines = 2 * PAGE_LINES + 65;
+	struct flaz_l2p *t = create_paged(test, lines, 16, 32 << 10, 4 * lines, false);
+	struct flaz_entry a = slot(3, 64, 96), e, old;
+	u64 dram, page1 = PAGE_LINES + 3;
+
+	/* loaded: the tombstone bits go, and with them their DRAM */
+	dram = flaz_l2p_dram_bytes(t);
+	flaz_l2p_tombs_end(t);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_dram_bytes(t), dram - DIV_ROUND_UP(lines, 64) * 8);
+	dram = flaz_l2p_dram_bytes(t);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_nr_pages(t), 3ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_page_of(page1), 1ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), 0ULL);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5, &e));
+	flaz_l2p_lock(t, 5);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_resident(t, 5));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_set(t, 5, &a, &old));
+	flaz_l2p_unlock(t, 5);
+	expect_usage(test, t, 0, 0, 0);
+
+	/* a write to page 0 while it is out: its first block is void */
+	KUNIT_EXPECT_FALSE(test, write(t, 5));
+	page_in(test, t, 0, BIT(0));
+	flaz_l2p_page_done(t, 0);
+	page_in(test, t, 1, 0);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, page1, &a));
+	flaz_l2p_page_done(t, 1);
+	KUNIT_EXPECT_TRUE(test, lookup(t, page1, &e));
+	expect_usage(test, t, 1, FLAZ_BLOCK_SIZE, 96);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 96U);
+	page_in(test, t, 2, 0);
+	flaz_l2p_page_done(t, 2);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), flaz_l2p_bytes(t));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_dram_bytes(t), dram + flaz_l2p_bytes(t));
+
+	/*
+	 * Each page was used since it came in: the clock's first round spares
+	 * them; then page 0 is dirty and stays, page 1 goes, and that is enough.
+	 */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, flaz_l2p_bytes(t) - 1, false), 1ULL);
+	KUNIT_EXPECT_FALSE(test, lookup(t, page1, &e));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_resident(t, 2 * PAGE_LINES));
+	expect_usage(test, t, 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 0U);
+	/* the block that held the slot may hold a void entry; the others do not */
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, FLAZ_L2P_PAGE_BLOCKS, false));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, FLAZ_L2P_PAGE_BLOCKS, true));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_take_dirty(t, FLAZ_L2P_PAGE_BLOCKS + 1, true));
+
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0, false), 1ULL);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_resident(t, 0));
+	/* written: page 0 is clean and goes too */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, false));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0, false), 1ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_dram_bytes(t), dram);
+
+	/* dropping everything voids every block of the pages out */
+	flaz_l2p_drop(t, NULL);
+	page_in(test, t, 1, GENMASK(FLAZ_L2P_PAGE_BLOCKS - 1, 0));
+	page_in(test, t, 2, BIT(0));
+	flaz_l2p_page_done(t, 1);
+	flaz_l2p_page_done(t, 2);
+
+	/* a dirty page goes only when asked, and its dirty blocks stay void */
+	page_in(test, t, 0, GENMASK(FLAZ_L2P_PAGE_BLOCKS - 1, 0));
+	flaz_l2p_page_done(t, 0);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0, false), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0, true), 3ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), 0ULL);
+	page_in(test, t, 2, BIT(0));
+}
+
+/*
+ * While the table loads, a write to a page not in yet costs its line only: a
+ * tombstone bit the page-in makes a tombstone (its block written again), not a
+ * void block; once loaded, writes void blocks again.
+ */
+static void l2p_load_tomb_bits(struct kunit *test)
+{
+	const u64 lines = 2 * PAGE_LINES;
+	struct flaz_l2p *t = create_paged(test, lines, 16, 32 << 10, 4 * lines, false);
+	struct flaz_entry a = slot(3, 64, 96), e;
+
+	KUNIT_EXPECT_FALSE(test, write(t, 5));
+	KUNIT_EXPECT_FALSE(test, write(t, lines + PAGE_LINES + 7));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));
+	page_in(test, t, 0, 0);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, 5, &a));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, 6, &a));
+	flaz_l2p_page_done(t, 0);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 6, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5, &e));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0, false));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));
+	/* the bit of page 1 is kept until it comes in */
+	page_in(test, t, 1, 0);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, PAGE_LINES + 7, &a));
+	flaz_l2p_page_done(t, 1);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, FLAZ_L2P_PAGE_BLOCKS, false));
+
+	flaz_l2p_tombs_end(t);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0, false), 2ULL);
+	KUNIT_EXPECT_FALSE(test, write(t, 5));
+	page_in(test, t, 0, BIT(0));
 }
 
 static void expect_codecs(struct kunit *test, struct flaz_l2p *t, u64 raw, u64 cold)
@@ -585,7 +742,7 @@ static void l2p_codec_usage(struct kunit *test)
 	set(t, 1, &none, NULL);
 	set(t, 2 + 200, &c64, NULL);
 	expect_codecs(test, t, 0, 128);
-	flaz_l2p_drop(t, NULL, false);
+	flaz_l2p_drop(t, NULL);
 	expect_codecs(test, t, 0, 0);
 
 	/* without a cold codec the bit is not kept */
@@ -676,6 +833,8 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_drop),
 	KUNIT_CASE(l2p_stale),
 	KUNIT_CASE(l2p_load_tomb),
+	KUNIT_CASE(l2p_paging),
+	KUNIT_CASE(l2p_load_tomb_bits),
 	KUNIT_CASE(l2p_cleaner_view),
 	KUNIT_CASE(l2p_codec_usage),
 	KUNIT_CASE(l2p_create_bad),

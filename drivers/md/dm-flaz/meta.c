@@ -60,6 +60,7 @@
 #include "compat.h"
 #include "flaz.h"
 #include "format.h"
+#include "opts.h"
 
 #define DM_MSG_PREFIX		"flaz"
 #define META_PERIOD		HZ
@@ -121,7 +122,9 @@ struct flaz_meta {
 	u64 max_next_seq;
 	u64 enc_gen, enc_commit;	/* what the commit under way encodes for */
 	struct mutex lock;		/* one commit, load or reformat at a time */
+	struct mutex page_lock;		/* paging, and a commit's table writes; inside lock */
 	struct mutex sb_lock;		/* sb, bitmap, superblock writes; inside lock */
+	u8 *page_buf;			/* a page's table blocks, read to page it in */
 	unsigned long flags;
 	bool loaded;
 	bool running;
@@ -455,12 +458,14 @@ static bool entry_marked(struct flaz_meta *m, u64 line, const struct flaz_entry_
 }
 
 /*
- * Take table block @idx's entries (@blk, or nothing if it failed) into the
- * table, each unless a write reached its line first. Returns whether the block
- * must be written again; *stale is set when it holds an entry void by its
- * extent's generation.
+ * Take table block @idx's entries (@blk, of generation @gen) into the table,
+ * each unless a write reached its line first; with @keep false (a write made
+ * the block void while its page was out), only note the extents it points
+ * into. Returns whether the block must be written again; *stale is set when it
+ * holds an entry void by its extent's generation.
  */
-static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, bool unclean, bool *stale)
+static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, u64 gen, bool unclean,
+		       bool keep, bool *stale)
 {
 	struct flaz_cache *c = m->c;
 	struct flaz_entry_info ei;
@@ -470,7 +475,7 @@ static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, bool unclean
 	u32 i;
 	int r;
 
-	r = flaz_meta_decode(blk, m->load_gen, idx, &commit, m->entries);
+	r = flaz_meta_decode(blk, gen, idx, &commit, m->entries);
 	if (r == -ENODATA)
 		return false;
 	if (r) {
@@ -515,7 +520,8 @@ static bool load_block(struct flaz_meta *m, u64 idx, const u8 *blk, bool unclean
 		if (e.kind == FLAZ_ENTRY_SLOT)
 			set_bit(ei.ext, m->used);
 		/* a block with this line and tag: flaz_l2p_load() keeps the tag bits it stores */
-		flaz_l2p_load(c->l2p, ei.tag * c->geo->nr_lines + line, &e);
+		if (keep)
+			flaz_l2p_load(c->l2p, ei.tag * c->geo->nr_lines + line, &e);
 	}
 	return rewrite;
 }
@@ -552,29 +558,131 @@ static int load_gens(struct flaz_meta *m)
 }
 
 /*
- * Read the next run of table blocks into memory; the lines of marked regions
- * are left out (those marked since the load began included).
+ * Page @p in and load its table blocks from @blks (read from the SSD with
+ * @read_error) of generation @gen, with paging held. A block a write made
+ * dirty while the page was out is void: it stays dirty, to be written from the
+ * page. Without memory for the page the entries stay out (as if paged out),
+ * and only the extents they point into are noted.
+ */
+static void page_load(struct flaz_meta *m, u64 p, const u8 *blks, int read_error, u64 gen,
+		      bool unclean)
+{
+	struct flaz_cache *c = m->c;
+	u64 first = p * FLAZ_L2P_PAGE_BLOCKS;
+	u32 n = min_t(u64, flaz_l2p_nr_blocks(c->l2p) - first, FLAZ_L2P_PAGE_BLOCKS);
+	u32 voids, i;
+	bool stale;
+	int r;
+
+	lockdep_assert_held(&m->page_lock);
+	r = flaz_l2p_page_in(c->l2p, p, &voids);
+	if (r)
+		voids = 0;
+	for (i = 0; i < n; i++) {
+		stale = false;
+		if (read_error || load_block(m, first + i, blks + i * FLAZ_BLOCK_SIZE, gen,
+					     unclean, !r && !(voids & BIT(i)), &stale))
+			flaz_l2p_set_dirty(c->l2p, first + i);
+		if (stale)
+			flaz_l2p_set_stale(c->l2p, first + i);
+	}
+	if (!r)
+		flaz_l2p_page_done(c->l2p, p);
+}
+
+/*
+ * DRAM the table's resident pages may take: table_cache_kib, or by default
+ * 1 MiB per GiB of the SSD's extents, 4 MiB at least.
+ */
+static u64 table_budget(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	u64 kib = flaz_opt_get(c->opts, FLAZ_OPT_TABLE_CACHE_KIB);
+
+	if (!kib)
+		kib = max_t(u64, FLAZ_MIN_TABLE_CACHE_KIB,
+			    (c->geo->nr_extents * c->extent_bytes) >> 20);
+	return kib << 10;
+}
+
+/*
+ * Page out down to the budget, clean pages first, dirty ones too with @dirty
+ * (right after a commit, when few are); no table write is in flight.
+ */
+static void trim(struct flaz_meta *m, bool dirty)
+{
+	struct flaz_cache *c = m->c;
+
+	if (flaz_l2p_resident_bytes(c->l2p) <= table_budget(m))
+		return;
+	mutex_lock(&m->page_lock);
+	flaz_l2p_trim(c->l2p, table_budget(m), dirty);
+	mutex_unlock(&m->page_lock);
+}
+
+/*
+ * Make @line's page resident, reading it from the SSD if it is out, for a fill
+ * (which may sleep). Not while the table loads: the loader brings every page.
+ * Over the budget, a commit comes soon, and pages go after it.
+ */
+int flaz_meta_page_in(struct flaz_meta *m, u64 line)
+{
+	struct flaz_cache *c = m->c;
+	u64 p = flaz_l2p_page_of(line), first = p * FLAZ_L2P_PAGE_BLOCKS, gen;
+	u32 n = min_t(u64, flaz_l2p_nr_blocks(c->l2p) - first, FLAZ_L2P_PAGE_BLOCKS);
+	int r = 0;
+
+	if (flaz_l2p_resident(c->l2p, line))
+		return 0;
+	mutex_lock(&m->page_lock);
+	if (READ_ONCE(m->loading)) {
+		r = -EBUSY;
+	} else if (!flaz_l2p_resident(c->l2p, line)) {
+		gen = READ_ONCE(m->sb.gen);
+		r = meta_io(c, c->ssd, REQ_OP_READ,
+			    c->geo->meta_start + first * FLAZ_BLOCK_SECTORS,
+			    n * FLAZ_BLOCK_SECTORS, m->page_buf);
+		if (r)
+			meta_error(c);
+		flaz_stats_add(c->stats, FLAZ_STAT_TABLE_PAGE_INS, 1);
+		/* marked regions need not be checked: writes there dropped or voided */
+		page_load(m, p, m->page_buf, r, gen, false);
+		/* a failed mark voided the generation meanwhile: what came in is void */
+		if (READ_ONCE(m->sb.gen) != gen)
+			flaz_l2p_drop_page(c->l2p, p);
+		if (!flaz_l2p_resident(c->l2p, line))
+			r = -ENOMEM;
+	}
+	mutex_unlock(&m->page_lock);
+	if (flaz_l2p_resident_bytes(c->l2p) > table_budget(m))
+		flaz_meta_kick(m);
+	return r;
+}
+
+/*
+ * Read the next run of table blocks and page it in (then out again, over the
+ * budget); the lines of marked regions are left out (those marked since the
+ * load began included).
  */
 static void load_run(struct flaz_meta *m)
 {
 	struct flaz_cache *c = m->c;
-	u64 idx = m->load_next, i;
+	u64 idx = m->load_next, p;
 	u32 n = min_t(u64, flaz_l2p_nr_blocks(c->l2p) - idx, META_READ_BLOCKS);
 	bool unclean = flaz_intent_nr_marked(c->intent);
-	bool stale;
 	int r;
 
+	static_assert(META_READ_BLOCKS % FLAZ_L2P_PAGE_BLOCKS == 0);
 	r = meta_io(c, c->ssd, REQ_OP_READ, c->geo->meta_start + idx * FLAZ_BLOCK_SECTORS,
 		    n * FLAZ_BLOCK_SECTORS, m->buf);
 	if (r)
 		meta_error(c);
-	for (i = 0; i < n; i++) {
-		stale = false;
-		if (r || load_block(m, idx + i, m->buf + i * FLAZ_BLOCK_SIZE, unclean, &stale))
-			flaz_l2p_set_dirty(c->l2p, idx + i);
-		if (stale)
-			flaz_l2p_set_stale(c->l2p, idx + i);
-	}
+	mutex_lock(&m->page_lock);
+	for (p = idx / FLAZ_L2P_PAGE_BLOCKS; p * FLAZ_L2P_PAGE_BLOCKS < idx + n; p++)
+		page_load(m, p, m->buf + (p * FLAZ_L2P_PAGE_BLOCKS - idx) * FLAZ_BLOCK_SIZE, r,
+			  m->load_gen, unclean);
+	flaz_l2p_trim(c->l2p, table_budget(m), true);
+	mutex_unlock(&m->page_lock);
 	WRITE_ONCE(m->load_next, idx + n);
 }
 
@@ -603,6 +711,8 @@ static void load_work(struct work_struct *work)
 	if (m->loading && (m->load_next >= nr || READ_ONCE(m->sb.gen) != m->load_gen)) {
 		flaz_alloc_reset(c->alloc, m->used);
 		WRITE_ONCE(m->loading, false);
+		/* every page came in, or the generation is void */
+		flaz_l2p_tombs_end(c->l2p);
 		done = true;
 	}
 	mutex_unlock(&m->lock);
@@ -633,6 +743,7 @@ void flaz_meta_stop_load(struct flaz_meta *m)
 		bitmap_fill(m->used, m->c->geo->nr_extents);
 		flaz_alloc_reset(m->c->alloc, m->used);
 		WRITE_ONCE(m->loading, false);
+		flaz_l2p_tombs_end(m->c->l2p);
 	}
 	mutex_unlock(&m->lock);
 }
@@ -1072,6 +1183,8 @@ static void commit(struct flaz_meta *m, bool clean)
 		meta_error(c);
 		ok = false;
 	}
+	/* no page comes in while its blocks are written: it would read the old ones */
+	mutex_lock(&m->page_lock);
 	if (ok && !write_table(m, sweep))
 		ok = false;
 	if (ok && !write_gens(m))
@@ -1079,6 +1192,7 @@ static void commit(struct flaz_meta *m, bool clean)
 	/* the superblock's PREFLUSH makes them durable before it */
 	if (!writes_reap(m))
 		ok = false;
+	mutex_unlock(&m->page_lock);
 	if (!ok && sweep)
 		set_bit(META_SWEEP, &m->flags);
 
@@ -1119,6 +1233,7 @@ static void meta_work(struct work_struct *work)
 	struct flaz_meta *m = container_of(work, struct flaz_meta, work);
 	struct flaz_cache *c = m->c;
 	unsigned long gap = META_COMMIT_GAP;
+	bool committed = false;
 
 	if (flaz_alloc_nr_pending(c->alloc))
 		gap = flaz_cleaner_short(c->cleaner) ? 0 : META_COMMIT_HURRY;
@@ -1134,11 +1249,15 @@ static void meta_work(struct work_struct *work)
 		mod_delayed_work(c->wq.io, &m->later, m->last_commit + gap - jiffies);
 	} else if (test_and_clear_bit(META_COMMIT, &m->flags)) {
 		commit(m, false);
+		committed = true;
 		m->last_commit = jiffies;
 		/* asked for again while it ran: after the gap */
 		if (test_bit(META_COMMIT, &m->flags))
 			mod_delayed_work(c->wq.io, &m->later, gap);
 	}
+	/* the loader keeps to the budget itself */
+	if (!m->loading)
+		trim(m, committed);
 	mutex_unlock(&m->lock);
 }
 
@@ -1252,6 +1371,9 @@ int flaz_meta_resume(struct flaz_meta *m, bool cold)
 	if (m->loading) {
 		WRITE_ONCE(m->load_stop, false);
 		queue_work(c->wq.io, &m->load_work);
+	} else {
+		/* nothing to load: no write needs a tombstone */
+		flaz_l2p_tombs_end(c->l2p);
 	}
 	mutex_unlock(&m->lock);
 	if (m->start_why != FLAZ_WHY_NONE) {
@@ -1320,6 +1442,7 @@ u64 flaz_meta_bytes(u64 nr_extents)
 	u64 gen_blocks = DIV_ROUND_UP_ULL(nr_extents, FLAZ_GEN_ENTRIES);
 
 	return sizeof(struct flaz_meta) + (1 + META_WRITES) * META_READ_BLOCKS * FLAZ_BLOCK_SIZE +
+	       FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE +
 	       FLAZ_BLOCK_SIZE + FLAZ_SB_BITMAP_BYTES + FLAZ_META_ENTRIES * sizeof(u64) +
 	       2 * META_FREE_BATCH * sizeof(u32) + BITS_TO_LONGS(nr_extents) * sizeof(long) +
 	       gen_blocks * FLAZ_GEN_ENTRIES + BITS_TO_LONGS(gen_blocks) * sizeof(long);
@@ -1339,6 +1462,7 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	}
 	m->c = c;
 	mutex_init(&m->lock);
+	mutex_init(&m->page_lock);
 	mutex_init(&m->sb_lock);
 	INIT_WORK(&m->work, meta_work);
 	INIT_WORK(&m->mark_work, mark_work);
@@ -1348,6 +1472,7 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	INIT_DELAYED_WORK(&m->later, later_work);
 	m->last_commit = jiffies - META_COMMIT_GAP;
 	m->buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
+	m->page_buf = vmalloc(FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE);
 	m->bitmap = kzalloc(FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
 	m->entries = kcalloc(FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
 	m->freed = kcalloc(META_FREE_BATCH, sizeof(u32), GFP_KERNEL);
@@ -1364,7 +1489,7 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 		if (!m->writes[i].buf)
 			nomem = true;
 	}
-	if (nomem || !m->buf || !m->bitmap || !m->entries || !m->freed || !m->runs ||
+	if (nomem || !m->buf || !m->page_buf || !m->bitmap || !m->entries || !m->freed || !m->runs ||
 	    !m->used || !m->gens || !m->gen_dirty || !m->sb_buf) {
 		*error = "Cannot allocate the metadata buffers";
 		r = -ENOMEM;
@@ -1403,8 +1528,10 @@ void flaz_meta_destroy(struct flaz_meta *m)
 	kfree(m->freed);
 	kfree(m->entries);
 	kfree(m->bitmap);
+	vfree(m->page_buf);
 	vfree(m->buf);
 	mutex_destroy(&m->sb_lock);
+	mutex_destroy(&m->page_lock);
 	mutex_destroy(&m->lock);
 	kfree(m);
 }

@@ -68,6 +68,9 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 		.error = "cold_compressor must be none, lzo, lz4, zstd or deflate" },
 	[FLAZ_OPT_COLD] = {
 		.name = "cold", .max = 1, .flag = true },
+	[FLAZ_OPT_TABLE_CACHE_KIB] = {
+		.name = "table_cache_kib", .max = FLAZ_MAX_TABLE_CACHE_KIB, .online = true,
+		.error = "table_cache_kib must be from 0 (by the SSD's size) to 1073741824" },
 };
 
 static const char * const codec_names[FLAZ_NR_CODECS] = {
@@ -154,7 +157,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 		key = dm_shift_arg(as);
 		i = find_opt(key);
 		if (i < 0) {
-			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold_compressor cold)";
+			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold_compressor cold table_cache_kib)";
 			return -EINVAL;
 		}
 		if (o->set & BIT(i)) {

@@ -46,6 +46,7 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_FILLS_SKIPPED] = "fills_skipped",
 	[FLAZ_STAT_COMPRESS_SKIPPED] = "compress_skipped",
 	[FLAZ_STAT_RECOMPRESSED] = "recompressed",
+	[FLAZ_STAT_TABLE_PAGE_INS] = "table_page_ins",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -128,5 +129,7 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	emit_stats(s, FLAZ_STAT_RECOMPRESSED, FLAZ_STAT_RECOMPRESSED, result, maxlen, &sz);
 	DMEMIT(" cold_bytes=%llu codec_bytes=%llu raw_bytes=%llu", g->cold_bytes, g->codec_bytes,
 	       g->raw_bytes);
+	DMEMIT(" table_resident_bytes=%llu", g->table_resident_bytes);
+	emit_stats(s, FLAZ_STAT_TABLE_PAGE_INS, FLAZ_STAT_TABLE_PAGE_INS, result, maxlen, &sz);
 	*sz_p = sz;
 }

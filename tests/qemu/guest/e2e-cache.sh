@@ -481,6 +481,49 @@ t_cache_4kn() {
 	[ $((h1 - h0)) -ge 2048 ] || fail "re-reading 16 MiB added $((h1 - h0)) read_hits, want >= 2048 (half of 4096)"
 }
 
+# The table paged (table_cache_kib 64 of a table of about 250 KiB): random writes over the
+# 240 MiB of the HDD whose lines span every page, read back through the volume. Every byte is
+# right while pages come in for fills and go at commits; the pages held settle within the
+# budget; a second read hits and pages in again. The same after the volume is created again
+# (warm): the loader pages the table through the budget and the data still reads right.
+PAGED_FIO="--name=paged --rw=randwrite --bs=4k --size=240M --io_size=24M --randseed=21
+	--refill_buffers --buffer_compress_percentage=50 --verify=crc32c"
+t_cache_paged() {
+	must dmsetup create vol --table "$(flaz_table table_cache_kib 64 cold)"
+	tb=$(status_val vol table_bytes)
+	# shellcheck disable=SC2086 # a list of options
+	run_fio write+verify $PAGED_FIO
+	wait_settled vol
+	sleep 3
+	held=$(status_val vol table_resident_bytes)
+	h0=$(status_val vol read_hits)
+	p0=$(status_val vol table_page_ins)
+	# shellcheck disable=SC2086
+	run_fio reverify $PAGED_FIO --verify_only
+	h1=$(status_val vol read_hits)
+	p1=$(status_val vol table_page_ins)
+	errors="$(status_val vol ssd_errors)/$(status_val vol meta_errors)"
+	show_status vol
+	must dmsetup remove vol
+	must dmsetup create vol --table "$(flaz_table table_cache_kib 64)"
+	wait_loaded vol
+	held2=$(status_val vol table_resident_bytes)
+	# shellcheck disable=SC2086
+	run_fio warm-reverify $PAGED_FIO --verify_only
+	errors2="$(status_val vol ssd_errors)/$(status_val vol meta_errors)"
+	show_status vol
+	must dmsetup remove vol
+	note "table $tb bytes; held $held after the writes, $held2 after the warm load; second read: $((h1 - h0)) hits, $((p1 - p0)) pages in"
+	[ "$tb" -gt $((3 * 65536)) ] || fail "table_bytes=$tb, want over 3x the 64 KiB budget"
+	[ "$held" -le 65536 ] || fail "table_resident_bytes=$held after commits, want <= 65536"
+	[ "$held2" -le 65536 ] || fail "table_resident_bytes=$held2 after the warm load, want <= 65536"
+	[ "$p0" -ge 8 ] || fail "table_page_ins=$p0 after writes over all 8 pages, want >= 8"
+	[ $((h1 - h0)) -gt 0 ] || fail "the second read hit nothing"
+	[ $((p1 - p0)) -gt 0 ] || fail "the second read paged nothing in"
+	[ "$errors" = 0/0 ] && [ "$errors2" = 0/0 ] ||
+		fail "ssd_errors/meta_errors $errors, after the warm load $errors2, want 0/0"
+}
+
 # Discard before reuse: a 32 MiB SSD that takes discards (holes read as zeros) under a fill
 # load 4x its size, of 2:1 data in 4 KiB extents (one slot each: thousands of extents
 # evicted, discarded and reused). No slot may read back discarded (zeros fail the slot's

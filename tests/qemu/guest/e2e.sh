@@ -90,6 +90,7 @@ check cache-remove-then-hdd t_cache_remove_then_hdd
 check cache-4kn-ssd t_cache_4kn 4kn-ssd
 check cache-4kn-hdd t_cache_4kn 4kn-hdd
 check cache-discard-reuse t_cache_discard_reuse
+check cache-paged t_cache_paged
 check cache-hit-sizes t_cache_hit_sizes
 check cache-hit-race t_cache_hit_race
 check cache-cleaner-verify t_cache_cleaner_verify
