@@ -93,6 +93,17 @@ check create-cleaner-rate-mib 2 err 'cleaner-rate-mib must be from 0 to 65536, n
 	create vol --hdd $NOHDD --ssd $NOSSD --cleaner-rate-mib 70000
 check create-hot-max-percent 2 err 'hot-max-percent must be from 0 to 100, not 101' \
 	create vol --hdd $NOHDD --ssd $NOSSD --hot-max-percent 101
+check create-table-cache-kib 2 err 'table-cache-kib must be from 0 to 1073741824, not 1073741825' \
+	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 1073741825
+check create-table-cache-kib-word 2 err "table-cache-kib: 'lots' is not a number" \
+	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib lots
+# in range: past the option checks, on to the (missing) devices
+check create-table-cache-kib-0 1 err "HDD $NOHDD: No such file" \
+	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 0
+check create-table-cache-kib-64 1 err "HDD $NOHDD: No such file" \
+	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 64
+check create-table-cache-kib-max 1 err "HDD $NOHDD: No such file" \
+	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 1073741824
 check create-cold-compressor 2 err "unknown cold compressor 'gzip' \\(choose none, lzo, lz4, zstd or deflate\\)" \
 	create vol --hdd $NOHDD --ssd $NOSSD --cold-compressor gzip
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
@@ -124,24 +135,33 @@ if [ -b "$HDD" ] && [ -b "$SSD" ] && [ -b "$TINY" ]; then
 		create vol --hdd "$SSD" --ssd "$TINY" --extent-kib 256 --overbook 1000
 	# -v prints the table before device-mapper is asked. Without the flaz module (the
 	# point of this script) the create then fails; should it succeed, undo it.
+	# table_line NAME WANT OPTIONS...: create -v with OPTIONS must print "table: ... WANT"
 	name=flazctl-host-test-$$
 	hdd_mm=$(printf '%d:%d' 0x"$(stat -c %t "$HDD")" 0x"$(stat -c %T "$HDD")")
 	ssd_mm=$(printf '%d:%d' 0x"$(stat -c %t "$SSD")" 0x"$(stat -c %T "$SSD")")
-	"$BIN" create "$name" --hdd "$HDD" --ssd "$SSD" --cold --compressor zstd \
-		--low-watermark 5 --cleaner-rate-mib 0 -v >"$T/out" 2>"$T/err"
-	rc=$?
-	[ $rc -ne 0 ] || "$BIN" remove "$name"
-	want="table: 0 131072 flaz $hdd_mm $ssd_mm 7 compressor zstd low_watermark 5 cleaner_rate_mib 0 cold"
-	if [ $rc -gt 1 ]; then
-		fail create-table-line "exit $rc ($(head -n1 "$T/err"))"
-	elif [ "$(head -n1 "$T/out")" != "$want" ]; then
-		fail create-table-line "got '$(head -n1 "$T/out")', want '$want'"
-	else
-		pass create-table-line
-	fi
+	table_line() {
+		local check=$1 want="table: 0 131072 flaz $hdd_mm $ssd_mm $2" rc
+		shift 2
+		"$BIN" create "$name" --hdd "$HDD" --ssd "$SSD" "$@" -v >"$T/out" 2>"$T/err"
+		rc=$?
+		[ $rc -ne 0 ] || "$BIN" remove "$name"
+		if [ $rc -gt 1 ]; then
+			fail "$check" "exit $rc ($(head -n1 "$T/err"))"
+		elif [ "$(head -n1 "$T/out")" != "$want" ]; then
+			fail "$check" "got '$(head -n1 "$T/out")', want '$want'"
+		else
+			pass "$check"
+		fi
+	}
+	table_line create-table-line "7 compressor zstd low_watermark 5 cleaner_rate_mib 0 cold" \
+		--cold --compressor zstd --low-watermark 5 --cleaner-rate-mib 0
+	# in the kernel's order: after cold, whatever the command line's
+	table_line create-table-line-table-cache-kib "5 compressor lz4 cold table_cache_kib 64" \
+		--table-cache-kib 64 --cold --compressor lz4
+	table_line create-table-line-table-cache-kib-0 "2 table_cache_kib 0" --table-cache-kib 0
 else
 	for c in create-same-device create-ssd-too-small create-ssd-too-small-for-options \
-		 create-table-line; do
+		 create-table-line create-table-line-table-cache-kib create-table-line-table-cache-kib-0; do
 		skip $c "losetup does not work on this host"
 	done
 fi
@@ -193,6 +213,8 @@ check set-out-of-range-4 2 err 'cleaner_rate_mib must be from 0 to 65536, not 70
 	set vol cleaner_rate_mib 70000
 check set-out-of-range-5 2 err 'hot_max_percent must be from 0 to 100, not 101' \
 	set vol hot_max_percent 101
+check set-out-of-range-6 2 err 'table_cache_kib must be from 0 to 1073741824, not 1073741825' \
+	set vol table_cache_kib 1073741825
 check set-bad-name 2 err 'invalid volume name' set a/b low_watermark 5
 check set-option 2 err 'unknown option --frob' set --frob vol low_watermark 5
 check get-unknown-key 2 err "unknown key 'colour' \\(one of compressor" get vol colour
@@ -218,6 +240,7 @@ no_dm() {
 no_dm set-unknown-key set vol frobnicate 1
 no_dm set-out-of-range set vol low_watermark 0
 no_dm set-out-of-range-4 set vol cleaner_rate_mib 70000
+no_dm set-out-of-range-6 set vol table_cache_kib 1073741825
 no_dm set-offline-key set vol overbook 300
 
 # --- create --cold: an SSD holding something else is refused unless --force, before any
@@ -441,10 +464,10 @@ fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 # get: the table's options, defaults for the rest; set: the message, and a refusal
 fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=5 \
 	high_watermark=8 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
-	cleaner_rate_mib=0 hot_max_percent=10 cold_compressor=none)" get fast
+	cleaner_rate_mib=0 hot_max_percent=10 cold_compressor=none table_cache_kib=0)" get fast
 fcheck get-one 0 out '^5$' get fast low_watermark
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":4,"high_watermark":8,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none"\}$' get abc --json
+fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":4,"high_watermark":8,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none","table_cache_kib":0\}$' get abc --json
 fcheck get-json-one 0 out '^\{"low_watermark":5\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
@@ -455,6 +478,16 @@ rm -f "$T/vols.msgs"
 fcheck set-cleaner-rate-mib 0 out '^$' set fast cleaner_rate_mib 65536
 [ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast cleaner_rate_mib 65536" ] && pass fake/set-cleaner-rate-mib-message ||
 	fail fake/set-cleaner-rate-mib-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want 'fast cleaner_rate_mib 65536'"
+for v in 0 64; do
+	rm -f "$T/vols.msgs"
+	fcheck set-table-cache-kib-$v 0 out '^$' set fast table_cache_kib $v
+	[ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast table_cache_kib $v" ] && pass fake/set-table-cache-kib-$v-message ||
+		fail fake/set-table-cache-kib-$v-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want 'fast table_cache_kib $v'"
+done
+# a table_cache_kib in the table, after the cold flag as the kernel emits it
+printf 'tc\t2048\t9999:6 9999:7 3 cold table_cache_kib 64\tmode=normal reads=0\n' >"$T/vols-tc"
+FAKE_DM=$T/vols-tc fcheck get-table-cache-kib 0 out '^64$' get tc table_cache_kib
+FAKE_DM=$T/vols-tc fcheck get-table-cache-kib-json 0 out '"cold_compressor":"none","table_cache_kib":64\}$' get tc --json
 FAKE_DM_REFUSE=1 fcheck set-refused 1 err '^flazctl: kernel refused low_watermark 50: ' set fast low_watermark 50
 fcheck set-missing 1 err 'no such device: nope' set nope low_watermark 5
 unset FAKE_DM
@@ -476,7 +509,7 @@ t flazctl list -o name,hi
 t flazctl check /dev/nul' _ "$COMP" 2>&1)
 want='status stats
 abc fast
-low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent
+low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent table_cache_kib
 zstd
 name,hit_ratio
 /dev/null'
@@ -596,6 +629,9 @@ got=$(cut -d: -f1 "$T/out" | tr '\n' ' ')
 	fail flaztab-comments-noauto "lines shown: '$got' (want v1 v2 v4: comments, blank lines and noauto left out), stderr '$(head -n1 "$T/err")'"
 check flaztab-noauto-by-name 0 out '^v3: .*options low-watermark=5,cold,noauto$' \
 	activate v3 --dry-run --flaztab "$FT"
+echo "tc /dev/nohdd /dev/nossd table-cache-kib=64,cold" >"$T/tctab"
+check flaztab-table-cache-kib 0 out '^tc: .*options cold,table-cache-kib=64$' \
+	activate --all --dry-run --flaztab "$T/tctab"
 # --flaztab wins over $FLAZTAB, which wins over /etc/flaztab
 echo "other /dev/a /dev/b" >"$T/other"
 FLAZTAB=$T/other check flaztab-env 0 out '^other: ' activate --all --dry-run
@@ -624,6 +660,7 @@ bad_line bad-compressor "unknown compressor 'gzip'" 'vol /dev/a /dev/b compresso
 bad_line extent-kib 'extent-kib must be a power of two from 4 to 256, not 48' 'vol /dev/a /dev/b extent-kib=48'
 bad_line not-a-number "ssd-hold-s: '10s' is not a number" 'vol /dev/a /dev/b ssd-hold-s=10s'
 bad_line cleaner-rate-mib 'cleaner-rate-mib must be from 0 to 65536, not 70000' 'vol /dev/a /dev/b cleaner-rate-mib=70000'
+bad_line table-cache-kib 'table-cache-kib must be from 0 to 1073741824, not 1073741825' 'vol /dev/a /dev/b table-cache-kib=1073741825'
 bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'
 bad_line bare-with-value 'cold takes no value' 'vol /dev/a /dev/b cold=1'
 bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-kib=64'

@@ -289,7 +289,7 @@ static void show_line(const struct flaztab_line *l)
 	static const char *const flags[NR_TOPTS] = {
 		"compressor", "extent-kib", "overbook", "low-watermark", "high-watermark",
 		"seq-cutoff-kib", "compress-min-saving", "hot-uncompressed", "ssd-hold-s",
-		"cleaner-rate-mib", "hot-max-percent", "cold-compressor", "cold",
+		"cleaner-rate-mib", "hot-max-percent", "cold-compressor", "cold", "table-cache-kib",
 	};
 	struct found f;
 	bool first = true;

@@ -58,6 +58,8 @@ static const struct table_opt topts[NR_TOPTS] = {
 				 0, FLAZ_MAX_HOT_MAX_PERCENT },
 	[T_COLD_COMPRESSOR] = { "cold-compressor", "cold_compressor", WORD },
 	[T_COLD] = { "cold", "cold", BARE },
+	[T_TABLE_CACHE_KIB] = { "table-cache-kib", "table_cache_kib", NUMBER,
+				 0, FLAZ_MAX_TABLE_CACHE_KIB },
 };
 
 static const char *const compressors[] = { "lzo", "lz4", "zstd", "deflate" };

@@ -45,7 +45,7 @@ static const struct metric metrics[] = {
 	{ "discards", COUNTER, "Discards sent to the HDD." },
 	{ "hdd_errors", COUNTER, "HDD I/O errors." },
 	{ "ssd_errors", COUNTER, "SSD I/O errors and slots that failed their checks." },
-	{ "table_bytes", GAUGE, "DRAM used by the logical-to-physical table." },
+	{ "table_bytes", GAUGE, "DRAM the whole logical-to-physical table would take resident." },
 	{ "commits", COUNTER, "Table commits written to the SSD." },
 	{ "meta_errors", COUNTER, "Metadata I/O errors and metadata blocks that failed their checks." },
 	{ "marked_regions", GAUGE, "Write-intent regions now marked on the SSD." },
@@ -58,6 +58,8 @@ static const struct metric metrics[] = {
 	{ "cold_bytes", GAUGE, "SSD bytes of the cached blocks' slots in the cold codec." },
 	{ "codec_bytes", GAUGE, "SSD bytes of the cached blocks' slots in the volume's compressor." },
 	{ "raw_bytes", GAUGE, "SSD bytes of the cached blocks' raw slots." },
+	{ "table_resident_bytes", GAUGE, "DRAM of the table's pages now resident (at most table_cache_kib, past commits)." },
+	{ "table_page_ins", COUNTER, "Table pages read from the SSD for fills." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

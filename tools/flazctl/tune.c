@@ -47,11 +47,12 @@ static const struct tunable tunables[] = {
 	{ .key = "hot_max_percent", .max = FLAZ_MAX_HOT_MAX_PERCENT,
 	  .def = FLAZ_DEF_HOT_MAX_PERCENT, .online = true },
 	{ .key = "cold_compressor", .def_text = "none" },
+	{ .key = "table_cache_kib", .max = FLAZ_MAX_TABLE_CACHE_KIB, .online = true },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
 #define ONLINE_KEYS "low_watermark, high_watermark, seq_cutoff_kib, compress_min_saving, " \
-		    "hot_uncompressed, ssd_hold_s, cleaner_rate_mib, hot_max_percent"
+		    "hot_uncompressed, ssd_hold_s, cleaner_rate_mib, hot_max_percent, table_cache_kib"
 
 static const struct tunable *find_tunable(const char *key)
 {

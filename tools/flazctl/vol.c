@@ -19,7 +19,8 @@ const char *const status_keys[] = {
 	"hdd_errors", "ssd_errors", "table_bytes", "commits", "meta_errors",
 	"marked_regions", "mode_reason", "dram_bytes", "meta_bytes", "marks", "mark_waits",
 	"mark_wait_us", "commit_us", "loading", "fills_skipped", "compress_skipped",
-	"hot_blocks", "recompressed", "cold_bytes", "codec_bytes", "raw_bytes", NULL
+	"hot_blocks", "recompressed", "cold_bytes", "codec_bytes", "raw_bytes",
+	"table_resident_bytes", "table_page_ins", NULL
 };
 
 bool known_status_key(const char *key)
