@@ -9,7 +9,7 @@ set -uo pipefail
 export FLAZ_QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-1800}
 KVER=$("$(dirname "$0")/../lib/kvers.sh" 6.12) || exit 1
 . "$(dirname "$0")/lib.sh"
-# BENCH: words for the guest's bench.sh (only=cleaner or only=hits: just that section)
+# BENCH: words for the guest's bench.sh (only=cleaner, only=hits or only=paged: just that section)
 show_suite "$KVER" bench "Benchmark" "${BENCH:-}" || exit 1
 OUT=$FLAZ_CACHE/bench
 mkdir -p "$OUT"

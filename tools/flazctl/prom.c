@@ -58,7 +58,7 @@ static const struct metric metrics[] = {
 	{ "cold_bytes", GAUGE, "SSD bytes of the cached blocks' slots in the cold codec." },
 	{ "codec_bytes", GAUGE, "SSD bytes of the cached blocks' slots in the volume's compressor." },
 	{ "raw_bytes", GAUGE, "SSD bytes of the cached blocks' raw slots." },
-	{ "table_resident_bytes", GAUGE, "DRAM of the table's pages now resident (at most table_cache_kib, past commits)." },
+	{ "table_resident_bytes", GAUGE, "DRAM of the table's pages now resident (at most table_cache_kib, but for pages read in since the last commit)." },
 	{ "table_page_ins", COUNTER, "Table pages read from the SSD for fills." },
 };
 

@@ -54,6 +54,7 @@
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
@@ -672,8 +673,12 @@ static void take_tombs(struct flaz_l2p *t, u64 p)
 int flaz_l2p_page_in(struct flaz_l2p *t, u64 p, u32 *void_blocks)
 {
 	u64 bytes = page_words(t, p) * sizeof(u64), first;
-	u64 *page = kvzalloc(bytes, GFP_KERNEL);
 	u32 i, n = page_blocks(t, p, &first);
+	/* for a fill: reclaim must not write to the volume it serves */
+	unsigned int noio = memalloc_noio_save();
+	u64 *page = kvzalloc(bytes, GFP_KERNEL);
+
+	memalloc_noio_restore(noio);
 
 	if (WARN_ON_ONCE(t->pages[p])) {
 		kvfree(page);

@@ -20,7 +20,8 @@
 #      text (the corpus), a hot set read amid a scan of 3x the SSD): dm-cache, flaz with FIFO
 #      eviction, flaz with the cleaner, and an ideal LRU of flaz's compressed capacity simulated
 #      from the same trace; and the capacity cold_compressor zstd gains on text (clean-cold);
-#      run alone with `make bench BENCH=only=cleaner` (and section 2 with BENCH=only=hits)
+#      run alone with `make bench BENCH=only=cleaner` (and section 2 with BENCH=only=hits;
+#      flaz-lz4 and flaz-paged of section 1 with the DRAM figures, BENCH=only=paged)
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -231,6 +232,14 @@ flaz_bench() {
 	fi
 	bench "$tbl" "$name" /dev/mapper/vol "$wset" flaz_hits
 	dmsetup remove vol
+}
+
+# flaz-lz4 with a third of its table resident (table_cache_kib), as the default leaves at
+# 1 TiB (dram_size), after the flaz-lz4 main row that gives the table's size.
+paged_row() {
+	pr_tb=$(awk '$1 == "main" && $2 == "flaz-lz4" && $5 + 0 > 0 { print $5 }' $ROWS)
+	[ -z "$pr_tb" ] ||
+		flaz_bench main flaz-paged $WSET_MIB compressor lz4 table_cache_kib $((pr_tb / 3 / 1024))
 }
 
 # x A B: A / B as "1.23x", or "-" when either is missing or B is 0.
@@ -925,6 +934,12 @@ only=cleaner)
 only=hits)
 	fits_section
 	exit 0 ;;
+only=paged)
+	flaz_bench main flaz-lz4 $WSET_MIB compressor lz4
+	paged_row
+	main_ratios
+	dram_size
+	exit 0 ;;
 esac
 
 header "main: working set ${WSET_MIB} MiB (2x the SSD)"
@@ -945,9 +960,7 @@ for c in $CODECS; do
 	flaz_bench main "flaz-$c" $WSET_MIB compressor $c
 done
 flaz_bench main flaz-off $WSET_MIB compressor lz4 compress_min_saving 100
-# a third of the table resident, as the default table_cache_kib leaves at 1 TiB (dram_size)
-tb=$(awk '$1 == "main" && $2 == "flaz-lz4" && $5 + 0 > 0 { print $5 }' $ROWS)
-[ -z "$tb" ] || flaz_bench main flaz-paged $WSET_MIB compressor lz4 table_cache_kib $((tb / 3 / 1024))
+paged_row
 main_ratios
 
 fits_section
