@@ -637,7 +637,7 @@ static void unlock_stripes(struct flaz_l2p *t, u64 p)
 }
 
 /* Page @p's table blocks: the first, and how many (the last page's may be fewer). */
-static u32 page_blocks(struct flaz_l2p *t, u64 p, u64 *first)
+u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first)
 {
 	*first = p * FLAZ_L2P_PAGE_BLOCKS;
 	return min_t(u64, t->nr_blocks - *first, FLAZ_L2P_PAGE_BLOCKS);
@@ -673,7 +673,7 @@ static void take_tombs(struct flaz_l2p *t, u64 p)
 int flaz_l2p_page_in(struct flaz_l2p *t, u64 p, u32 *void_blocks)
 {
 	u64 bytes = page_words(t, p) * sizeof(u64), first;
-	u32 i, n = page_blocks(t, p, &first);
+	u32 i, n = flaz_l2p_page_blocks(t, p, &first);
 	/* for a fill: reclaim must not write to the volume it serves */
 	unsigned int noio = memalloc_noio_save();
 	u64 *page = kvzalloc(bytes, GFP_KERNEL);
@@ -745,7 +745,7 @@ void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p)
 static bool page_out(struct flaz_l2p *t, u64 p, bool dirty)
 {
 	u64 bytes = page_words(t, p) * sizeof(u64), first, line, end;
-	u32 n = page_blocks(t, p, &first);
+	u32 n = flaz_l2p_page_blocks(t, p, &first);
 	struct flaz_entry e;
 	u64 *page;
 

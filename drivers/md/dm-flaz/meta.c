@@ -568,8 +568,8 @@ static void page_load(struct flaz_meta *m, u64 p, const u8 *blks, int read_error
 		      bool unclean)
 {
 	struct flaz_cache *c = m->c;
-	u64 first = p * FLAZ_L2P_PAGE_BLOCKS;
-	u32 n = min_t(u64, flaz_l2p_nr_blocks(c->l2p) - first, FLAZ_L2P_PAGE_BLOCKS);
+	u64 first;
+	u32 n = flaz_l2p_page_blocks(c->l2p, p, &first);
 	u32 voids, i;
 	bool stale;
 	int r;
@@ -628,8 +628,8 @@ static void trim(struct flaz_meta *m, bool dirty)
 int flaz_meta_page_in(struct flaz_meta *m, u64 line)
 {
 	struct flaz_cache *c = m->c;
-	u64 p = flaz_l2p_page_of(line), first = p * FLAZ_L2P_PAGE_BLOCKS, gen;
-	u32 n = min_t(u64, flaz_l2p_nr_blocks(c->l2p) - first, FLAZ_L2P_PAGE_BLOCKS);
+	u64 p = flaz_l2p_page_of(line), first, gen;
+	u32 n = flaz_l2p_page_blocks(c->l2p, p, &first);
 	int r = 0;
 
 	if (flaz_l2p_resident(c->l2p, line))
