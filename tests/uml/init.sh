@@ -252,24 +252,29 @@ mem_pressure() {
 }
 
 # The cleaner flat out under KASAN and lockdep: 24 MiB of 2:1 data on a 12 MiB SSD slice with
-# 16 KiB extents, the first 4 MiB read twice (their slots hit, so passes move them) while the
-# rest streams through twice. Every byte must verify, slots must have moved, no SSD error.
+# 16 KiB extents. In each of two rounds every other 64 KiB of the last 8 MiB is read twice
+# (hits on the slots the writes installed, beside cold ones in the same extents), then the
+# first 16 MiB stream through (misses whose fills keep the cleaner busy): passes move the hit
+# slots out of extents that are partly cold and keep the mostly hit ones where they are.
+# Every byte must verify, slots must have been moved and kept, no SSD error.
 cleaner() {
-	local moved errs round
+	local moved kept errs round
 	dmsetup create cslice --table "0 $((12 * 2048)) linear $SSD 0" &&
 		dmsetup create cl --table "0 $H flaz $HDD /dev/mapper/cslice 9 extent_kib 16 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 cold" ||
 		return 1
 	cl_fio --rw=write --size=24M --iodepth=4 --refill_buffers --buffer_compress_percentage=50 \
 		--do_verify=0 || return 1
 	for round in 1 2; do
-		cl_fio --rw=read --size=4M --iodepth=8 --verify_only &&
-			cl_fio --rw=read --size=4M --iodepth=8 --verify_only &&
-			cl_fio --rw=read --size=24M --iodepth=4 --verify_only || return 1
+		cl_fio --rw=read:64k --offset=16M --size=8M --iodepth=8 --verify_only &&
+			cl_fio --rw=read:64k --offset=16M --size=8M --iodepth=8 --verify_only &&
+			cl_fio --rw=read --size=16M --iodepth=4 --verify_only || return 1
 	done
 	moved=$(status_val cl slots_moved)
+	kept=$(status_val cl slots_kept)
 	errs=$(($(status_val cl ssd_errors) + $(status_val cl hdd_errors)))
 	echo "after cleaning: $(dmsetup status cl)"
-	dmsetup remove cl && dmsetup remove cslice && [ "$moved" -gt 0 ] && [ "$errs" = 0 ]
+	dmsetup remove cl && dmsetup remove cslice && [ "$moved" -gt 0 ] && [ "$kept" -gt 0 ] &&
+		[ "$errs" = 0 ]
 }
 
 # One fio job over volume "cl" in 64 KiB blocks with crc32c verify headers; the phase's options follow.

@@ -60,6 +60,7 @@ static const struct metric metrics[] = {
 	{ "raw_bytes", GAUGE, "SSD bytes of the cached blocks' raw slots." },
 	{ "table_resident_bytes", GAUGE, "DRAM of the table's pages now resident (at most table_cache_kib, but for pages read in since the last commit)." },
 	{ "table_page_ins", COUNTER, "Table pages read from the SSD for fills." },
+	{ "slots_kept", COUNTER, "Live slots hit since written that the cleaner left in place for a lap more: their extent was mostly hit." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

@@ -11,7 +11,13 @@
  * new header, into new extents packed first-fit decreasing, neighbours in
  * block order within each. The rest are dropped: the HDD has their data. The
  * victims are then evicted like any extent: a new generation, freed after the
- * next commit (meta.c), their in-flight hits drained first (hit.c).
+ * next commit (meta.c), their in-flight hits drained first (hit.c). A victim
+ * whose live bytes are three quarters hit or more, and whose moves would
+ * recode nothing, is neither copied nor evicted: moving it would free little,
+ * and copying a hot set whole into fewer extents than it fills would drop
+ * part of it. It goes to the tail of the reclaim order for a lap more
+ * (CLOCK), its lines' heat halved as a move halves it, so a set that stops
+ * being hit goes on its next lap.
  *
  * Hot blocks raw (hot_uncompressed 1, ZipCache's bypass for hot data): a moved
  * slot whose line's heat is at its top is decompressed and stored raw, flagged
@@ -35,12 +41,14 @@
  * (cleaner_rate_mib 0), out of normal mode, or without memory for a window,
  * the oldest extents go whole without being read, as do extents whose write
  * failed. Below half of low_watermark, an extent holding a slot hit since it
- * was written, or slots a pass moved there, is passed over once (CLOCK's
- * second chance, per extent; a window of them) and compacted next: fills
- * faster than compaction then drop the cold stream, not the hot set. A fill never waits
- * for the cleaner; it is skipped when no extent is free but the few kept for
- * the cleaner's moves (alloc.c). With free extents that short, a commit frees
- * evicted ones at once (meta.c).
+ * was written, or slots a pass moved or kept there, is passed over once
+ * (CLOCK's second chance, per extent): a window of them stays at the head, to
+ * be compacted next, and the others go to the tail for a lap more, up to a lap
+ * of the extents in all, so that stage two always frees what it must. Fills
+ * faster than compaction then drop the cold stream, not the hot set. A fill
+ * never waits for the cleaner; it is skipped when no extent is free but the
+ * few kept for the cleaner's moves (alloc.c). With free extents that short, a
+ * commit frees evicted ones at once (meta.c).
  *
  * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to clean
  * cleaner_rate_mib MiB a second; an idle volume is cleaned flat out, and so is
@@ -81,7 +89,7 @@ struct flaz_cleaner {
 	struct delayed_work work;
 	struct mutex lock;		/* one pass, eviction or emptying at a time */
 	unsigned long *victims;		/* extents whose lines a table scan drops */
-	unsigned long *kept;		/* extents holding slots a pass moved there */
+	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
 	unsigned long *hit;		/* extents holding a slot hit since written */
 	u32 *spared;			/* such extents stage two passed over (window of them) */
 	u32 window;			/* victims a pass takes at most */
@@ -97,6 +105,7 @@ struct flaz_cleaner {
 	u8 *buf;			/* the victims, extent after extent; then recoded slots */
 	u32 staged;			/* bytes of recoded slots after the victims */
 	u32 new_hot;			/* slots this pass made hot raw */
+	u32 v_live, v_hot;		/* the victim being judged: live bytes, hit ones */
 	u64 hot_limit;			/* hot raw slots allowed, for this pass */
 	u8 *out;			/* the bins being written; a block while judging */
 	struct clean_io *io;		/* per victim, then per bin */
@@ -104,6 +113,7 @@ struct flaz_cleaner {
 	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
 	u32 *fill;			/* bytes per bin */
 	unsigned long *reread;		/* per victim: not judged slot by slot */
+	unsigned long *keep;		/* per victim: mostly hit, left where it is */
 	u64 bytes;			/* of the above */
 };
 
@@ -216,12 +226,14 @@ static void put_buffers(struct flaz_cleaner *cl)
 	kvfree(cl->moves);
 	kvfree(cl->ids);
 	bitmap_free(cl->reread);
+	bitmap_free(cl->keep);
 	cl->buf = NULL;
 	cl->out = NULL;
 	cl->io = NULL;
 	cl->moves = NULL;
 	cl->ids = NULL;
 	cl->reread = NULL;
+	cl->keep = NULL;
 	cl->bytes = 0;
 }
 
@@ -245,8 +257,10 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	/* ids and live: twice the window; tmp: as much again; fill: one per victim */
 	cl->ids = kvmalloc_array(7 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
 	cl->reread = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
+	cl->keep = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	memalloc_noio_restore(noio);
-	if (!cl->buf || !cl->out || !cl->io || !cl->moves || !cl->ids || !cl->reread) {
+	if (!cl->buf || !cl->out || !cl->io || !cl->moves || !cl->ids || !cl->reread ||
+	    !cl->keep) {
 		put_buffers(cl);
 		return false;
 	}
@@ -255,7 +269,7 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	cl->fill = cl->tmp + 2 * w;
 	cl->bytes = (2ULL * w + bins) * eb + (u64)w * sizeof(*cl->io) +
 		    (u64)cl->max_moves * sizeof(*cl->moves) +
-		    7 * w * sizeof(u32) + BITS_TO_LONGS(w) * sizeof(long);
+		    7 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
 	return true;
 }
 
@@ -304,16 +318,24 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 {
 	struct flaz_cache *c = cl->c;
 	u32 ids[EVICT_BATCH];
-	u32 n, i, id, done = 0, spared = 0;
+	u32 n, i, id, done = 0, spared = 0, seen = 0;
 
 	while (done < want) {
 		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH));
 		if (!n)
 			break;
 		for (i = 0; i < n; i++) {
-			if (spare && spared < cl->window &&
-			    (test_bit(ids[i], cl->kept) || test_and_clear_bit(ids[i], cl->hit))) {
-				cl->spared[spared++] = ids[i];
+			/* a lap of the extents at most: then even hot ones go */
+			if (spare && seen++ < c->geo->nr_extents &&
+			    (test_bit(ids[i], cl->kept) || test_bit(ids[i], cl->hit))) {
+				clear_bit(ids[i], cl->hit);
+				if (spared < cl->window) {
+					cl->spared[spared++] = ids[i];
+				} else {
+					/* a lap more, at the tail (CLOCK) */
+					clear_bit(ids[i], cl->kept);
+					flaz_alloc_written(c->alloc, ids[i]);
+				}
 				continue;
 			}
 			set_bit(ids[i], cl->victims);
@@ -496,16 +518,17 @@ static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 }
 
 /*
- * Judge the slot at @off of victim @i (extent @ext) from @info: a live one is
- * dropped, or listed to move when it was hit and there is room in the list.
+ * Judge the slot at @off of victim @i (extent @ext) from @info: a live one that
+ * was hit is listed to move, while there is room in the list; the victim's
+ * live bytes and those of its hit slots are summed (cl->v_live, cl->v_hot).
  */
 static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 		  const struct flaz_slot_info *info, u32 *nr)
 {
 	struct flaz_cache *c = cl->c;
 	u64 line = flaz_l2p_line(c->l2p, info->block);
-	bool live, move = false;
 	u32 heat = 0;
+	bool live;
 
 	/* older than the extent: a slot of an earlier tenant the SSD kept */
 	if (info->seq <= READ_ONCE(c->ext_seq[ext]) || info->line != line) {
@@ -514,19 +537,13 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	}
 	flaz_l2p_lock(c->l2p, line);
 	live = flaz_l2p_points(c->l2p, info->block, ext, off, &heat);
-	if (live) {
-		move = heat && *nr < cl->max_moves;
-		if (!move)
-			flaz_l2p_evict(c->l2p, info->block);
-	}
 	flaz_l2p_unlock(c->l2p, line);
 	if (!live)
 		return;
-	if (!move) {
-		flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_DROPPED, 1);
-		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, 1);
+	cl->v_live += info->bytes;
+	if (!heat || *nr == cl->max_moves)
 		return;
-	}
+	cl->v_hot += info->bytes;
 	cl->moves[*nr] = (struct flaz_move) {
 		.block = info->block,
 		.src = i * c->extent_bytes + off,
@@ -559,6 +576,89 @@ static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
 		set_bit(i, cl->reread);
 	}
+}
+
+/*
+ * Victim @i goes: drop the lines that still point at its slots, but for those
+ * of its moves, @mv[0..@n) in slot order. A victim not judged goes by a scan.
+ */
+static void drop_rest(struct flaz_cleaner *cl, u32 i, const struct flaz_move *mv, u32 n)
+{
+	struct flaz_cache *c = cl->c;
+	u32 ext = cl->ids[i], eb = c->extent_bytes;
+	const u8 *x = cl->buf + (size_t)i * eb;
+	struct flaz_slot_info info;
+	u32 used, nr_slots, at, heat, m = 0, off = 0, dropped = 0;
+	u64 line;
+
+	if (!cl->live[i] || cl->io[i].failed || flaz_extent_decode(x, eb, ext, &used, &nr_slots))
+		return;
+	while (flaz_extent_next(x, used, &off, &info) > 0) {
+		at = off - info.bytes;
+		while (m < n && mv[m].voff < at)
+			m++;
+		if (m < n && mv[m].voff == at)
+			continue;
+		line = flaz_l2p_line(c->l2p, info.block);
+		flaz_l2p_lock(c->l2p, line);
+		if (flaz_l2p_points(c->l2p, info.block, ext, at, &heat)) {
+			flaz_l2p_evict(c->l2p, info.block);
+			dropped++;
+		}
+		flaz_l2p_unlock(c->l2p, line);
+	}
+	flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_DROPPED, dropped);
+	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, dropped);
+}
+
+/*
+ * Victim @i stays where it is, a lap more (CLOCK's second chance): its slots
+ * are mostly hit, so moving them would free little. The lines of its hit
+ * slots, @mv[0..@n), cool as a move would cool them.
+ */
+static void keep_victim(struct flaz_cleaner *cl, u32 i, const struct flaz_move *mv, u32 n)
+{
+	struct flaz_cache *c = cl->c;
+	u32 j, heat;
+	u64 line;
+
+	for (j = 0; j < n; j++) {
+		line = flaz_l2p_line(c->l2p, mv[j].block);
+		flaz_l2p_lock(c->l2p, line);
+		if (flaz_l2p_points(c->l2p, mv[j].block, cl->ids[i], mv[j].voff, &heat))
+			flaz_l2p_cool(c->l2p, mv[j].block);
+		flaz_l2p_unlock(c->l2p, line);
+	}
+	set_bit(i, cl->keep);
+}
+
+/*
+ * Whether a victim with @live bytes of live slots, @hot of them hit since
+ * written, stays as it is rather than being compacted: when moving its hit
+ * slots would free less than a quarter of what is live in it.
+ */
+bool flaz_cleaner_keep(u32 hot, u32 live)
+{
+	return hot && (u64)hot * 4 >= (u64)live * 3;
+}
+
+/* Judge victim @i, read, and keep it, or list its hit slots to move and drop the rest. */
+static void settle_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
+{
+	u32 first = *nr, staged = cl->staged;
+
+	cl->v_live = 0;
+	cl->v_hot = 0;
+	judge_victim(cl, i, nr);
+	/* a move that recodes a slot (hot raw, cooled, cold codec) is worth its copy */
+	if (!test_bit(i, cl->reread) && cl->staged == staged &&
+	    flaz_cleaner_keep(cl->v_hot, cl->v_live)) {
+		keep_victim(cl, i, cl->moves + first, *nr - first);
+		flaz_stats_add(cl->c->stats, FLAZ_STAT_SLOTS_KEPT, *nr - first);
+		*nr = first;
+		return;
+	}
+	drop_rest(cl, i, cl->moves + first, *nr - first);
 }
 
 /* Drop the lines of moves @mv[0..@n) that still point at their old slots. */
@@ -681,10 +781,11 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 {
 	struct flaz_cache *c = cl->c;
 	u32 base = sizeof(struct flaz_extent_hdr), eb = c->extent_bytes;
-	u32 i, b, first, nr = 0, bins, most;
+	u32 i, b, first, nr = 0, bins, most, kept;
 	bool scan = false;
 
 	bitmap_zero(cl->reread, k);
+	bitmap_zero(cl->keep, k);
 	cl->staged = 0;
 	cl->new_hot = 0;
 	cl->hot_limit = flaz_cleaner_hot_limit(c->geo->nr_extents, eb,
@@ -698,9 +799,10 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	batch_wait(cl);
 	for (i = 0; i < k; i++)
 		if (cl->live[i])
-			judge_victim(cl, i, &nr);
+			settle_victim(cl, i, &nr);
+	kept = bitmap_weight(cl->keep, k);
 	/* and moves need free extents */
-	most = min(max_bins(k), flaz_alloc_nr_free(c->alloc));
+	most = kept < k ? min(max_bins(k - kept), flaz_alloc_nr_free(c->alloc)) : 0;
 	bins = flaz_cleaner_pack(cl->moves, nr, base, eb, most, cl->fill);
 	batch_start(cl);
 	for (first = 0, b = 0; b < bins; b++) {
@@ -717,13 +819,20 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	drop_moves(cl, cl->moves + first, nr - first);
 	/* whatever still points into a victim (a slot that failed its checks) goes by a scan */
 	for (i = 0; i < k; i++) {
+		if (test_bit(i, cl->keep)) {
+			/* to the tail of the reclaim order; passed over by stage two too */
+			clear_bit(cl->ids[i], cl->hit);
+			set_bit(cl->ids[i], cl->kept);
+			flaz_alloc_written(c->alloc, cl->ids[i]);
+			continue;
+		}
 		if (test_bit(i, cl->reread) || flaz_l2p_live(c->l2p, cl->ids[i]))
 			scan = true;
 		set_bit(cl->ids[i], cl->victims);
 	}
 	evict_victims(cl, scan);
 	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
-	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k);
+	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k - kept);
 }
 
 /* One pass; returns the jiffies to wait before the next, or -1 when done. */

@@ -4,7 +4,8 @@
  * (the oldest of the mostly dead ones, then the oldest, the others kept in order) and how
  * it packs the slots it moves (first-fit decreasing into a bounded number of
  * extents, neighbours in block order, exact fits, one unit over, no room), and
- * what a move does to a slot (hot ones raw, cooled ones compressed again).
+ * what a move does to a slot (hot ones raw, cooled ones compressed again), and
+ * which victims stay where they are for a lap more (mostly hit ones).
  */
 #include <kunit/test.h>
 
@@ -210,6 +211,21 @@ static void hot_limit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(3, 262144, 1), 1ULL);
 }
 
+/* A victim stays when its hit slots are three quarters of its live bytes or more. */
+static void keep_mostly_hit(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, flaz_cleaner_keep(3000, 4000));
+	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(2999, 4000));
+	KUNIT_EXPECT_TRUE(test, flaz_cleaner_keep(4000, 4000));
+	/* nothing hit: compacted (its slots dropped), even when little is live */
+	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(0, 0));
+	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(0, 100));
+	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(1, 4000));
+	/* no overflow at the largest extents */
+	KUNIT_EXPECT_TRUE(test, flaz_cleaner_keep(U32_MAX, U32_MAX));
+	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(U32_MAX / 2, U32_MAX));
+}
+
 static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(pick_fewest_live),
 	KUNIT_CASE(pick_oldest_make_up),
@@ -219,6 +235,7 @@ static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(pack_bin_limit),
 	KUNIT_CASE(recode_transitions),
 	KUNIT_CASE(hot_limit),
+	KUNIT_CASE(keep_mostly_hit),
 	{}
 };
 

@@ -126,6 +126,7 @@ enum flaz_stat {
 	FLAZ_STAT_COMPRESS_SKIPPED,	/* stored raw: predicted not to compress */
 	FLAZ_STAT_RECOMPRESSED,	/* slots the cleaner compressed again (hot ones cooled) */
 	FLAZ_STAT_TABLE_PAGE_INS,	/* table pages read from the SSD for a fill */
+	FLAZ_STAT_SLOTS_KEPT,	/* hit slots the cleaner left in place, a lap more */
 	FLAZ_NR_STATS,
 };
 
@@ -219,6 +220,7 @@ bool flaz_l2p_any_dirty(struct flaz_l2p *t);
 void flaz_l2p_touch(struct flaz_l2p *t, u64 line);
 bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat);
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
+void flaz_l2p_cool(struct flaz_l2p *t, u64 block);
 void flaz_l2p_evict(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext);
 
@@ -489,6 +491,7 @@ u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp)
 u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
 		      u32 *fill);
 enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);
+bool flaz_cleaner_keep(u32 hot, u32 live);
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
 
 /* fill.c: installing the blocks of completed read misses and writes */

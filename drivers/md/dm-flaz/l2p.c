@@ -559,6 +559,14 @@ void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 	heat_set(t, line, h / 2);
 }
 
+/* The cleaner left @block's slot where it is, a lap more (lock held): half its heat stays. */
+void flaz_l2p_cool(struct flaz_l2p *t, u64 block)
+{
+	u64 line = flaz_l2p_line(t, block);
+
+	heat_set(t, line, heat_get(t, line) / 2);
+}
+
 /*
  * The cleaner dropped @block's slot (lock held): the line empties, and its
  * table block on the SSD holds an entry void by the extent's next generation.

@@ -47,6 +47,7 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_COMPRESS_SKIPPED] = "compress_skipped",
 	[FLAZ_STAT_RECOMPRESSED] = "recompressed",
 	[FLAZ_STAT_TABLE_PAGE_INS] = "table_page_ins",
+	[FLAZ_STAT_SLOTS_KEPT] = "slots_kept",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -130,6 +131,6 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	DMEMIT(" cold_bytes=%llu codec_bytes=%llu raw_bytes=%llu", g->cold_bytes, g->codec_bytes,
 	       g->raw_bytes);
 	DMEMIT(" table_resident_bytes=%llu", g->table_resident_bytes);
-	emit_stats(s, FLAZ_STAT_TABLE_PAGE_INS, FLAZ_STAT_TABLE_PAGE_INS, result, maxlen, &sz);
+	emit_stats(s, FLAZ_STAT_TABLE_PAGE_INS, FLAZ_STAT_SLOTS_KEPT, result, maxlen, &sz);
 	*sz_p = sz;
 }
