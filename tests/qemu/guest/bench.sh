@@ -521,14 +521,16 @@ CLEAN_OPTS="compressor lz4 overbook 400"
 
 # lru_sim CAP PRE [cnt=0|1 FILE...]: hit % of an LRU cache of CAP 4 KiB blocks that first
 # reads blocks 0..PRE-1 in order, then the reads of fio iologs ("[TIME] FILE read OFFSET
-# LENGTH") in order; only files after cnt=1 count.
+# LENGTH") in order; only files after cnt=1 count. With SIM_FIFO=1, a FIFO cache instead
+# (a hit leaves the block where it is).
 lru_sim() {
 	lru_cap=$1 lru_pre=$2
 	shift 2
-	awk -v cap="$lru_cap" -v pre="$lru_pre" '
+	awk -v cap="$lru_cap" -v pre="$lru_pre" -v fifo="${SIM_FIFO:-0}" '
 		function unlink(b) { nx[pv[b]] = nx[b]; pv[nx[b]] = pv[b] }
 		function access(b,  t) {
-			if (b in nx) { if (cnt) hit++; unlink(b) } else { if (cnt) miss++; n++ }
+			if (b in nx) { if (cnt) hit++; if (fifo) return; unlink(b) }
+			else { if (cnt) miss++; n++ }
 			nx[b] = nx[-1]; pv[b] = -1; pv[nx[-1]] = b; nx[-1] = b
 			if (n > cap) { t = pv[-1]; unlink(t); delete nx[t]; delete pv[t]; n-- }
 		}
@@ -548,14 +550,17 @@ lru_cap() {
 # lru_cap by the free extents the watermarks keep, slot headers and extents' unused tails.
 held_cap() { echo $(($(flaz_val logical_bytes) / 4096)); }
 
-# lru_rows TABLE PRE FILES...: the simulated LRU's rows: lru-ideal with flaz's capacity
-# (lru_cap), lru-held with what flaz-clean held (held_cap; /tmp/status is its status).
+# lru_rows TABLE PRE FILES...: the simulated caches' rows: lru-ideal with flaz's capacity
+# (lru_cap), lru-held and fifo-held with what flaz-clean held (held_cap; /tmp/status is its
+# status): the gap between the last two is what a policy can win at that capacity.
 lru_rows() {
 	lr_tbl=$1
 	shift
-	for lr_name in lru-ideal lru-held; do
+	for lr_name in lru-ideal lru-held fifo-held; do
 		if [ $lr_name = lru-ideal ]; then lr_cap=$(lru_cap); else lr_cap=$(held_cap); fi
-		lr_hit=$(lru_sim "$lr_cap" "$@")
+		lr_fifo=0
+		[ $lr_name != fifo-held ] || lr_fifo=1
+		lr_hit=$(SIM_FIFO=$lr_fifo lru_sim "$lr_cap" "$@")
 		row $lr_name "$lr_hit" - - - - - "$((lr_cap * 4 / 1024))"
 		csv "$lr_tbl" $lr_name "$lr_hit" - - - - - "$((lr_cap * 4 / 1024))" -
 		echo "$lr_tbl $lr_name $lr_hit - - -" >>$ROWS
@@ -682,16 +687,32 @@ cleaner_ratios() {
 
 # The cleaner's zipf loads: less skewed than the main table's, after a sequential read of the
 # whole set (so the cache starts full and eviction decides what is kept from the first read).
-prefilled_zipf09_reads() {
+# Every row of a table replays the same reads, drawn once by zipf09_trace, so that the caches
+# and the simulated LRU differ in their policy only, not in the draw or in how many reads
+# their speed let in: ZIPF_WARM reads to warm up (/tmp/zipf.warm), then ZIPF_RUN measured
+# (/tmp/zipf.run).
+ZIPF_WARM=60000
+ZIPF_RUN=60000
+# zipf09_trace MIB: draw the reads over the first MIB MiB with fio's null engine (no I/O).
+zipf09_trace() {
+	fio --name=zipf09 --ioengine=null --filename=trace --size="$1M" --rw=randread \
+		--randrepeat=0 --bs=4k --random_distribution=zipf:0.9 --norandommap \
+		--number_ios=$((ZIPF_WARM + ZIPF_RUN)) --write_iolog=/tmp/zipf.all --output=/dev/null
+	# the log's header and its open and close lines go to both parts
+	awk -v w=$ZIPF_WARM '$3 != "read" { print >"/tmp/zipf.warm"; print >"/tmp/zipf.run"; next }
+		{ print >(++n <= w ? "/tmp/zipf.warm" : "/tmp/zipf.run") }' /tmp/zipf.all
+}
+# replay DEV IOLOG OUT: IOLOG's reads on DEV, as fast as they complete, terse output to OUT.
+replay() {
+	fio --name=replay --read_iolog="$2" --replay_redirect="$1" --replay_no_stall=1 \
+		--ioengine=libaio --iodepth=8 --direct=1 --eta=never --minimal --output="$3"
+}
+# bench's loads (DEV WSET_MIB SECONDS OUT; the trace sets the set and the length)
+prefilled_zipf09_warm() {
 	dd if="$1" of=/dev/null bs=1M count="$2" iflag=direct 2>/dev/null
-	zipf09_reads "$@"
+	replay "$1" /tmp/zipf.warm "$4"
 }
-zipf09_reads() {
-	fio --name=zipf09 --filename="$1" --size="$2M" --rw=randread --randrepeat=0 --bs=4k \
-		--random_distribution=zipf:0.9 --ioengine=libaio --iodepth=8 --direct=1 \
-		--time_based --runtime="$3" --norandommap --eta=never --minimal --output="$4" \
-		--write_iolog="$4.iolog"
-}
+zipf09_run() { replay "$1" /tmp/zipf.run "$4"; }
 
 # clean_work NAME: what eviction did over flaz row NAME (warm-up and measured pass), from
 # its status after it: fills made and skipped, blocks evicted, slots moved and dropped by the
@@ -702,11 +723,12 @@ clean_work() {
 
 # clean_zipf TABLE MIB [WHAT]: one table of the zipf:0.9 load over the HDD's first MIB MiB
 # (WHAT, e.g. " of text", says what they hold when it is not the 2:1 data): dm-cache,
-# flaz-fifo, flaz-clean and the ideal LRU simulated from flaz-clean's trace.
+# flaz-fifo, flaz-clean, and the LRU and FIFO simulated over the same reads.
 clean_zipf() {
 	cz_tbl=$1 cz_mib=$2
-	header "$cz_tbl: zipf:0.9 reads over ${cz_mib} MiB${3:-} ($((cz_mib / 128))x the SSD)"
-	WARM_LOAD=prefilled_zipf09_reads RUN_LOAD=zipf09_reads
+	header "$cz_tbl: zipf:0.9 reads over ${cz_mib} MiB${3:-} ($((cz_mib / 128))x the SSD), the same $ZIPF_WARM + $ZIPF_RUN for each"
+	zipf09_trace "$cz_mib"
+	WARM_LOAD=prefilled_zipf09_warm RUN_LOAD=zipf09_run
 	dmcache_up $BACKING
 	bench "$cz_tbl" dm-cache /dev/mapper/cached "$cz_mib" dmcache_hits
 	dmcache_down
@@ -717,8 +739,7 @@ clean_zipf() {
 	flaz_bench "$cz_tbl" flaz-clean "$cz_mib" $CLEAN_OPTS
 	clean_work flaz-clean
 	WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
-	lru_rows "$cz_tbl" $((cz_mib * 256)) cnt=0 /tmp/warm.terse.iolog \
-		cnt=1 /tmp/run.terse.iolog
+	lru_rows "$cz_tbl" $((cz_mib * 256)) cnt=0 /tmp/zipf.warm cnt=1 /tmp/zipf.run
 }
 
 # hdd_fill21 MIB: 2:1 compressible data (fio's buffers) over the HDD's first MIB MiB.
