@@ -12,12 +12,13 @@
  * block order within each. The rest are dropped: the HDD has their data. The
  * victims are then evicted like any extent: a new generation, freed after the
  * next commit (meta.c), their in-flight hits drained first (hit.c). A victim
- * whose live bytes are three quarters hit or more, and whose moves would
+ * whose hit slots fill three quarters of it or more, and whose moves would
  * recode nothing, is neither copied nor evicted: moving it would free little,
  * and copying a hot set whole into fewer extents than it fills would drop
  * part of it. It goes to the tail of the reclaim order for a lap more
  * (CLOCK), its lines' heat halved as a move halves it, so a set that stops
- * being hit goes on its next lap.
+ * being hit goes on its next lap. One mostly dead is compacted however hit
+ * the rest is: keeping it would hold its dead bytes for a lap.
  *
  * Hot blocks raw (hot_uncompressed 1, ZipCache's bypass for hot data): a moved
  * slot whose line's heat is at its top is decompressed and stored raw, flagged
@@ -40,15 +41,19 @@
  * Eviction, the second stage: below half of low_watermark, with the cleaner off
  * (cleaner_rate_mib 0), out of normal mode, or without memory for a window,
  * the oldest extents go whole without being read, as do extents whose write
- * failed. Below half of low_watermark, an extent holding a slot hit since it
- * was written, or slots a pass moved or kept there, is passed over once
- * (CLOCK's second chance, per extent): a window of them stays at the head, to
- * be compacted next, and the others go to the tail for a lap more, up to a lap
- * of the extents in all, so that stage two always frees what it must. Fills
- * faster than compaction then drop the cold stream, not the hot set. A fill
- * never waits for the cleaner; it is skipped when no extent is free but the
- * few kept for the cleaner's moves (alloc.c). With free extents that short, a
- * commit frees evicted ones at once (meta.c).
+ * failed. So do they when a fill finds no free extent, the cleaner not keeping
+ * up: then at once, beside any pass (a rush), up to low_watermark, for fills
+ * come in bursts that outrun a pass and the commit that frees its victims.
+ * With the cleaner on, below half of low_watermark or in a rush, an extent
+ * holding a slot hit since it was written, or slots a pass moved or kept
+ * there, is passed over once (CLOCK's second chance, per extent): one three
+ * quarters live goes to the tail for a lap more, and of the others a window
+ * stays at the head, to be compacted next; up to a lap of the extents in all,
+ * so that stage two always frees what it must. Fills faster than compaction
+ * then drop the cold stream, not the hot set, nor a set mostly overwritten
+ * since it was hit. A fill never waits for the cleaner; it is skipped when no
+ * extent is free but the few kept for the cleaner's moves (alloc.c). With free
+ * extents that short, a commit frees evicted ones at once (meta.c).
  *
  * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to clean
  * cleaner_rate_mib MiB a second; an idle volume is cleaned flat out, and so is
@@ -88,6 +93,9 @@ struct flaz_cleaner {
 	struct flaz_cache *c;
 	struct delayed_work work;
 	struct mutex lock;		/* one pass, eviction or emptying at a time */
+	struct work_struct rush;	/* stage two, when fills found no free extent */
+	/* victims and spared; a rush against a pass's new extents and evictions */
+	struct mutex evict_lock;
 	unsigned long *victims;		/* extents whose lines a table scan drops */
 	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
 	unsigned long *hit;		/* extents holding a slot hit since written */
@@ -97,7 +105,7 @@ struct flaz_cleaner {
 	bool stopped;			/* suspended: no passes */
 	bool cleaning;			/* from below low_watermark, until high */
 	u8 *hot;			/* per extent: hot raw slots written into it */
-	u64 hot_total;			/* their sum */
+	atomic64_t hot_total;		/* their sum */
 	atomic_t io_left;		/* the batch's I/Os not done, +1 while starting it */
 	u32 io_started;			/* I/Os started since the batch began */
 	struct completion io_done;
@@ -105,11 +113,13 @@ struct flaz_cleaner {
 	u8 *buf;			/* the victims, extent after extent; then recoded slots */
 	u32 staged;			/* bytes of recoded slots after the victims */
 	u32 new_hot;			/* slots this pass made hot raw */
-	u32 v_live, v_hot;		/* the victim being judged: live bytes, hit ones */
+	u32 v_hot;			/* the victim being judged: bytes of its hit slots */
 	u64 hot_limit;			/* hot raw slots allowed, for this pass */
 	u8 *out;			/* the bins being written; a block while judging */
 	struct clean_io *io;		/* per victim, then per bin */
 	struct flaz_move *moves;
+	struct flaz_move *drops;	/* the victim being judged: live slots not moved */
+	u32 nr_drops, max_drops;
 	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
 	u32 *fill;			/* bytes per bin */
 	unsigned long *reread;		/* per victim: not judged slot by slot */
@@ -252,7 +262,8 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	cl->buf = __vmalloc(2ULL * w * eb, GFP_KERNEL | __GFP_NOWARN);
 	cl->out = __vmalloc((u64)bins * eb, GFP_KERNEL | __GFP_NOWARN);
 	cl->io = kvmalloc_array(w, sizeof(*cl->io), GFP_KERNEL | __GFP_NOWARN);
-	cl->moves = kvmalloc_array(cl->max_moves, sizeof(*cl->moves),
+	/* and after them, the drops */
+	cl->moves = kvmalloc_array(cl->max_moves + cl->max_drops, sizeof(*cl->moves),
 				   GFP_KERNEL | __GFP_NOWARN);
 	/* ids and live: twice the window; tmp: as much again; fill: one per victim */
 	cl->ids = kvmalloc_array(7 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
@@ -264,11 +275,12 @@ static bool get_buffers(struct flaz_cleaner *cl)
 		put_buffers(cl);
 		return false;
 	}
+	cl->drops = cl->moves + cl->max_moves;
 	cl->live = cl->ids + 2 * w;
 	cl->tmp = cl->live + 2 * w;
 	cl->fill = cl->tmp + 2 * w;
 	cl->bytes = (2ULL * w + bins) * eb + (u64)w * sizeof(*cl->io) +
-		    (u64)cl->max_moves * sizeof(*cl->moves) +
+		    (u64)(cl->max_moves + cl->max_drops) * sizeof(*cl->moves) +
 		    7 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
 	return true;
 }
@@ -276,7 +288,7 @@ static bool get_buffers(struct flaz_cleaner *cl)
 /* Extent @id goes: a new generation, freed after the next commit; its hot slots with it. */
 static void retire(struct flaz_cleaner *cl, u32 id)
 {
-	WRITE_ONCE(cl->hot_total, cl->hot_total - cl->hot[id]);
+	atomic64_sub(cl->hot[id], &cl->hot_total);
 	cl->hot[id] = 0;
 	clear_bit(id, cl->kept);
 	clear_bit(id, cl->hit);
@@ -308,11 +320,29 @@ static void evict_victims(struct flaz_cleaner *cl, bool scan)
 }
 
 /*
+ * Whether an extent whose hit slots take @hot of the @room bytes it has for
+ * slots stays as it is rather than being compacted: when moving them would
+ * free less than a quarter of it. Against its room, not its live bytes: one
+ * mostly dead frees much, however hit the few live slots are.
+ */
+bool flaz_cleaner_keep(u32 hot, u32 room)
+{
+	return hot && (u64)hot * 4 >= (u64)room * 3;
+}
+
+/* Bytes an extent has for slots. */
+static u32 room(struct flaz_cache *c)
+{
+	return c->extent_bytes - sizeof(struct flaz_extent_hdr);
+}
+
+/*
  * Stage two: up to @want of the oldest extents go whole, and failed ones.
- * With @spare, while compaction goes on, extents holding slots it moved (hit
- * ones), and once each those with a slot hit since, are passed over, up to a
- * window of them, and left at the head for the next pass: a fast stream of
- * fills must not drop the hot set whole. Returns how many went.
+ * With @spare, while compaction goes on, extents holding slots it moved or
+ * kept (hit ones), and once each those with a slot hit since, are passed over:
+ * one three quarters live to the tail, the others, up to a window of them, at
+ * the head for the next pass. A fast stream of fills must not drop the hot set
+ * whole, nor hold dead bytes for a lap. Returns how many went.
  */
 static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 {
@@ -320,6 +350,7 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 	u32 ids[EVICT_BATCH];
 	u32 n, i, id, done = 0, spared = 0, seen = 0;
 
+	mutex_lock(&cl->evict_lock);
 	while (done < want) {
 		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH));
 		if (!n)
@@ -329,14 +360,17 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 			if (spare && seen++ < c->geo->nr_extents &&
 			    (test_bit(ids[i], cl->kept) || test_bit(ids[i], cl->hit))) {
 				clear_bit(ids[i], cl->hit);
-				if (spared < cl->window) {
-					cl->spared[spared++] = ids[i];
-				} else {
-					/* a lap more, at the tail (CLOCK) */
+				/* mostly live: a lap more at the tail (CLOCK), as if kept */
+				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]), room(c))) {
 					clear_bit(ids[i], cl->kept);
 					flaz_alloc_written(c->alloc, ids[i]);
+					continue;
 				}
-				continue;
+				/* partly: at the head, for the next pass to compact */
+				if (spared < cl->window) {
+					cl->spared[spared++] = ids[i];
+					continue;
+				}
 			}
 			set_bit(ids[i], cl->victims);
 			done++;
@@ -347,6 +381,7 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 	for_each_set_bit(id, c->failed, c->geo->nr_extents)
 		set_bit(id, cl->victims);
 	evict_victims(cl, true);
+	mutex_unlock(&cl->evict_lock);
 	return done;
 }
 
@@ -481,7 +516,7 @@ static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 	u8 *dst;
 
 	hot = heat >= FLAZ_HEAT_MAX && flaz_opt_get(c->opts, FLAZ_OPT_HOT_UNCOMPRESSED);
-	room = cl->hot_total + cl->new_hot < cl->hot_limit;
+	room = atomic64_read(&cl->hot_total) + cl->new_hot < cl->hot_limit;
 	cold = c->cold_codec && c->cold_codec - 1 != c->codec && info->codec == c->codec;
 	if (!comp || cl->staged + FLAZ_MAX_SLOT_BYTES > cl->window * eb)
 		return;
@@ -519,14 +554,16 @@ static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 
 /*
  * Judge the slot at @off of victim @i (extent @ext) from @info: a live one that
- * was hit is listed to move, while there is room in the list; the victim's
- * live bytes and those of its hit slots are summed (cl->v_live, cl->v_hot).
+ * was hit is listed to move, while there is room in the list, and the bytes of
+ * the victim's hit slots are summed (cl->v_hot); another live one is listed to
+ * drop, should the victim go.
  */
 static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 		  const struct flaz_slot_info *info, u32 *nr)
 {
 	struct flaz_cache *c = cl->c;
 	u64 line = flaz_l2p_line(c->l2p, info->block);
+	struct flaz_move mv;
 	u32 heat = 0;
 	bool live;
 
@@ -540,17 +577,23 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	flaz_l2p_unlock(c->l2p, line);
 	if (!live)
 		return;
-	cl->v_live += info->bytes;
-	if (!heat || *nr == cl->max_moves)
-		return;
-	cl->v_hot += info->bytes;
-	cl->moves[*nr] = (struct flaz_move) {
+	mv = (struct flaz_move) {
 		.block = info->block,
 		.src = i * c->extent_bytes + off,
 		.bytes = info->bytes,
 		.victim = i,
 		.voff = off,
 	};
+	if (!heat || *nr == cl->max_moves) {
+		/* more slots than an extent holds: the scan drops the rest */
+		if (cl->nr_drops == cl->max_drops)
+			set_bit(i, cl->reread);
+		else
+			cl->drops[cl->nr_drops++] = mv;
+		return;
+	}
+	cl->v_hot += info->bytes;
+	cl->moves[*nr] = mv;
 	recode(cl, &cl->moves[*nr], info, heat);
 	(*nr)++;
 }
@@ -579,30 +622,21 @@ static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 }
 
 /*
- * Victim @i goes: drop the lines that still point at its slots, but for those
- * of its moves, @mv[0..@n) in slot order. A victim not judged goes by a scan.
+ * Drop the lines that still point at the victims' slots @mv[0..@n): moves that
+ * found no extent, or a victim's slots that do not move.
  */
-static void drop_rest(struct flaz_cleaner *cl, u32 i, const struct flaz_move *mv, u32 n)
+static void drop_slots(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
 {
 	struct flaz_cache *c = cl->c;
-	u32 ext = cl->ids[i], eb = c->extent_bytes;
-	const u8 *x = cl->buf + (size_t)i * eb;
-	struct flaz_slot_info info;
-	u32 used, nr_slots, at, heat, m = 0, off = 0, dropped = 0;
+	u32 heat, i, dropped = 0;
 	u64 line;
 
-	if (!cl->live[i] || cl->io[i].failed || flaz_extent_decode(x, eb, ext, &used, &nr_slots))
-		return;
-	while (flaz_extent_next(x, used, &off, &info) > 0) {
-		at = off - info.bytes;
-		while (m < n && mv[m].voff < at)
-			m++;
-		if (m < n && mv[m].voff == at)
-			continue;
-		line = flaz_l2p_line(c->l2p, info.block);
+	for (i = 0; i < n; i++) {
+		line = flaz_l2p_line(c->l2p, mv[i].block);
 		flaz_l2p_lock(c->l2p, line);
-		if (flaz_l2p_points(c->l2p, info.block, ext, at, &heat)) {
-			flaz_l2p_evict(c->l2p, info.block);
+		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].victim], mv[i].voff,
+				    &heat)) {
+			flaz_l2p_evict(c->l2p, mv[i].block);
 			dropped++;
 		}
 		flaz_l2p_unlock(c->l2p, line);
@@ -632,54 +666,23 @@ static void keep_victim(struct flaz_cleaner *cl, u32 i, const struct flaz_move *
 	set_bit(i, cl->keep);
 }
 
-/*
- * Whether a victim with @live bytes of live slots, @hot of them hit since
- * written, stays as it is rather than being compacted: when moving its hit
- * slots would free less than a quarter of what is live in it.
- */
-bool flaz_cleaner_keep(u32 hot, u32 live)
-{
-	return hot && (u64)hot * 4 >= (u64)live * 3;
-}
-
 /* Judge victim @i, read, and keep it, or list its hit slots to move and drop the rest. */
 static void settle_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 {
 	u32 first = *nr, staged = cl->staged;
 
-	cl->v_live = 0;
 	cl->v_hot = 0;
+	cl->nr_drops = 0;
 	judge_victim(cl, i, nr);
 	/* a move that recodes a slot (hot raw, cooled, cold codec) is worth its copy */
 	if (!test_bit(i, cl->reread) && cl->staged == staged &&
-	    flaz_cleaner_keep(cl->v_hot, cl->v_live)) {
+	    flaz_cleaner_keep(cl->v_hot, room(cl->c))) {
 		keep_victim(cl, i, cl->moves + first, *nr - first);
 		flaz_stats_add(cl->c->stats, FLAZ_STAT_SLOTS_KEPT, *nr - first);
 		*nr = first;
 		return;
 	}
-	drop_rest(cl, i, cl->moves + first, *nr - first);
-}
-
-/* Drop the lines of moves @mv[0..@n) that still point at their old slots. */
-static void drop_moves(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
-{
-	struct flaz_cache *c = cl->c;
-	u32 heat, i, dropped = 0;
-	u64 line;
-
-	for (i = 0; i < n; i++) {
-		line = flaz_l2p_line(c->l2p, mv[i].block);
-		flaz_l2p_lock(c->l2p, line);
-		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].victim], mv[i].voff,
-				    &heat)) {
-			flaz_l2p_evict(c->l2p, mv[i].block);
-			dropped++;
-		}
-		flaz_l2p_unlock(c->l2p, line);
-	}
-	flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_DROPPED, dropped);
-	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, dropped);
+	drop_slots(cl, cl->drops, cl->nr_drops);
 }
 
 /*
@@ -731,20 +734,20 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 	u64 line;
 
 	if (io->ext == NO_EXTENT) {
-		drop_moves(cl, mv, io->nr);
+		drop_slots(cl, mv, io->nr);
 		return;
 	}
 	if (io->failed) {
 		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
 		flaz_xbuf_abandon(c->xbuf, io->ext);
-		drop_moves(cl, mv, io->nr);
+		drop_slots(cl, mv, io->nr);
 		return;
 	}
 	/* on the SSD before any line points there (hit.c reads it from there) */
 	flaz_xbuf_written(c->xbuf, io->ext);
 	set_bit(io->ext, cl->kept);
 	cl->hot[io->ext] = io->hot;
-	WRITE_ONCE(cl->hot_total, cl->hot_total + io->hot);
+	atomic64_add(io->hot, &cl->hot_total);
 	for (i = 0; i < io->nr; i++) {
 		line = flaz_l2p_line(c->l2p, mv[i].block);
 		e.off = mv[i].off;
@@ -814,9 +817,11 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 		first = i;
 	}
 	batch_wait(cl);
+	/* a rush must not evict a new extent before its lines point there */
+	mutex_lock(&cl->evict_lock);
 	for (b = 0; b < bins; b++)
 		end_bin(cl, b);
-	drop_moves(cl, cl->moves + first, nr - first);
+	drop_slots(cl, cl->moves + first, nr - first);
 	/* whatever still points into a victim (a slot that failed its checks) goes by a scan */
 	for (i = 0; i < k; i++) {
 		if (test_bit(i, cl->keep)) {
@@ -831,6 +836,7 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 		set_bit(cl->ids[i], cl->victims);
 	}
 	evict_victims(cl, scan);
+	mutex_unlock(&cl->evict_lock);
 	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
 	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k - kept);
 }
@@ -919,6 +925,34 @@ void flaz_cleaner_kick(struct flaz_cleaner *cl)
 }
 
 /*
+ * Stage two at once, beside a pass: fills found no free extent, so compaction
+ * is not keeping up. The oldest extents go whole, hit ones passed over as in
+ * any stage two, until free extents and those a commit frees are back at
+ * low_watermark, where compaction takes over; the commit comes at once
+ * (flaz_cleaner_short()).
+ */
+static void rush_work(struct work_struct *work)
+{
+	struct flaz_cleaner *cl = container_of(work, struct flaz_cleaner, rush);
+	struct flaz_cache *c = cl->c;
+	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
+	u32 want = flaz_reclaim_count(free_soon(c), c->geo->nr_extents, low, low);
+
+	/* with the cleaner off, FIFO: nothing is passed over */
+	if (want && !READ_ONCE(cl->stopped) && flaz_mode_get(c) == FLAZ_MODE_NORMAL)
+		evict_oldest(cl, want, flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
+}
+
+/* A fill found no free extent (any context): the cleaner is behind. */
+void flaz_cleaner_starved(struct flaz_cleaner *cl)
+{
+	if (READ_ONCE(cl->stopped))
+		return;
+	queue_work(cl->c->wq.io, &cl->rush);
+	flaz_cleaner_kick(cl);
+}
+
+/*
  * Fills are close to finding no free extent (fewer than half of low_watermark
  * are free but for those a commit will free): the evicted ones are wanted now.
  */
@@ -953,10 +987,12 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 	u32 n, i;
 
 	mutex_lock(&cl->lock);
+	mutex_lock(&cl->evict_lock);
 	flaz_l2p_drop(c->l2p, NULL);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH)))
 		for (i = 0; i < n; i++)
 			retire(cl, ids[i]);
+	mutex_unlock(&cl->evict_lock);
 	mutex_unlock(&cl->lock);
 	flaz_meta_kick(c->meta);
 }
@@ -966,6 +1002,7 @@ void flaz_cleaner_stop(struct flaz_cleaner *cl)
 {
 	WRITE_ONCE(cl->stopped, true);
 	cancel_delayed_work_sync(&cl->work);
+	cancel_work_sync(&cl->rush);
 	mutex_lock(&cl->lock);
 	put_buffers(cl);
 	mutex_unlock(&cl->lock);
@@ -990,7 +1027,7 @@ u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 /* Hot raw slots written into extents not evicted since (status hot_blocks). */
 u64 flaz_cleaner_hot_blocks(struct flaz_cleaner *cl)
 {
-	return READ_ONCE(cl->hot_total);
+	return atomic64_read(&cl->hot_total);
 }
 
 struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
@@ -1004,11 +1041,14 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->c = c;
 	cl->stopped = true;
 	mutex_init(&cl->lock);
+	mutex_init(&cl->evict_lock);
 	init_completion(&cl->io_done);
 	INIT_DELAYED_WORK(&cl->work, clean_work);
+	INIT_WORK(&cl->rush, rush_work);
 	cl->window = clamp_t(u32, CLEAN_WINDOW / c->extent_bytes, 1, max(total / 8, 1U));
 	/* slots of 128 bytes on average fill the list; smaller ones beyond it are dropped */
 	cl->max_moves = cl->window * (c->extent_bytes / 128);
+	cl->max_drops = room(c) / flaz_slot_bytes(1);
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
 	cl->kept = bitmap_zalloc(total, GFP_KERNEL);
 	cl->hit = bitmap_zalloc(total, GFP_KERNEL);
@@ -1029,12 +1069,14 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	if (!cl)
 		return;
 	cancel_delayed_work_sync(&cl->work);
+	cancel_work_sync(&cl->rush);
 	put_buffers(cl);
 	bitmap_free(cl->victims);
 	bitmap_free(cl->kept);
 	bitmap_free(cl->hit);
 	kfree(cl->spared);
 	kvfree(cl->hot);
+	mutex_destroy(&cl->evict_lock);
 	mutex_destroy(&cl->lock);
 	kfree(cl);
 }

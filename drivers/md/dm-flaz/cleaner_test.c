@@ -211,16 +211,20 @@ static void hot_limit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_cleaner_hot_limit(3, 262144, 1), 1ULL);
 }
 
-/* A victim stays when its hit slots are three quarters of its live bytes or more. */
+/* A victim stays when its hit slots fill three quarters of its room or more. */
 static void keep_mostly_hit(struct kunit *test)
 {
 	KUNIT_EXPECT_TRUE(test, flaz_cleaner_keep(3000, 4000));
 	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(2999, 4000));
 	KUNIT_EXPECT_TRUE(test, flaz_cleaner_keep(4000, 4000));
-	/* nothing hit: compacted (its slots dropped), even when little is live */
+	/* nothing hit: compacted (its slots dropped), even when much is live */
 	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(0, 0));
 	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(0, 100));
 	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(1, 4000));
+	/* all that is live hit, but a quarter of the room or more dead: compacted */
+	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(4128, 32736));
+	/* seven raw slots of a 32 KiB extent, all hit: kept */
+	KUNIT_EXPECT_TRUE(test, flaz_cleaner_keep(7 * 4128, 32736));
 	/* no overflow at the largest extents */
 	KUNIT_EXPECT_TRUE(test, flaz_cleaner_keep(U32_MAX, U32_MAX));
 	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(U32_MAX / 2, U32_MAX));

@@ -483,6 +483,7 @@ u64 flaz_cleaner_hot_blocks(struct flaz_cleaner *cl);
 void flaz_cleaner_start(struct flaz_cleaner *cl);
 void flaz_cleaner_stop(struct flaz_cleaner *cl);
 void flaz_cleaner_kick(struct flaz_cleaner *cl);
+void flaz_cleaner_starved(struct flaz_cleaner *cl);
 bool flaz_cleaner_short(struct flaz_cleaner *cl);
 void flaz_cleaner_touch(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext);
@@ -491,7 +492,7 @@ u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp)
 u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
 		      u32 *fill);
 enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);
-bool flaz_cleaner_keep(u32 hot, u32 live);
+bool flaz_cleaner_keep(u32 hot, u32 room);
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
 
 /* fill.c: installing the blocks of completed read misses and writes */

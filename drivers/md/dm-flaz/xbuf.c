@@ -170,7 +170,7 @@ static struct xb_extent *open_extent(struct flaz_xbuf *xb, int *r)
 		return NULL;
 	*r = -ENOSPC;
 	if (flaz_alloc_get(c->alloc, &id)) {
-		flaz_cleaner_kick(c->cleaner);
+		flaz_cleaner_starved(c->cleaner);
 		return NULL;
 	}
 	flaz_cleaner_kick(c->cleaner);
