@@ -92,9 +92,9 @@ struct clean_io {
 struct flaz_cleaner {
 	struct flaz_cache *c;
 	struct delayed_work work;
-	struct mutex lock;		/* one pass, eviction or emptying at a time */
+	struct mutex lock;		/* one pass or emptying at a time */
 	struct work_struct rush;	/* stage two, when fills found no free extent */
-	/* victims and spared; a rush against a pass's new extents and evictions */
+	/* victims and spared: any eviction, a rush's against a pass's new extents */
 	struct mutex evict_lock;
 	unsigned long *victims;		/* extents whose lines a table scan drops */
 	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
