@@ -52,6 +52,9 @@ t_setup() {
 	linear ssd /dev/mapper/lw $HDD_MIB $SSD_MIB
 }
 
+# The writing jobs run one after the other: two writes to the same blocks in flight at once
+# may reach the disk in either order, whatever order the log records them in, and then the
+# whole log replayed would not give the recorded device.
 # A few thousand I/Os with frequent syncs, reads that fill the cache, then ext4 (mounted with
 # discard) with files written, synced and some deleted. The cleaner runs flat out and early
 # (16 KiB extents, watermarks at 80-90% free, since the workload fills less than half the
@@ -64,7 +67,7 @@ t_record() {
 		--buffer_compress_percentage=50 \
 		--name=w --ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-64k \
 		--fsync=4 --number_ios=120 --randseed=1 \
-		--name=rw --ioengine=psync --rw=randrw --rwmixread=50 --bsrange=4k-32k \
+		--name=rw --stonewall --ioengine=psync --rw=randrw --rwmixread=50 --bsrange=4k-32k \
 		--fdatasync=8 --number_ios=120 --randseed=2 \
 		--name=r --ioengine=libaio --iodepth=4 --direct=1 --rw=randread --bsrange=4k-64k \
 		--number_ios=200 --randseed=3
