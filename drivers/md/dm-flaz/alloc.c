@@ -267,13 +267,14 @@ u32 flaz_alloc_nr_free(struct flaz_alloc *a)
 }
 
 /*
- * How many extents reclaim should free: none while at least @low percent of
- * @total are free, otherwise enough to get back to @high percent.
+ * How many extents reclaim should free: none while at least @low per mille of
+ * @total are free, otherwise enough to get back to @high per mille. Per mille,
+ * not percent: the cleaner's levels are fractions of a low_watermark of 1 or 2%.
  */
 u32 flaz_reclaim_count(u32 nr_free, u32 total, u32 low, u32 high)
 {
-	u64 low_n = div_u64((u64)total * low, 100);
-	u64 high_n = div_u64((u64)total * high, 100);
+	u64 low_n = div_u64((u64)total * low, 1000);
+	u64 high_n = div_u64((u64)total * high, 1000);
 
 	if (nr_free >= low_n && nr_free)
 		return 0;

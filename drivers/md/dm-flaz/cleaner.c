@@ -127,6 +127,15 @@ struct flaz_cleaner {
 	u64 bytes;			/* of the above */
 };
 
+/*
+ * A watermark in per mille, as flaz_reclaim_count() takes it: the levels below
+ * are fractions of low_watermark, which at 1 or 2% would round to a percent.
+ */
+static u32 permille(struct flaz_cache *c, enum flaz_opt opt)
+{
+	return 10 * flaz_opt_get(c->opts, opt);
+}
+
 /* Free extents, and evicted ones that the next commit frees: reclaim counts both. */
 static u32 free_soon(struct flaz_cache *c)
 {
@@ -846,8 +855,8 @@ static long pass(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 total = c->geo->nr_extents;
-	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
-	u32 high = flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK);
+	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
+	u32 high = permille(c, FLAZ_OPT_HIGH_WATERMARK);
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
 	u32 free = free_soon(c), want, urgent, n, k, i;
 
@@ -909,8 +918,8 @@ void flaz_cleaner_kick(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 total = c->geo->nr_extents;
-	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
-	u32 high = flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK);
+	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
+	u32 high = permille(c, FLAZ_OPT_HIGH_WATERMARK);
 	u32 free = free_soon(c);
 
 	if (READ_ONCE(cl->stopped))
@@ -935,7 +944,7 @@ static void rush_work(struct work_struct *work)
 {
 	struct flaz_cleaner *cl = container_of(work, struct flaz_cleaner, rush);
 	struct flaz_cache *c = cl->c;
-	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
+	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
 	u32 want = flaz_reclaim_count(free_soon(c), c->geo->nr_extents, low, low);
 
 	/* with the cleaner off, FIFO: nothing is passed over */
@@ -959,7 +968,7 @@ void flaz_cleaner_starved(struct flaz_cleaner *cl)
 bool flaz_cleaner_short(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
-	u32 low = flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK);
+	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
 
 	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), c->geo->nr_extents, low / 2, low);
 }
