@@ -108,7 +108,7 @@ check create-cold-compressor 2 err "unknown cold compressor 'gzip' \\(choose non
 	create vol --hdd $NOHDD --ssd $NOSSD --cold-compressor gzip
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 30 --high-watermark 30
-check create-low-above-default-high 2 err 'high-watermark \(8, the default\)' \
+check create-low-above-default-high 2 err 'high-watermark \(3, the default\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 25
 check create-option-twice 2 err 'cold given twice' \
 	create vol --hdd $NOHDD --ssd $NOSSD --cold --cold
@@ -153,8 +153,8 @@ if [ -b "$HDD" ] && [ -b "$SSD" ] && [ -b "$TINY" ]; then
 			pass "$check"
 		fi
 	}
-	table_line create-table-line "7 compressor zstd low_watermark 5 cleaner_rate_mib 0 cold" \
-		--cold --compressor zstd --low-watermark 5 --cleaner-rate-mib 0
+	table_line create-table-line "7 compressor zstd low_watermark 1 cleaner_rate_mib 0 cold" \
+		--cold --compressor zstd --low-watermark 1 --cleaner-rate-mib 0
 	# in the kernel's order: after cold, whatever the command line's
 	table_line create-table-line-table-cache-kib "5 compressor lz4 cold table_cache_kib 64" \
 		--table-cache-kib 64 --cold --compressor lz4
@@ -300,7 +300,7 @@ ST2="raw_blocks=0 zero_blocks=3"
 ST3="evictions=7 cleaner_runs=0 extents_cleaned=0 slots_moved=0 slots_dropped=0 discards=0 hdd_errors=0 ssd_errors=0 table_bytes=8192 commits=12 meta_errors=0 marked_regions=0"
 ST4="loading=0 fills_skipped=0 compress_skipped=4 hot_blocks=9 recompressed=2"
 {
-	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 5 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s\n' "$ST" "$ST2" "$ST3" "$ST4"
+	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 1 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s\n' "$ST" "$ST2" "$ST3" "$ST4"
 	printf 'lin\t2048\t!linear\tx\n'
 	printf 'abc\t2048\t9999:2 9999:3 0\tmode=passthrough reads=0 read_hits=0 read_misses=0 fills=0 blocks_cached=0 logical_bytes=0 physical_bytes=0 free_extents=16 total_extents=16 mode_reason=asked new_key=5\n'
 } >"$T/vols"
@@ -362,7 +362,7 @@ assert [x["name"] for x in v] == ["abc", "fast"], v
 f = v[1]
 assert f["status"]["reads"] == 100 and f["status"]["ratio"] == 2.0, f
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["ssd_used"] == 0.2, f
-assert f["table"] == "9999:0 9999:1 6 compressor zstd low_watermark 5 cleaner_rate_mib 0" and f["size_sectors"] == 131072
+assert f["table"] == "9999:0 9999:1 6 compressor zstd low_watermark 1 cleaner_rate_mib 0" and f["size_sectors"] == 131072
 assert v[0]["hit_ratio"] is None and v[0]["ssd_used"] == 0.0, v[0]' "$T/status.json" 2>"$T/py.err"; then
 	pass fake/status-json
 else
@@ -462,13 +462,13 @@ fi
 fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 
 # get: the table's options, defaults for the rest; set: the message, and a refusal
-fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=5 \
-	high_watermark=8 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
+fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=1 \
+	high_watermark=3 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
 	cleaner_rate_mib=0 hot_max_percent=10 cold_compressor=none table_cache_kib=0)" get fast
-fcheck get-one 0 out '^5$' get fast low_watermark
+fcheck get-one 0 out '^1$' get fast low_watermark
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":4,"high_watermark":8,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none","table_cache_kib":0\}$' get abc --json
-fcheck get-json-one 0 out '^\{"low_watermark":5\}$' get fast low_watermark --json
+fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":2,"high_watermark":3,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none","table_cache_kib":0\}$' get abc --json
+fcheck get-json-one 0 out '^\{"low_watermark":1\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
 fcheck set 0 out '^$' set fast seq_cutoff_kib 1024
@@ -612,7 +612,7 @@ cat >"$FT" <<EOF
 	 # an indented comment
 v1 ${BHDD:-/dev/nohdd} UUID=1234-abcd compressor=zstd,extent-kib=64,ssd-hold-s=10
 v2 LABEL=my\\x20hdd /dev/nossd   # a trailing comment
-v3 /dev/nohdd /dev/nossd noauto,cold,low-watermark=5
+v3 /dev/nohdd /dev/nossd noauto,cold,low-watermark=1
 v4 /dev/disk/by-id/none PARTUUID=0c5e-01 defaults
 EOF
 check flaztab-dry-run 0 out '^v4: hdd /dev/disk/by-id/none -> missing, ssd PARTUUID=0c5e-01 -> missing, options none$' \
@@ -627,7 +627,7 @@ fi
 got=$(cut -d: -f1 "$T/out" | tr '\n' ' ')
 [ "$got" = "v1 v2 v4 " ] && ! [ -s "$T/err" ] && pass flaztab-comments-noauto ||
 	fail flaztab-comments-noauto "lines shown: '$got' (want v1 v2 v4: comments, blank lines and noauto left out), stderr '$(head -n1 "$T/err")'"
-check flaztab-noauto-by-name 0 out '^v3: .*options low-watermark=5,cold,noauto$' \
+check flaztab-noauto-by-name 0 out '^v3: .*options low-watermark=1,cold,noauto$' \
 	activate v3 --dry-run --flaztab "$FT"
 echo "tc /dev/nohdd /dev/nossd table-cache-kib=64,cold" >"$T/tctab"
 check flaztab-table-cache-kib 0 out '^tc: .*options cold,table-cache-kib=64$' \
@@ -665,7 +665,7 @@ bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'
 bad_line bare-with-value 'cold takes no value' 'vol /dev/a /dev/b cold=1'
 bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-kib=64'
 bad_line empty-option "empty option in 'cold,,noauto'" 'vol /dev/a /dev/b cold,,noauto'
-bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(8, the default\)' 'vol /dev/a /dev/b low-watermark=30'
+bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(3, the default\)' 'vol /dev/a /dev/b low-watermark=30'
 bad_line force 'force is not a flaztab option' 'vol /dev/a /dev/b cold,force'
 
 # usage errors: exit 2, before the flaztab is read

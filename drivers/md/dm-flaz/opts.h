@@ -7,12 +7,17 @@
 #ifndef DM_FLAZ_OPTS_H
 #define DM_FLAZ_OPTS_H
 
-#define FLAZ_MIN_LOW_WATERMARK		1U	/* percent of free extents */
+/*
+ * Percent of free extents. Free extents hold no data, so they are what a cache
+ * of the whole SSD loses: 2 to 3% holds 3% more than 4 to 8% did, for a few
+ * more fills skipped while a burst outruns the cleaner and the commit.
+ */
+#define FLAZ_MIN_LOW_WATERMARK		1U
 #define FLAZ_MAX_LOW_WATERMARK		98U
-#define FLAZ_DEF_LOW_WATERMARK		4U
+#define FLAZ_DEF_LOW_WATERMARK		2U
 #define FLAZ_MIN_HIGH_WATERMARK		2U
 #define FLAZ_MAX_HIGH_WATERMARK		99U
-#define FLAZ_DEF_HIGH_WATERMARK		8U
+#define FLAZ_DEF_HIGH_WATERMARK		3U
 #define FLAZ_MAX_SEQ_CUTOFF_KIB		1048576U	/* 0 turns the cutoff off */
 #define FLAZ_MAX_COMPRESS_MIN_SAVING	100U	/* percent */
 #define FLAZ_DEF_COMPRESS_MIN_SAVING	10U
