@@ -9,7 +9,7 @@
 
 /*
  * Percent of free extents. Free extents hold no data, so they are what a cache
- * of the whole SSD loses: 2 to 3% holds 3% more than 4 to 8% did, for a few
+ * of the whole SSD loses: 2 to 3% holds 4 to 5% more than 4 to 8% did, for
  * more fills skipped while a burst outruns the cleaner and the commit.
  */
 #define FLAZ_MIN_LOW_WATERMARK		1U
