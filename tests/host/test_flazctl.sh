@@ -298,9 +298,10 @@ fi
 ST="reads=100 writes=20 read_hits=300 read_misses=100 write_hits=1 write_misses=2 fills=100 bypasses=0"
 ST2="raw_blocks=0 zero_blocks=3"
 ST3="evictions=7 cleaner_runs=0 extents_cleaned=0 slots_moved=0 slots_dropped=0 discards=0 hdd_errors=0 ssd_errors=0 table_bytes=8192 commits=12 meta_errors=0 marked_regions=0"
-ST4="loading=0 fills_skipped=0 compress_skipped=4 hot_blocks=9 recompressed=2"
+ST4="loading=7 fills_skipped=0 compress_skipped=4 hot_blocks=9 recompressed=2"
+ST5="marks=3 mark_waits=2 mark_wait_us=1500000 commit_us=2500"
 {
-	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 1 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s\n' "$ST" "$ST2" "$ST3" "$ST4"
+	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 1 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s %s\n' "$ST" "$ST2" "$ST3" "$ST5" "$ST4"
 	printf 'lin\t2048\t!linear\tx\n'
 	printf 'abc\t2048\t9999:2 9999:3 0\tmode=passthrough reads=0 read_hits=0 read_misses=0 fills=0 blocks_cached=0 logical_bytes=0 physical_bytes=0 free_extents=16 total_extents=16 mode_reason=asked new_key=5\n'
 } >"$T/vols"
@@ -428,6 +429,53 @@ else
 	fail fake/prometheus-format "$(tail -n1 "$T/py.err")"
 fi
 fcheck prometheus-one 0 out '^flaz_reads_total\{volume="fast"\} 100$' status fast --prometheus
+# the keys a dm-flaz of this tree emits have their own types and names: counters, the sums of
+# microseconds as counters in seconds, gauges; none is left to the newer-key fallback
+if python3 - "$T/flaz.prom" 2>"$T/py.err" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+want = {
+    'flaz_marks_total': ('counter', '3'),
+    'flaz_mark_waits_total': ('counter', '2'),
+    'flaz_mark_wait_seconds_total': ('counter', '1.500000'),
+    'flaz_commit_seconds_total': ('counter', '0.002500'),
+    'flaz_loading': ('gauge', '7'),
+}
+for name, (typ, value) in want.items():
+    assert '# TYPE %s %s\n' % (name, typ) in text, 'no TYPE %s %s' % (name, typ)
+    help = [l for l in text.splitlines() if l.startswith('# HELP %s ' % name)]
+    assert help and 'newer dm-flaz' not in help[0], 'HELP of %s: %s' % (name, help)
+    assert '%s{volume="fast"} %s\n' % (name, value) in text, '%s is not %s' % (name, value)
+for old in ('flaz_marks{', 'flaz_mark_waits{', 'flaz_mark_wait_us', 'flaz_commit_us', 'flaz_loading_total'):
+    assert old not in text, 'still exported as ' + old
+EOF
+then
+	pass fake/prometheus-typed-keys
+else
+	fail fake/prometheus-typed-keys "$(tail -n1 "$T/py.err")"
+fi
+# every status key stats.c emits (its counter names and the gauges of flaz_stats_emit())
+keys=$( (sed -n 's/^\t\[FLAZ_STAT_[A-Z_]*\] = "\([a-z_]*\)",$/\1/p' "$FLAZ/stats.c"
+	sed -n '/^void flaz_stats_emit/,/^}/p' "$FLAZ/stats.c" | grep -o ' [a-z_]*=%' | tr -d ' =%') |
+	sort -u)
+line=
+for k in $keys; do
+	case $k in
+	mode) line="$line mode=normal" ;;
+	mode_reason) line="$line mode_reason=none" ;;
+	*) line="$line $k=1" ;;
+	esac
+done
+printf 'all\t2048\t9999:8 9999:9 0\t%s\n' "${line# }" >"$T/vols-all"
+untyped=$(FAKE_DM=$T/vols-all "$FAKE" status --prometheus 2>&1 |
+	sed -n 's/^# HELP flaz_\([a-z0-9_]*\) Status key of a newer dm-flaz\.$/\1/p' | tr '\n' ' ')
+if [ "$(wc -w <<<"$keys")" -lt 40 ]; then
+	fail fake/prometheus-kernel-keys "found only $(wc -w <<<"$keys") status keys in $FLAZ/stats.c"
+elif [ -n "$untyped" ]; then
+	fail fake/prometheus-kernel-keys "exported as keys of a newer dm-flaz: $untyped"
+else
+	pass fake/prometheus-kernel-keys
+fi
 # not a pipe into grep -q: with pipefail, a SIGPIPE would read as no match
 if grep -q 'volume="abc"' <<<"$("$FAKE" status fast --prometheus)"; then
 	fail fake/prometheus-one-only "status fast --prometheus shows abc too"
@@ -615,37 +663,165 @@ v2 LABEL=my\\x20hdd /dev/nossd   # a trailing comment
 v3 /dev/nohdd /dev/nossd noauto,cold,low-watermark=1
 v4 /dev/disk/by-id/none PARTUUID=0c5e-01 defaults
 EOF
-check flaztab-dry-run 0 out '^v4: hdd /dev/disk/by-id/none -> missing, ssd PARTUUID=0c5e-01 -> missing, options none$' \
-	activate --all --dry-run --flaztab "$FT"
+# A dry run fails (exit 1) the lines whose HDD is missing, as activation would, and warns of
+# a missing SSD (activation brings the volume up uncached). Its other messages are errors.
+# dry NAME RC REGEX ARGS...: activate --dry-run ARGS must exit RC with REGEX on stdout, and
+# stderr hold nothing but missing devices
+dry() {
+	local name=$1 want=$2 re=$3 rc other
+	shift 3
+	"$BIN" activate --dry-run "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	other=$(grep -vE '^flazctl: [^ ]*:[0-9]+: ([^ ]+: HDD .* is missing|warning: SSD .* is missing: [^ ]+ would come up uncached)$' "$T/err" | head -n1)
+	if [ "$rc" -ne "$want" ]; then
+		fail "$name" "exit $rc, want $want ($(head -n1 "$T/err"))"
+	elif ! grep -qE -- "$re" "$T/out"; then
+		fail "$name" "stdout lacks /$re/: '$(tr '\n' '|' <"$T/out")'"
+	elif [ -n "$other" ]; then
+		fail "$name" "stderr: $other"
+	else
+		pass "$name"
+	fi
+}
+dry flaztab-dry-run 1 '^v4: hdd /dev/disk/by-id/none -> missing, ssd PARTUUID=0c5e-01 -> missing, options none$' \
+	--all --flaztab "$FT"
+grep -q "^flazctl: $FT:7: v4: HDD /dev/disk/by-id/none is missing\$" "$T/err" &&
+	pass flaztab-dry-run-says-missing ||
+	fail flaztab-dry-run-says-missing "stderr: '$(tr '\n' '|' <"$T/err")'"
 if [ -n "$BHDD" ]; then
-	check flaztab-resolve-uuid 0 out "^v1: hdd $BHDD -> $BHDD, ssd UUID=1234-abcd -> $BSSD, options compressor=zstd,extent-kib=64,ssd-hold-s=10\$" \
-		activate --all --dry-run --flaztab "$FT"
+	dry flaztab-resolve-uuid 1 "^v1: hdd $BHDD -> $BHDD, ssd UUID=1234-abcd -> $BSSD, options compressor=zstd,extent-kib=64,ssd-hold-s=10\$" \
+		--all --flaztab "$FT"
 else
 	skip flaztab-resolve-uuid "losetup does not work on this host"
 fi
 "$BIN" activate --all --dry-run --flaztab "$FT" >"$T/out" 2>"$T/err"
 got=$(cut -d: -f1 "$T/out" | tr '\n' ' ')
-[ "$got" = "v1 v2 v4 " ] && ! [ -s "$T/err" ] && pass flaztab-comments-noauto ||
-	fail flaztab-comments-noauto "lines shown: '$got' (want v1 v2 v4: comments, blank lines and noauto left out), stderr '$(head -n1 "$T/err")'"
-check flaztab-noauto-by-name 0 out '^v3: .*options low-watermark=1,cold,noauto$' \
-	activate v3 --dry-run --flaztab "$FT"
+bad=$(grep -vE ': (HDD|warning: SSD) .* is missing' "$T/err" | head -n1)
+[ "$got" = "v1 v2 v4 " ] && [ -z "$bad" ] && pass flaztab-comments-noauto ||
+	fail flaztab-comments-noauto "lines shown: '$got' (want v1 v2 v4: comments, blank lines and noauto left out), stderr '$bad'"
+dry flaztab-noauto-by-name 1 '^v3: .*options low-watermark=1,cold,noauto$' v3 --flaztab "$FT"
 echo "tc /dev/nohdd /dev/nossd table-cache-kib=64,cold" >"$T/tctab"
-check flaztab-table-cache-kib 0 out '^tc: .*options cold,table-cache-kib=64$' \
-	activate --all --dry-run --flaztab "$T/tctab"
+dry flaztab-table-cache-kib 1 '^tc: .*options cold,table-cache-kib=64$' --all --flaztab "$T/tctab"
+# a dry run says what activation would do: exit 0 when it would bring every line up (the
+# SSD may be missing: uncached), 1 when a line's HDD is missing, every line shown
+printf 'gone /dev/nohdd /dev/nossd\nstays %s /dev/nossd\n' "${BHDD:-/dev/nohdd2}" >"$T/drytab"
+dry flaztab-dry-run-missing-hdd 1 '^gone: hdd /dev/nohdd -> missing, ' --all --flaztab "$T/drytab"
+if ! grep -q '^stays: ' "$T/out"; then
+	fail flaztab-dry-run-missing-hdd-others "the other line was not shown: '$(tr '\n' '|' <"$T/out")'"
+elif ! grep -qx "flazctl: $T/drytab:1: gone: HDD /dev/nohdd is missing" "$T/err"; then
+	fail flaztab-dry-run-missing-hdd-others "stderr: '$(tr '\n' '|' <"$T/err")'"
+else
+	pass flaztab-dry-run-missing-hdd-others
+fi
+if [ -n "$BHDD" ]; then
+	printf 'ok %s UUID=1234-abcd\n' "$BHDD" >"$T/oktab"
+	check flaztab-dry-run-ok 0 out "^ok: hdd $BHDD -> $BHDD, ssd UUID=1234-abcd -> $BSSD, options none\$" \
+		activate --all --dry-run --flaztab "$T/oktab"
+	[ -s "$T/err" ] && fail flaztab-dry-run-ok-quiet "stderr: $(head -n1 "$T/err")" ||
+		pass flaztab-dry-run-ok-quiet
+	printf 'nossd %s /dev/nossd\n' "$BHDD" >"$T/nossdtab"
+	check flaztab-dry-run-missing-ssd 0 err "^flazctl: $T/nossdtab:1: warning: SSD /dev/nossd is missing: nossd would come up uncached\$" \
+		activate --all --dry-run --flaztab "$T/nossdtab"
+else
+	for c in flaztab-dry-run-ok flaztab-dry-run-ok-quiet flaztab-dry-run-missing-ssd; do
+		skip $c "losetup does not work on this host"
+	done
+fi
 # --flaztab wins over $FLAZTAB, which wins over /etc/flaztab
 echo "other /dev/a /dev/b" >"$T/other"
-FLAZTAB=$T/other check flaztab-env 0 out '^other: ' activate --all --dry-run
-FLAZTAB=$T/other check flaztab-option-over-env 0 out '^v1: ' activate --all --dry-run --flaztab "$FT"
-check flaztab-missing-all 0 out '^$' activate --all --flaztab "$T/none"
+FLAZTAB=$T/other dry flaztab-env 1 '^other: ' --all
+FLAZTAB=$T/other dry flaztab-option-over-env 1 '^v1: ' --all --flaztab "$FT"
+# a flaztab named by --flaztab or $FLAZTAB must be there; no /etc/flaztab is nothing to do
+check flaztab-missing-all 1 err "^flazctl: no flaztab at $T/none\$" activate --all --flaztab "$T/none"
+check flaztab-missing-dry-run 1 err "^flazctl: no flaztab at $T/none\$" activate --all --dry-run --flaztab "$T/none"
+FLAZTAB=$T/none check flaztab-missing-env 1 err "^flazctl: no flaztab at $T/none\$" activate --all
+FLAZTAB=$T/none check flaztab-missing-env-deactivate 1 err "^flazctl: no flaztab at $T/none\$" deactivate --all
 check flaztab-missing-name 1 err "no flaztab at $T/none" activate v1 --flaztab "$T/none"
+if [ -e /etc/flaztab ]; then
+	skip flaztab-missing-default "this host has an /etc/flaztab"
+else
+	check flaztab-missing-default 0 out '^$' activate --all
+	[ -s "$T/err" ] && fail flaztab-missing-default-quiet "stderr: $(head -n1 "$T/err")" ||
+		pass flaztab-missing-default-quiet
+fi
 check flaztab-unknown-name 1 err "nope has no valid line in $FT" activate nope --dry-run --flaztab "$FT"
+# a FIFO (or anything but a regular file) is refused, not read: it would block activation
+mkfifo "$T/fifo"
+timeout 10 "$BIN" activate --all --flaztab "$T/fifo" >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc -eq 124 ]; then
+	fail flaztab-fifo "activate --flaztab FIFO blocked"
+elif [ $rc -ne 1 ] || ! grep -qx "flazctl: flaztab $T/fifo is not a regular file" "$T/err"; then
+	fail flaztab-fifo "exit $rc, stderr '$(tr '\n' '|' <"$T/err")'"
+else
+	pass flaztab-fifo
+fi
+FLAZTAB=$T/fifo timeout 10 "$BIN" activate --all --dry-run >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'is not a regular file' "$T/err" && pass flaztab-fifo-env ||
+	fail flaztab-fifo-env "exit $rc, stderr '$(tr '\n' '|' <"$T/err")'"
+check flaztab-directory 1 err "^flazctl: flaztab $T/disk is not a regular file\$" \
+	activate --all --flaztab "$T/disk"
+# a message names the flaztab whole, however long its path
+long=$T/$(printf 'a-long-directory-name%.0s' 1 2 3)/flaztab
+mkdir -p "$(dirname "$long")"
+echo 'vol /dev/a /dev/b frob=1' >"$long"
+check flaztab-long-path 1 err "^flazctl: $long:1: unknown option 'frob'\$" activate --all --dry-run --flaztab "$long"
+# defaults: no option, alone or among others, as in fstab; noauto among others too
+printf 'd1 /dev/nohdd /dev/nossd defaults,cold\nd2 /dev/nohdd /dev/nossd noauto,defaults\nd3 /dev/nohdd /dev/nossd defaults,noauto,defaults\nd4 /dev/nohdd /dev/nossd -\n' >"$T/deftab"
+dry flaztab-defaults-among-others 1 '^d1: .*options cold$' --all --flaztab "$T/deftab"
+got=$(cut -d: -f1 "$T/out" | tr '\n' ' ')
+[ "$got" = "d1 d4 " ] && pass flaztab-noauto-among-others ||
+	fail flaztab-noauto-among-others "activate --all showed '$got', want 'd1 d4 ' (d2 and d3 are noauto)"
+dry flaztab-noauto-defaults-by-name 1 '^d2: .*options noauto$' d2 --flaztab "$T/deftab"
+dry flaztab-defaults-noauto-by-name 1 '^d3: .*options noauto$' d3 --flaztab "$T/deftab"
+
+# device fields with blanks: fstab's octal escapes (\040 a space, \011 a tab, \134 a
+# backslash), udev's \xHH in a tag's value, each decoded once; a path is taken as written
+# but for the octal escapes
+if [ -n "$BHDD" ]; then
+	ln -s "$SSD" "$T/disk/by-label/my\\x5cx20ssd"
+	mkdir -p "$T/dev dir"
+	ln -s "$HDD" "$T/dev dir/hdd"
+	# esc NAME SPEC WANT: a flaztab line with device SPEC must show it found as WANT (a regex)
+	esc() {
+		printf 'e %s /dev/nossd\n' "$2" >"$T/esctab"
+		dry "$1" 0 "^e: hdd .* -> $3, ssd /dev/nossd -> missing" --all --flaztab "$T/esctab"
+	}
+	esc flaztab-escape-label-x20 'LABEL=my\x20hdd' "$BHDD"
+	esc flaztab-escape-label-octal 'LABEL=my\040hdd' "$BHDD"
+	esc flaztab-escape-label-octal-x 'LABEL=my\040h\x64d' "$BHDD"
+	esc flaztab-escape-once 'LABEL=my\134x20ssd' "$BSSD"
+	# a path is shown as written (decoded), not resolved
+	esc flaztab-escape-path-octal "$T/dev\\040dir/hdd" "$T/dev dir/hdd"
+	esc flaztab-escape-path-x20-as-written "$T/disk/by-label/my\\x20hdd" "$T/disk/by-label/my\\\\x20hdd"
+else
+	for c in flaztab-escape-label-x20 flaztab-escape-label-octal flaztab-escape-label-octal-x \
+		 flaztab-escape-once flaztab-escape-path-octal flaztab-escape-path-x20-as-written; do
+		skip $c "losetup does not work on this host"
+	done
+fi
 
 # each kind of bad line: reported with FILE:LINE, and the good line before it still shown
+# (its missing devices are reported too)
 # bad_line NAME REGEX LINE: the flaztab "comment, good line, LINE" must give exit 1 and REGEX
 bad_line() {
+	local name=flaztab-bad/$1 rc other
 	printf '# bad line test\ngood /dev/a /dev/b\n%s\n' "$3" >"$T/bad"
-	check "flaztab-bad/$1" 1 err "^flazctl: $T/bad:3: $2" activate --all --dry-run --flaztab "$T/bad"
-	grep -q '^good: ' "$T/out" || fail "flaztab-bad/$1-others" "the good line was not shown: '$(cat "$T/out")'"
+	"$BIN" activate --all --dry-run --flaztab "$T/bad" >"$T/out" 2>"$T/err"
+	rc=$?
+	other=$(grep -vx "flazctl: $T/bad:2: good: HDD /dev/a is missing" "$T/err")
+	if [ $rc -ne 1 ]; then
+		fail "$name" "exit $rc, want 1 ($(head -n1 "$T/err"))"
+	elif ! grep -qE -- "^flazctl: $T/bad:3: $2" <<<"$other"; then
+		fail "$name" "stderr lacks /$2/: '$(tr '\n' '|' <"$T/err")'"
+	elif [ "$(wc -l <<<"$other")" -ne 1 ]; then
+		fail "$name" "want one line on stderr for the bad line, got '$(tr '\n' '|' <<<"$other")'"
+	elif ! grep -q '^good: ' "$T/out"; then
+		fail "$name-others" "the good line was not shown: '$(cat "$T/out")'"
+	else
+		pass "$name"
+	fi
 }
 bad_line too-few 'want NAME HDD SSD \[OPTIONS\], got 2 fields' 'vol /dev/a'
 bad_line too-many "unexpected field 'x' after the options" 'vol /dev/a /dev/b cold x'
@@ -667,6 +843,10 @@ bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-
 bad_line empty-option "empty option in 'cold,,noauto'" 'vol /dev/a /dev/b cold,,noauto'
 bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(3, the default\)' 'vol /dev/a /dev/b low-watermark=30'
 bad_line force 'force is not a flaztab option' 'vol /dev/a /dev/b cold,force'
+bad_line defaults-value 'defaults takes no value' 'vol /dev/a /dev/b defaults=1'
+bad_line nul-escape 'HDD: a device cannot hold a NUL byte' 'vol /dev/a\000 /dev/b'
+bad_line nul-escape-tag 'SSD: a device cannot hold a NUL byte' 'vol /dev/a LABEL=a\x00'
+bad_line tag-escaped-slash "SSD LABEL=a/b: a LABEL cannot hold '/'" 'vol /dev/a LABEL=a\057b'
 
 # usage errors: exit 2, before the flaztab is read
 check activate-usage-none 2 err 'activate needs exactly one of --all, --device DEV, NAME' activate
@@ -783,5 +963,80 @@ for c in $cmds; do
 	done
 	[ -z "$missing" ] && pass "docs/$c" || fail "docs/$c" "not documented in:$missing"
 done
+
+# the flaztab options the man page lists are create's long options, every one of them (the
+# bare words cold, noauto and defaults apart)
+flaz_opts=$("$BIN" create --help | sed -n 's/^  --\([a-z][a-z-]*\).*/\1/p' | grep -vxE 'cold|force' | sort)
+man_opts=$(sed -n '/^\.IB key = value$/,/^\.B cold$/p' <<<"$man_text" |
+	sed -n 's/^\.\(RB\|BR\) (\{0,1\} *\([a-z][a-z-]*\).*/\2/p' | sort)
+if [ -z "$flaz_opts" ] || [ -z "$man_opts" ]; then
+	fail docs/flaztab-options "no options found: create --help '$flaz_opts', man page '$man_opts'"
+elif [ "$man_opts" != "$flaz_opts" ]; then
+	fail docs/flaztab-options "the man page's flaztab options differ from create's: $(diff <(echo "$man_opts") <(echo "$flaz_opts") | grep '^[<>]' | tr '\n' ' ')"
+else
+	pass docs/flaztab-options
+fi
+# the example flaztab's key=value words, but for its example volume lines, are the defaults
+# create --help shows
+"$BIN" create --help >"$T/create-help"
+if python3 - "$T/create-help" "$REPO/tools/flazctl/flaztab.example" 2>"$T/py.err" <<'EOF'
+import re, sys
+defaults, cur = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r'^  --([a-z][a-z-]*)', line)
+    if m:
+        cur = m.group(1)
+    elif not line.startswith('   '):
+        cur = None
+    d = re.search(r'\(([^()]*)\)\s*$', line)
+    if cur and d:
+        defaults[cur] = d.group(1)
+assert len(defaults) >= 13, 'defaults in create --help: %s' % defaults
+seen = {}
+for line in open(sys.argv[2]):
+    if not line.startswith('#'):
+        continue
+    # an example volume line: NAME HDD SSD [OPTIONS], commented out
+    if re.match(r'^#\s*[A-Za-z0-9._+:@-]+\s+(/|UUID=|PARTUUID=|LABEL=|PARTLABEL=)\S*\s+\S', line):
+        continue
+    for k, v in re.findall(r'\b([a-z][a-z-]*)=([A-Za-z0-9]+)', line):
+        if k in defaults:
+            seen[k] = v
+            assert v == defaults[k], '%s=%s, but the default is %s' % (k, v, defaults[k])
+missing = sorted(set(defaults) - set(seen))
+assert not missing, 'not shown: ' + ' '.join(missing)
+EOF
+then
+	pass docs/flaztab-example-defaults
+else
+	fail docs/flaztab-example-defaults "$(tail -n1 "$T/py.err")"
+fi
+
+# --- tests/checkpatch.sh checks the tracked module sources only: not the dm-flaz.mod.c a
+# module build leaves (nor any other untracked file); outside a git checkout, every *.[ch]
+# but *.mod.c. Run in a copy of the layout, with a stub for checkpatch.pl.
+CPR=$T/cprepo
+mkdir -p "$CPR/tests" "$CPR/drivers/md/dm-flaz"
+cp "$REPO/tests/checkpatch.sh" "$CPR/tests/"
+printf '#!/bin/sh\nexit 0\n' >"$T/checkpatch-stub"
+chmod +x "$T/checkpatch-stub"
+for f in a.c b.h dm-flaz.mod.c; do echo '/* x */' >"$CPR/drivers/md/dm-flaz/$f"; done
+# checkpatch_files: the files tests/checkpatch.sh checked in the copy, one line
+checkpatch_files() {
+	CHECKPATCH=$T/checkpatch-stub FLAZ_CACHE=$T/cpcache timeout 600 "$CPR/tests/checkpatch.sh" 2>/dev/null |
+		sed -n 's|^[A-Z]* style/checkpatch/drivers/md/dm-flaz/\([^:]*\).*|\1|p' | sort | tr '\n' ' '
+}
+if git -C "$CPR" init -q 2>/dev/null && git -C "$CPR" add drivers/md/dm-flaz/a.c drivers/md/dm-flaz/b.h; then
+	echo '/* untracked */' >"$CPR/drivers/md/dm-flaz/new.c"
+	got=$(checkpatch_files)
+	[ "$got" = "a.c b.h " ] && pass checkpatch-tracked-only ||
+		fail checkpatch-tracked-only "checked '$got', want 'a.c b.h ' (the tracked sources)"
+	rm -rf "$CPR/.git"
+else
+	fail checkpatch-tracked-only "cannot make a git repository in $CPR"
+fi
+got=$(checkpatch_files)
+[ "$got" = "a.c b.h new.c " ] && pass checkpatch-no-git ||
+	fail checkpatch-no-git "checked '$got', want 'a.c b.h new.c ' (*.[ch] but *.mod.c)"
 
 [ $fails -eq 0 ]

@@ -283,8 +283,13 @@ static int deactivate_line(const struct flaztab_line *l)
 	return EXIT_OK;
 }
 
-/* --dry-run: what the line says and the devices as found, nothing asked of device-mapper. */
-static void show_line(const struct flaztab_line *l)
+/*
+ * --dry-run: what the line says and the devices as found, nothing asked of
+ * device-mapper. EXIT_FAIL, with the message activation would give, when the
+ * HDD is missing: activation would fail the line. A missing SSD only warns, as
+ * activation would bring the volume up uncached.
+ */
+static int show_line(const struct flaztab_line *l)
 {
 	static const char *const flags[NR_TOPTS] = {
 		"compressor", "extent-kib", "overbook", "low-watermark", "high-watermark",
@@ -311,6 +316,12 @@ static void show_line(const struct flaztab_line *l)
 	else if (first)
 		fputs("none", stdout);
 	putchar('\n');
+	fflush(stdout);
+	if (!f.has_hdd)
+		return fail(EXIT_FAIL, "%s: HDD %s is missing", l->name, l->hdd);
+	if (!f.has_ssd)
+		fail(EXIT_OK, "warning: SSD %s is missing: %s would come up uncached", l->ssd, l->name);
+	return EXIT_OK;
 }
 
 /* Whether @l names block device @rdev as its HDD or SSD. */
@@ -463,10 +474,16 @@ static int run(int argc, char **argv, bool activate)
 		flaztab_free(&t);
 		if (!missing)
 			return r;
-		/* no flaztab, nothing to bring up: the boot goes on */
-		if (a.nr_names || a.verbose)
-			fail(EXIT_FAIL, "no flaztab at %s", flaztab_path(a.flaztab));
-		return a.nr_names ? EXIT_FAIL : EXIT_OK;
+		/*
+		 * No /etc/flaztab, nothing to bring up: the boot goes on. One asked
+		 * for by --flaztab or $FLAZTAB, or a NAME to look up, is an error.
+		 */
+		if (!a.nr_names && !flaztab_chosen(a.flaztab)) {
+			if (a.verbose)
+				fail(EXIT_OK, "no flaztab at %s", flaztab_path(a.flaztab));
+			return EXIT_OK;
+		}
+		return fail(EXIT_FAIL, "no flaztab at %s", flaztab_path(a.flaztab));
 	}
 	r = t.bad ? EXIT_FAIL : EXIT_OK;
 	pick = calloc(t.n + 1, sizeof(*pick));
@@ -495,8 +512,7 @@ static int run(int argc, char **argv, bool activate)
 			continue;
 		fail_where = t.v[i].where;
 		if (a.dry_run) {
-			show_line(&t.v[i]);
-			rl = EXIT_OK;
+			rl = show_line(&t.v[i]);
 		} else {
 			rl = activate ? activate_line(&t.v[i], a.verbose) : deactivate_line(&t.v[i]);
 		}

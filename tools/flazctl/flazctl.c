@@ -132,7 +132,9 @@ static const struct command commands[] = {
 	  "  --flaztab FILE   read FILE, not $FLAZTAB or " FLAZTAB_DEFAULT "\n"
 	  "  --wait S         give missing devices up to S seconds to appear, 0..600 (0)\n"
 	  "  --dry-run        check the lines and show their devices; change nothing\n"
+	  "                   (a missing HDD fails its line, as activation would)\n"
 	  "  -v, --verbose    also say which volumes were active already\n"
+	  "A missing " FLAZTAB_DEFAULT " is no error; a missing --flaztab or $FLAZTAB is.\n"
 	  "Exit status: 0 every line asked for is active, 1 a line is bad or failed,\n"
 	  "2 usage error.\n" },
 	{ "deactivate", cmd_deactivate,

@@ -6,9 +6,11 @@
  * and are checked by create's own code.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "flazctl.h"
@@ -33,6 +35,13 @@ const char *flaztab_path(const char *opt)
 	if (opt)
 		return opt;
 	return env && *env ? env : FLAZTAB_DEFAULT;
+}
+
+bool flaztab_chosen(const char *opt)
+{
+	const char *env = getenv("FLAZTAB");
+
+	return opt || (env && *env);
 }
 
 /* The tag @spec starts with, or -1. */
@@ -91,11 +100,61 @@ bool flaztab_resolve(const char *spec, char *buf, size_t len, unsigned long *rde
 	return true;
 }
 
-/* Check a device field: a path or TAG=VALUE; EXIT_OK or EXIT_USAGE with a message. */
-static int check_spec(const char *what, const char *spec)
+/* The value of hex digit @c, or -1. */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Undo @s's escapes in place, once (what they give is never read as an escape
+ * again): fstab's octal \NNN (\040 a space, \011 a tab, \134 a backslash), and
+ * with @hex also \xHH, as udev's /dev/disk/by-* names show a tag's bytes. Any
+ * other backslash stays. False for an escape of a NUL byte.
+ */
+static bool unescape(char *s, bool hex)
+{
+	char *out = s;
+	int v;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			v = (s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0');
+			s += 4;
+		} else if (hex && s[0] == '\\' && s[1] == 'x' && hex_digit(s[2]) >= 0 &&
+			   hex_digit(s[3]) >= 0) {
+			v = hex_digit(s[2]) << 4 | hex_digit(s[3]);
+			s += 4;
+		} else {
+			*out++ = *s++;
+			continue;
+		}
+		if (!v)
+			return false;
+		*out++ = (char)v;
+	}
+	*out = '\0';
+	return true;
+}
+
+/*
+ * Decode a device field in place: octal escapes anywhere, \xHH too in a tag's
+ * value (a path is taken as written, so /dev/disk/by-label/my\x20disk is that
+ * link); then check it: a path or TAG=VALUE. EXIT_OK or EXIT_USAGE with a message.
+ */
+static int check_spec(const char *what, char *spec)
 {
 	int t = spec_tag(spec);
 
+	if (!unescape(t < 0 ? spec : spec + strlen(tags[t].tag), t >= 0))
+		return fail(EXIT_USAGE, "%s: a device cannot hold a NUL byte (\\000, or \\x00 in a tag)", what);
 	if (t >= 0 && !spec[strlen(tags[t].tag)])
 		return fail(EXIT_USAGE, "%s %s: the %.*s is empty", what, spec,
 			    (int)strlen(tags[t].tag) - 1, tags[t].tag);
@@ -114,7 +173,7 @@ static int parse_options(struct flaztab_line *l, char *opts)
 	char *save = NULL, *o, *eq;
 	int r;
 
-	if (!strcmp(opts, "defaults") || !strcmp(opts, "-"))
+	if (!strcmp(opts, "-"))
 		return EXIT_OK;
 	if (!*opts || opts[0] == ',' || opts[strlen(opts) - 1] == ',' || strstr(opts, ",,"))
 		return fail(EXIT_USAGE, "empty option in '%s'", opts);
@@ -122,6 +181,12 @@ static int parse_options(struct flaztab_line *l, char *opts)
 		eq = strchr(o, '=');
 		if (eq)
 			*eq = '\0';
+		/* fstab's and crypttab's word for no option: with others too */
+		if (!strcmp(o, "defaults")) {
+			if (eq)
+				return fail(EXIT_USAGE, "defaults takes no value");
+			continue;
+		}
 		if (!strcmp(o, "noauto")) {
 			if (eq)
 				return fail(EXIT_USAGE, "noauto takes no value");
@@ -178,9 +243,9 @@ static int parse_line(struct flaztab *t, struct flaztab_line *l)
 	other = flaztab_find(t, l->name);
 	if (other)
 		return fail(EXIT_USAGE, "volume %s is already on line %u", l->name, other->lineno);
-	r = check_spec("HDD", l->hdd);
+	r = check_spec("HDD", f[1]);
 	if (!r)
-		r = check_spec("SSD", l->ssd);
+		r = check_spec("SSD", f[2]);
 	if (!r && !strcmp(l->hdd, l->ssd))
 		r = fail(EXIT_USAGE, "HDD and SSD are the same device %s", l->hdd);
 	if (!r && n == 4)
@@ -195,23 +260,56 @@ static bool empty_line(const char *s)
 	return !*s || *s == '#';
 }
 
+/*
+ * Open flaztab @path for reading: a regular file only, so that a FIFO or a device
+ * cannot hold activation up (opened without waiting for a FIFO's writer, then
+ * looked at). NULL with errno, EINVAL for a file that is not regular.
+ */
+static FILE *open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	FILE *fp;
+	int e;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st))
+		e = errno;
+	else
+		e = S_ISREG(st.st_mode) ? 0 : EINVAL;
+	fp = e ? NULL : fdopen(fd, "r");
+	if (!fp) {
+		if (!e)
+			e = errno;
+		close(fd);
+		errno = e;
+	}
+	return fp;
+}
+
 int flaztab_read(const char *path, struct flaztab *t, bool *missing)
 {
 	struct flaztab_line *l, *grown;
-	size_t cap = 0, len = 0;
+	size_t cap = 0, len = 0, wlen;
 	char *line = NULL;
 	unsigned int lineno = 0;
+	bool bad;
 	FILE *fp;
 	int r = EXIT_OK;
 
 	memset(t, 0, sizeof(*t));
 	t->path = path;
 	*missing = false;
-	fp = fopen(path, "re");
+	fp = open_regular(path);
 	if (!fp) {
 		/* the caller says whether no flaztab is worth a word */
 		*missing = errno == ENOENT;
-		return *missing ? EXIT_FAIL : fail(EXIT_FAIL, "cannot read %s: %s", path, strerror(errno));
+		if (*missing)
+			return EXIT_FAIL;
+		if (errno == EINVAL)
+			return fail(EXIT_FAIL, "flaztab %s is not a regular file", path);
+		return fail(EXIT_FAIL, "cannot read %s: %s", path, strerror(errno));
 	}
 	while (getline(&line, &len, fp) >= 0) {
 		lineno++;
@@ -229,20 +327,26 @@ int flaztab_read(const char *path, struct flaztab *t, bool *missing)
 		l = &t->v[t->n];
 		memset(l, 0, sizeof(*l));
 		l->lineno = lineno;
-		snprintf(l->where, sizeof(l->where), "%.50s:%u", path, lineno);
+		wlen = strlen(path) + 12;
+		l->where = malloc(wlen);
 		l->text = strdup(line);
-		if (!l->text) {
+		if (!l->where || !l->text) {
+			free(l->where);
+			free(l->text);
 			r = fail(EXIT_FAIL, "out of memory");
 			break;
 		}
+		snprintf(l->where, wlen, "%s:%u", path, lineno);
 		fail_where = l->where;
-		if (parse_line(t, l)) {
+		bad = parse_line(t, l) != EXIT_OK;
+		fail_where = NULL;
+		if (bad) {
+			free(l->where);
 			free(l->text);
 			t->bad++;
 		} else {
 			t->n++;
 		}
-		fail_where = NULL;
 	}
 	if (!r && ferror(fp))
 		r = fail(EXIT_FAIL, "cannot read %s: %s", path, strerror(errno));
@@ -255,8 +359,10 @@ void flaztab_free(struct flaztab *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++)
+	for (i = 0; i < t->n; i++) {
+		free(t->v[i].where);
 		free(t->v[i].text);
+	}
 	free(t->v);
 	memset(t, 0, sizeof(*t));
 }

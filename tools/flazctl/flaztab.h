@@ -16,9 +16,10 @@
 /* One valid line. */
 struct flaztab_line {
 	unsigned int lineno;
-	char where[64];		/* "FILE:LINE" for messages (FILE cut to fit) */
+	char *where;		/* "FILE:LINE" for messages, FILE whole */
 	char *text;		/* the line, split in place: the fields point into it */
-	const char *name, *hdd, *ssd;	/* the devices as written: path or TAG=VALUE */
+	const char *name;
+	const char *hdd, *ssd;	/* the devices: path or TAG=VALUE, escapes decoded */
 	bool noauto;		/* only activated by name */
 	struct create_args args;	/* the options, checked as create checks them */
 };
@@ -35,11 +36,15 @@ struct flaztab {
  */
 const char *flaztab_path(const char *opt);
 
+/* Whether the flaztab was chosen (--flaztab or $FLAZTAB), so that its absence is an error. */
+bool flaztab_chosen(const char *opt);
+
 /*
  * Read @path: every valid line into @t, every bad one reported on stderr as
  * "flazctl: FILE:LINE: why" and counted in t->bad. EXIT_OK, or EXIT_FAIL when
- * the file cannot be read: with a message, or none when it does not exist
- * (*missing). Free with flaztab_free() in both cases.
+ * the file cannot be read or is not a regular file (a FIFO would block): with a
+ * message, or none when it does not exist (*missing). Free with flaztab_free()
+ * in both cases.
  */
 int flaztab_read(const char *path, struct flaztab *t, bool *missing);
 void flaztab_free(struct flaztab *t);

@@ -3,7 +3,8 @@
  * flazctl status --prometheus: every volume's status in the Prometheus text
  * exposition format, as node_exporter's textfile collector reads it. Each metric
  * family is written once (HELP, TYPE, then one sample per volume), as the format
- * requires; counters end in _total.
+ * requires; counters end in _total, and sums of microseconds are exported in
+ * seconds (the base unit), as counters ending in _seconds_total.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,7 +13,11 @@
 #include "flazctl.h"
 #include "vol.h"
 
-enum metric_type { COUNTER, GAUGE };
+enum metric_type {
+	COUNTER,
+	GAUGE,
+	US_COUNTER,	/* a sum of microseconds, KEY_us: flaz_KEY_seconds_total */
+};
 
 struct metric {
 	const char *key;	/* status key */
@@ -51,6 +56,11 @@ static const struct metric metrics[] = {
 	{ "marked_regions", GAUGE, "Write-intent regions now marked on the SSD." },
 	{ "dram_bytes", GAUGE, "DRAM the volume allocated for metadata." },
 	{ "meta_bytes", COUNTER, "Bytes of metadata written to the SSD." },
+	{ "marks", COUNTER, "Superblocks written to make write-intent marks durable (commits not counted)." },
+	{ "mark_waits", COUNTER, "Writes that waited for their region's mark before going to the HDD." },
+	{ "mark_wait_us", US_COUNTER, "Seconds writes waited for their region's mark, in all." },
+	{ "commit_us", US_COUNTER, "Seconds table commits took, in all (in the background: writes never wait for them)." },
+	{ "loading", GAUGE, "Table blocks still to be read after activation; 0 once the table is in." },
 	{ "fills_skipped", COUNTER, "Blocks not installed: install backlog full, memory short or no free extent." },
 	{ "compress_skipped", COUNTER, "Blocks stored raw, uncompressed: predicted to save too little." },
 	{ "hot_blocks", GAUGE, "Hot blocks the cleaner stored raw, in extents not evicted since." },
@@ -103,6 +113,17 @@ static bool sample_number(const char *v)
 	return v && *v && strspn(v, "0123456789.") == strlen(v);
 }
 
+/* Microseconds @v (digits only) as seconds, exactly: "1500" is 0.001500. */
+static void print_us_as_s(const char *v)
+{
+	size_t len = strlen(v);
+
+	if (len > 6)
+		printf("%.*s.%s", (int)(len - 6), v, v + len - 6);
+	else
+		printf("0.%.*s%s", (int)(6 - len), "000000", v);
+}
+
 /* One family from a status key, over every volume that reports it as a number. */
 static void key_family(const char *key, enum metric_type type, const char *help,
 		       const struct vol_info *vis, size_t n)
@@ -112,16 +133,24 @@ static void key_family(const char *key, enum metric_type type, const char *help,
 	bool any = false;
 	size_t i;
 
-	snprintf(name, sizeof(name), "flaz_%s%s", key, type == COUNTER ? "_total" : "");
+	if (type == US_COUNTER)
+		snprintf(name, sizeof(name), "flaz_%.*s_seconds_total", (int)strlen(key) - 3, key);
+	else
+		snprintf(name, sizeof(name), "flaz_%s%s", key, type == COUNTER ? "_total" : "");
 	for (i = 0; i < n; i++) {
 		v = pair_value(&vis[i].p, key);
-		if (!sample_number(v))
+		if (!sample_number(v) || (type == US_COUNTER && strchr(v, '.')))
 			continue;
 		if (!any)
-			family(name, type == COUNTER ? "counter" : "gauge", help);
+			family(name, type == GAUGE ? "gauge" : "counter", help);
 		any = true;
 		sample_start(name, &vis[i]);
-		printf("} %s\n", v);
+		fputs("} ", stdout);
+		if (type == US_COUNTER)
+			print_us_as_s(v);
+		else
+			fputs(v, stdout);
+		putchar('\n');
 	}
 }
 
