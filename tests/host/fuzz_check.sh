@@ -134,6 +134,22 @@ class Seed:
         d = json.loads(run('dump', '--json', self.img)[1])
         cur = d['superblocks'][d['current']] if d['current'] is not None else None
         self.nr_extents = cur['geometry']['nr_extents'] if cur else 64
+        extent_kib = cur['extent_kib'] if cur else 32
+        # a slot entry's fields, by the documented layout (not flazctl's word): units in
+        # bits 0-7, then the offset in 32-byte units, the extent, the cold bit, the low 4
+        # bits of the tag, and the generation in what is left of 64 bits, 16 at most
+        self.off_bits = max(1, (extent_kib * 1024 // 32 - 1).bit_length())
+        self.ext_bits = max(1, (self.nr_extents - 1).bit_length())
+        self.gen_bits = min(16, 64 - 8 - self.off_bits - self.ext_bits - 1 - 4)
+        # where the extents' generations are (2032 16-bit ones a gen block, after a
+        # 32-byte header), so that a crafted entry can carry its extent's
+        self.gen_start = cur['geometry']['gen_start'] * 512 if cur else None
+
+    def ext_gen(self, ext):
+        if self.gen_start is None or ext >= self.nr_extents:
+            return 0
+        off = self.gen_start + ext // 2032 * 4096 + 32 + ext % 2032 * 2
+        return int.from_bytes(self.data[off:off + 2], 'little')
 
 seeds = [Seed(n) for n in names]
 print('fuzz seeds: ' + ', '.join(f'{s.name} (check {s.rc})' for s in seeds), file=sys.stderr)
@@ -190,10 +206,16 @@ def entries(rng, s, img):
         if units == 255:
             v = 255 | rng.choice([0, 1, 2**40, 2**56 - 1, rng.getrandbits(56)]) << 8
         else:
-            v = (units | rng.choice([0, 1, 2, 2**13 - 1, rng.randrange(2**13)]) << 8 |
-                 rng.choice([0, s.nr_extents - 1, s.nr_extents, 2**31 - 1,
-                             rng.randrange(max(s.nr_extents, 1))]) << 21 |
-                 rng.randrange(256) << 52 | rng.randrange(16) << 60)
+            ob, eb, gb = s.off_bits, s.ext_bits, s.gen_bits
+            off = rng.choice([0, 1, 2, 2**ob - 1, rng.randrange(2**ob)])
+            ext = rng.choice([0, s.nr_extents - 1, s.nr_extents, 2**eb - 1,
+                              rng.randrange(max(s.nr_extents, 1))]) & (2**eb - 1)
+            # 2**gb - 2: the last even (free) one, worn out; the extent's own: a live entry
+            gen = rng.choice([0, 1, 2**gb - 2, 2**gb - 1, rng.randrange(2**gb),
+                              s.ext_gen(ext), s.ext_gen(ext)]) & (2**gb - 1)
+            pos = 8 + ob + eb
+            v = (units | off << 8 | ext << (8 + ob) | rng.randrange(2) << pos |
+                 rng.randrange(16) << (pos + 1) | gen << (pos + 5))
         blk[32 + 8 * k:40 + 8 * k] = v.to_bytes(8, 'little')
         what.append(f'{k}={v:016x}')
     reseal(blk)

@@ -6,11 +6,13 @@
  *
  * Usage: mkimage OUT [options]   (see usage() below)
  *
- * Extents carry generations as the kernel's would after some evictions: each
- * extent's gen is random (extent 1's is 255 before it is evicted, so --evict
- * wraps it to 0), every slot entry carries its extent's gen, and the gen blocks
- * are written after the table blocks. With --evict N, extents 1-N are evicted
- * after their entries were written: their gens are bumped and their entries
+ * Extents carry generations as the kernel's would after some evictions: odd
+ * while in use, even while free, below the geometry's last even one,
+ * flaz_gen_worn(). Each extent slots went into is at a random odd gen (extent
+ * 1's is the last odd one, so --evict wears it out), the others at an even one,
+ * every slot entry carries its extent's gen, and the gen blocks are written
+ * after the table blocks. With --evict N, extents 1-N are evicted after their
+ * entries were written: their gens are bumped (even: free) and their entries
  * left in the table, void.
  *
  * Prints one summary line of what the image holds (what flazctl should find):
@@ -339,9 +341,9 @@ int main(int argc, char **argv)
 	__u64 *entries;
 	__u32 n, nslots = 0, nzeros = 0, nvoid = 0, nextents = 0, marked = 0, dropped = 0;
 	__u32 bytes, off;
-	unsigned char *live_block, *evicted, *gens;
+	unsigned char *live_block, *evicted;
+	__u16 *gens, worn, *junk;
 	bool written;
-	int wrapped;
 
 	parse(argc, argv, &o);
 	written = !strcmp(o.gens, "written");
@@ -378,13 +380,14 @@ int main(int argc, char **argv)
 	entries = calloc(nr_tb * FLAZ_META_ENTRIES, sizeof(*entries));
 	live_block = calloc(nr_tb, 1);
 	evicted = calloc(g->nr_extents, 1);
-	gens = calloc(nr_gb * FLAZ_GEN_ENTRIES, 1);
+	gens = calloc(nr_gb * FLAZ_GEN_ENTRIES, sizeof(*gens));
+	junk = calloc(FLAZ_GEN_ENTRIES, sizeof(*junk));
 	f.g = g;
 	f.bytes = g->extent_sectors << FLAZ_SECTOR_SHIFT;
 	f.buf = calloc(1, f.bytes);
 	f.live = calloc(g->nr_extents, 1);
 	f.evicted = evicted;
-	if (!entries || !live_block || !evicted || !gens || !f.buf || !f.live)
+	if (!entries || !live_block || !evicted || !gens || !junk || !f.buf || !f.live)
 		die("calloc");
 	for (i = 0; i < nr_tb; i++)
 		live_block[i] = (long)i != o.stale_block && (long)i != o.foreign_block &&
@@ -392,11 +395,14 @@ int main(int argc, char **argv)
 	for (i = 1; i <= o.evict && i < g->nr_extents; i++)
 		evicted[i] = 1;
 	/*
-	 * Each extent's generation: some evictions behind it. Without gen blocks of
-	 * this format (none written since the format) every extent is at 0.
+	 * Each extent's generation: some evictions behind it, odd as if in use (the
+	 * ones no slot goes into are made free below), below the last even one (an
+	 * extent there is worn out). Without gen blocks of this format (none written
+	 * since the format) every extent is at 0.
 	 */
+	worn = flaz_gen_worn(g);
 	for (i = 0; written && i < g->nr_extents; i++)
-		gens[i] = i == 1 && o.evict ? 255 : (__u8)rnd();
+		gens[i] = i == 1 && o.evict ? worn - 1 : (__u16)(rnd_below(worn / 2) * 2 + 1);
 
 	fd = open(o.out, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -450,7 +456,7 @@ int main(int argc, char **argv)
 				nvoid++;	/* its extent is evicted below */
 			}
 		}
-		entries[line] = flaz_entry_pack(&e);
+		entries[line] = flaz_entry_pack(&e, g);
 		/* unclean: mark the regions of the first cached blocks */
 		if (live && marked < o.unclean) {
 			__u64 r = block >> info.region_shift;
@@ -462,19 +468,25 @@ int main(int argc, char **argv)
 		}
 	}
 	seal(&f);
-	/* extents 1-N evicted: their gens move on, the entries into them stay in the table */
+	/*
+	 * extents 1-N evicted: their gens move on (extent 1's to the last: it is worn
+	 * out), the entries into them stay in the table
+	 */
 	if (o.evict && o.evict >= f.ext) {
 		fprintf(stderr, "mkimage: --evict %u: only %u extents were filled\n", o.evict, f.ext);
 		return 2;
 	}
 	for (i = 1; i <= o.evict; i++)
-		gens[i] = flaz_gen_next(gens[i], &wrapped);
+		gens[i]++;
+	/* the extents no slot went into are free: an even gen, from their last eviction */
+	for (i = f.ext; written && i < g->nr_extents; i++)
+		gens[i]--;
 	if (o.past_bit && info.nr_regions < FLAZ_MAX_REGIONS)
 		bitmap[info.nr_regions / 8] |= 1U << (info.nr_regions % 8);
 	for (i = 0; i < g->nr_extents; i++)
 		nextents += f.live[i];
 	for (line = 0; line < g->nr_lines; line++) {
-		flaz_entry_unpack(entries[line], &e);
+		flaz_entry_unpack(entries[line], g, &e);
 		if (!e.units || !live_block[line / FLAZ_META_ENTRIES] ||
 		    (e.units != FLAZ_ENTRY_ZERO_UNITS && e.gen != gens[e.ext]))
 			continue;
@@ -508,9 +520,9 @@ int main(int argc, char **argv)
 				blk[n] = rnd();
 		} else if (!strcmp(o.gens, "void")) {
 			/* an earlier format's, with its own gens */
-			for (n = 0; n < FLAZ_BLOCK_SIZE; n++)
-				blk[n] = rnd();
-			flaz_gen_encode(blk, info.gen ^ 0xa5a5, info.commit, i, blk);
+			for (n = 0; n < FLAZ_GEN_ENTRIES; n++)
+				junk[n] = rnd();
+			flaz_gen_encode(blk, info.gen ^ 0xa5a5, info.commit, i, junk);
 		} else {
 			flaz_gen_encode(blk, info.gen, info.commit, i, gens + i * FLAZ_GEN_ENTRIES);
 			if ((long)i == o.bad_gen_block)
@@ -546,6 +558,7 @@ int main(int argc, char **argv)
 	free(live_block);
 	free(evicted);
 	free(gens);
+	free(junk);
 	free(f.buf);
 	free(f.live);
 	return 0;

@@ -121,16 +121,84 @@ jexpect dump-json "d['current'] == 0 and d['superblocks'][0]['valid'] and
 jexpect dump-json-entries "len(d['entries']) == $clean_slots + $clean_zeros and
 	sum(e['kind'] == 'slot' for e in d['entries']) == $clean_slots and
 	all(('block' in e) == (e['kind'] == 'zero') for e in d['entries']) and
-	all(0 <= e['gen'] < 256 for e in d['entries'] if e['kind'] == 'slot')" \
+	all(e['gen'] % 2 == 1 and e['gen'] < 65534 for e in d['entries'] if e['kind'] == 'slot')" \
 	dump --json --entries "$T/clean.img"
 jexpect dump-json-gens "d['gens']['blocks'] == $clean_gen_blocks and
 	d['gens']['valid'] == $clean_gen_blocks and d['gens']['bad'] == 0 and
 	d['table']['entries']['void'] == 0 and d['table']['entries']['unusable'] == 0 and
-	d['superblocks'][0]['version'] == 3 and
+	d['superblocks'][0]['version'] == 4 and
 	d['superblocks'][0]['geometry']['gen_blocks'] == $clean_gen_blocks and
 	d['superblocks'][0]['geometry']['gen_start'] == d['superblocks'][0]['geometry']['meta_start']
 	+ 8 * $clean_table_blocks and d['superblocks'][0]['geometry']['data_start'] >=
 	d['superblocks'][0]['geometry']['gen_start'] + 8 * $clean_gen_blocks" dump --json "$T/clean.img"
+# the default image's geometry, by hand: 16384 sectors, 32 KiB extents (64 sectors, 8
+# blocks), overbook 200 (16 lines an extent). 254 extents have 4064 lines, 8 table blocks
+# of 508 entries, and 1 gen block of 2032 gens: 16 + 9 * 8 = 88 sectors before the
+# extents, 128 rounded up to the extent size, and 128 + 254 * 64 = 16384 (255 extents
+# need 9 table blocks and 128 + 255 * 64 > 16384). A slot entry: 10 bits of offset (1024
+# 32-byte units), 8 of extent (0-253), and 64 - 8 - 10 - 8 - 1 - 4 = 33 bits left, so
+# the generation has its most, 16, and 65534 is the last even (free) one: worn out
+jexpect geometry-json "[(c['geometry']['nr_extents'], c['geometry']['nr_lines'],
+	c['geometry']['table_blocks'], c['geometry']['gen_blocks'], c['geometry']['meta_start'],
+	c['geometry']['gen_start'], c['geometry']['meta_sectors'], c['geometry']['data_start'],
+	c['geometry']['off_bits'], c['geometry']['ext_bits'], c['geometry']['gen_bits'],
+	c['geometry']['gen_worn']) for c in d['superblocks']] ==
+	2 * [(254, 4064, 8, 1, 16, 80, 72, 128, 10, 8, 16, 65534)]" dump --json "$T/clean.img"
+expect geometry-human 0 '^  entry bits +offset 10, extent 8, generation 16 \(an extent at 65534 is worn out\)$' \
+	dump "$T/clean.img"
+# 16 MiB of 4 KiB extents, overbook 100 (a line an extent): 4082 extents, 9 table blocks
+# (4082 > 8 * 508) and 3 gen blocks (4082 > 2 * 2032; format 3's one-byte gens took 2),
+# so the extents start at 16 + 12 * 8 = 112: 112 + 4082 * 8 = 32768, and 4083 extents
+# would end past it. An entry: 7 bits of offset (128 units), 12 of extent.
+img g3 --ssd-kib 16384 --extent-kib 4 --overbook 100 --slots 100 --zeros 10 --evict 2
+jexpect geometry-gen-blocks "(g := d['superblocks'][0]['geometry'])['nr_extents'] == 4082 and
+	g['table_blocks'] == 9 and g['gen_blocks'] == 3 and $g3_gen_blocks == 3 and
+	g['gen_start'] == 16 + 9 * 8 and g['data_start'] == 112 and g['off_bits'] == 7 and
+	g['ext_bits'] == 12 and g['gen_bits'] == 16 and d['gens']['valid'] == 3" dump --json "$T/g3.img"
+expect geometry-gen-blocks-clean 0 "^result: clean$" check "$T/g3.img"
+img g3bad --ssd-kib 16384 --extent-kib 4 --overbook 100 --slots 100 --zeros 10 --bad-gen-block 2
+expect geometry-gen-block-last 2 'corrupt: gen block 2 \(sector 104\): bad checksum; entries into extents 4064-4081 are unusable' \
+	check "$T/g3bad.img"
+# every entry of the table as the documented layout has it (units in bits 0-7; a slot's
+# offset in 8-17, extent in 18-25, cold bit 26, low tag bits 27-30, gen 31-46, nothing
+# above; a zero block's whole tag from bit 8) against what dump makes of it
+dump_entries_vs_layout() {
+	python3 - "$1" "$2" <<'EOF'
+import json, struct, sys
+img, dump = open(sys.argv[1], 'rb').read(), json.load(open(sys.argv[2]))
+lines = dump['superblocks'][dump['current']]['geometry']['nr_lines']
+got = {e['line']: e for e in dump['entries']}
+seen = 0
+for line in range(lines):
+    off = 16 * 512 + (line // 508) * 4096 + 32 + (line % 508) * 8
+    v = struct.unpack('<Q', img[off:off + 8])[0]
+    units = v & 0xff
+    if not units:
+        continue
+    seen += 1
+    e = got.get(line)
+    if units == 255:
+        want = {'kind': 'zero', 'block': (v >> 8) * lines + line}
+    else:
+        if v >> 47:
+            sys.exit(f'line {line}: {v:016x} has bits above 46')
+        want = {'bytes': units * 32, 'off': ((v >> 8) & 1023) * 32, 'ext': (v >> 18) & 255,
+                'tag': (v >> 27) & 15, 'gen': (v >> 31) & 0xffff}
+        if (v >> 26) & 1:
+            want['cold'] = True
+    if e is None or any(e.get(k) != w for k, w in want.items()):
+        sys.exit(f'line {line}: {v:016x} is {want}, dump says {e}')
+if seen != len(got):
+    sys.exit(f'{seen} entries in the table, dump lists {len(got)}')
+print(seen)
+EOF
+}
+"$BIN" dump --json --entries "$T/clean.img" >"$T/entries.json"
+if out=$(dump_entries_vs_layout "$T/clean.img" "$T/entries.json" 2>&1); then
+	pass entry-layout
+else
+	fail entry-layout "$out"
+fi
 img whole --hdd-mib 128
 jexpect dump-json-entries-blocks "len(d['entries']) == $whole_slots + $whole_zeros and
 	all('block' in e for e in d['entries'])" dump --json --entries "$T/whole.img"
@@ -230,10 +298,12 @@ expect gen-evicted-void 0 "$evict_slots slots .*, $evict_void void entries \(lef
 jexpect gen-evicted-json "d['table']['entries']['void'] == $evict_void and
 	d['table']['entries']['slot'] == $evict_slots and d['table']['extents_referenced'] == $evict_extents
 	and d['gens']['valid'] == $evict_gen_blocks" dump --json "$T/evict.img"
-# extent 1 was at gen 255: its eviction wraps it to 0
+# extent 1 was at gen 65533, the last odd (in use) one of 16 bits: its eviction wears it
+# out (65534); an evicted extent is free, its gen even
 jexpect gen-evicted-entries "sum(e['kind'] == 'void' for e in d['entries']) == $evict_void and
-	all(e['gen'] != e['extent_gen'] for e in d['entries'] if e['kind'] == 'void') and
-	any(e.get('ext') == 1 and e['gen'] == 255 and e['extent_gen'] == 0 for e in d['entries'])" \
+	all(e['gen'] != e['extent_gen'] and e['extent_gen'] % 2 == 0
+	    for e in d['entries'] if e['kind'] == 'void') and
+	any(e.get('ext') == 1 and e['gen'] == 65533 and e['extent_gen'] == 65534 for e in d['entries'])" \
 	dump --json --entries "$T/evict.img"
 expect gen-evicted-entries-human 0 '^  line [0-9]+: void: .* gen [0-9]+ \(the extent is at gen [0-9]+: evicted since\)' \
 	dump --entries "$T/evict.img"
@@ -331,7 +401,7 @@ jexpect unclean-json "not d['superblocks'][0]['clean'] and
 # --- a superblock of another format version: not corrupt, just not readable here
 img v1 --sb-version 1
 sum=$(sha "$T/v1.img")
-expect sb-version-1 2 '^unsupported: superblock of format version 1; this flazctl reads version 3 \(recreate the volume with --cold' \
+expect sb-version-1 2 '^unsupported: superblock of format version 1; this flazctl reads version 4 \(recreate the volume with --cold' \
 	check "$T/v1.img"
 if grep -q '^corrupt' "$T/out"; then
 	fail sb-version-1-not-corrupt "$(grep -m1 '^corrupt' "$T/out")"
@@ -341,12 +411,16 @@ fi
 expect sb-version-1-repair 2 'format version 1, which this flazctl does not read' check --repair "$T/v1.img"
 [ "$(sha "$T/v1.img")" = "$sum" ] && pass sb-version-1-repair-writes-nothing ||
 	fail sb-version-1-repair-writes-nothing "the image changed"
-expect sb-version-1-dump 1 'superblock of format version 1; this flazctl reads version 3' dump "$T/v1.img"
-expect sb-version-1-dump-copy 1 'superblock copy 1 \(sector 8\): format version 1 \(this flazctl reads version 3\)' \
+expect sb-version-1-dump 1 'superblock of format version 1; this flazctl reads version 4' dump "$T/v1.img"
+expect sb-version-1-dump-copy 1 'superblock copy 1 \(sector 8\): format version 1 \(this flazctl reads version 4\)' \
 	dump "$T/v1.img"
 jexpect sb-version-1-json "d['current'] is None and d['gens'] is None and
 	all(c['state'] == 'other format version' and c['version'] == 1 for c in d['superblocks'])" \
 	dump --json "$T/v1.img"
+# the format just before (8-bit generations, a byte each in the gen blocks): refused too
+img v3 --sb-version 3
+expect sb-version-3 2 '^unsupported: superblock of format version 3; this flazctl reads version 4' \
+	check "$T/v3.img"
 # one copy left of the earlier version beside a sound one: that one is used
 cp "$T/clean.img" "$T/v1copy.img"
 dd if="$T/v1.img" of="$T/v1copy.img" bs=4096 skip=1 seek=1 count=1 conv=notrunc status=none

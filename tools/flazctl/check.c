@@ -537,21 +537,24 @@ static void write_tblock(struct checker *c, __u32 i, __u64 commit, const __u64 *
 	}
 }
 
-static __u32 ref_extent(const struct ref *r)
+static __u32 ref_extent(const struct flaz_geometry *g, const struct ref *r)
 {
 	struct flaz_entry_info e;
 
-	flaz_entry_unpack(r->raw, &e);
+	flaz_entry_unpack(r->raw, g, &e);
 	return e.ext;
 }
+
+/* The geometry cmp_ref() unpacks entries by (qsort() passes it nothing). */
+static const struct flaz_geometry *sort_geo;
 
 /* By extent, then offset: each extent's slots together, in the order they lie. */
 static int cmp_ref(const void *a, const void *b)
 {
 	struct flaz_entry_info x, y;
 
-	flaz_entry_unpack(((const struct ref *)a)->raw, &x);
-	flaz_entry_unpack(((const struct ref *)b)->raw, &y);
+	flaz_entry_unpack(((const struct ref *)a)->raw, sort_geo, &x);
+	flaz_entry_unpack(((const struct ref *)b)->raw, sort_geo, &y);
 	if (x.ext != y.ext)
 		return x.ext < y.ext ? -1 : 1;
 	return x.off < y.off ? -1 : x.off > y.off;
@@ -567,23 +570,25 @@ static int cmp_u64(const void *a, const void *b)
 /* The queued slots, extent by extent, each extent read once. */
 static void check_extents(struct checker *c)
 {
+	const struct flaz_geometry *g = &c->info->geo;
 	struct flaz_entry_info e;
 	size_t i, j, k;
 	__u64 done = 0, total = 0;
 	__u32 x;
 	int err;
 
+	sort_geo = g;
 	qsort(c->refs, c->nr_refs, sizeof(*c->refs), cmp_ref);
 	for (i = 0; i < c->nr_refs; i++)
-		total += !i || ref_extent(&c->refs[i]) != ref_extent(&c->refs[i - 1]);
+		total += !i || ref_extent(g, &c->refs[i]) != ref_extent(g, &c->refs[i - 1]);
 	for (i = 0; i < c->nr_refs; i = j, done++) {
 		progress(c, "checking extents", done, total);
-		x = ref_extent(&c->refs[i]);
-		for (j = i + 1; j < c->nr_refs && ref_extent(&c->refs[j]) == x; j++)
+		x = ref_extent(g, &c->refs[i]);
+		for (j = i + 1; j < c->nr_refs && ref_extent(g, &c->refs[j]) == x; j++)
 			;
 		err = load_extent(c, x);
 		for (k = i; k < j; k++) {
-			flaz_entry_unpack(c->refs[k].raw, &e);
+			flaz_entry_unpack(c->refs[k].raw, g, &e);
 			if (check_slot(c, c->refs[k].line, &e, err))
 				count_live(c, c->refs[k].line, &e);
 			else if (c->repair_table)
@@ -642,7 +647,7 @@ static void check_entries(struct checker *c, __u32 i)
 
 	for (k = 0; k < FLAZ_META_ENTRIES; k++) {
 		line = first + k;
-		flaz_entry_unpack(c->t.entries[k], &e);
+		flaz_entry_unpack(c->t.entries[k], &in->geo, &e);
 		if (!e.units) {
 			c->empty += line < in->geo.nr_lines;
 			continue;
@@ -740,7 +745,7 @@ static bool check_gens(struct checker *c)
  */
 static void repair_gens(struct checker *c)
 {
-	static const __u8 zero[FLAZ_GEN_ENTRIES];
+	static const __u16 zero[FLAZ_GEN_ENTRIES];
 	const struct ext_gens *eg = &c->gens;
 	__u64 i;
 	int r;

@@ -85,6 +85,8 @@ static void print_copy_human(const struct ssd *s, const struct sb_pair *sb, unsi
 	printf("  gen blocks     %llu from sector %llu\n", flaz_gen_blocks(g), g->gen_start);
 	printf("  metadata       %llu sectors from sector %llu (table, then gen blocks)\n",
 	       g->meta_sectors, g->meta_start);
+	printf("  entry bits     offset %u, extent %u, generation %u (an extent at %u is worn out)\n",
+	       g->off_bits, g->ext_bits, g->gen_bits, flaz_gen_worn(g));
 	printf("  region_shift   %u (%llu KiB regions)\n", in->region_shift,
 	       4ULL << in->region_shift);
 	printf("  nr_regions     %u\n", in->nr_regions);
@@ -140,11 +142,13 @@ static void print_copy_json(const struct sb_pair *sb, unsigned int i)
 	       ",\"hdd_fp\":%u,\"geometry\":{\"ssd_sectors\":%llu,\"extent_sectors\":%u,"
 	       "\"blocks_per_extent\":%u,\"nr_extents\":%llu,\"nr_lines\":%llu"
 	       ",\"meta_start\":%llu,\"meta_sectors\":%llu,\"table_blocks\":%llu"
-	       ",\"gen_start\":%llu,\"gen_blocks\":%llu,\"data_start\":%llu}}",
+	       ",\"gen_start\":%llu,\"gen_blocks\":%llu,\"data_start\":%llu"
+	       ",\"off_bits\":%u,\"ext_bits\":%u,\"gen_bits\":%u,\"gen_worn\":%u}}",
 	       sb_marked_past(c->blk, in->nr_regions), in->commit, in->next_seq, in->hdd_fp,
 	       g->ssd_sectors, g->extent_sectors, g->blocks_per_extent, g->nr_extents,
 	       g->nr_lines, g->meta_start, g->meta_sectors, flaz_table_blocks(g), g->gen_start,
-	       flaz_gen_blocks(g), g->data_start);
+	       flaz_gen_blocks(g), g->data_start, g->off_bits, g->ext_bits, g->gen_bits,
+	       flaz_gen_worn(g));
 }
 
 /* What an entry is: "invalid", "zero", or for a slot by its extent's generation. */
@@ -166,7 +170,7 @@ static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in
 	__u64 block;
 	bool valid, known;
 
-	flaz_entry_unpack(raw, &e);
+	flaz_entry_unpack(raw, &in->geo, &e);
 	valid = flaz_entry_valid(&e, &in->geo, line, sb_hdd_blocks(in));
 	known = valid && entry_block(&e, in, line, &block);
 	if (valid && e.units != FLAZ_ENTRY_ZERO_UNITS)
@@ -255,7 +259,7 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 		}
 		for (k = 0; k < FLAZ_META_ENTRIES; k++) {
 			line = i * FLAZ_META_ENTRIES + k;
-			flaz_entry_unpack(t->entries[k], &e);
+			flaz_entry_unpack(t->entries[k], g, &e);
 			if (!e.units) {
 				sum->empty += line < g->nr_lines;
 				continue;

@@ -322,7 +322,7 @@ int gens_load(const struct ssd *s, const struct flaz_sb_info *info, struct ext_g
 	const struct flaz_geometry *g = &info->geo;
 	const struct flaz_gen_hdr *h;
 	unsigned char *blk;
-	__u8 *gens;
+	__u16 *gens;
 	__u64 i, k, first, commit;
 	bool elsewhere;
 	int r;
@@ -330,12 +330,12 @@ int gens_load(const struct ssd *s, const struct flaz_sb_info *info, struct ext_g
 	memset(eg, 0, sizeof(*eg));
 	eg->nr_blocks = flaz_gen_blocks(g);
 	eg->nr_extents = g->nr_extents;
-	eg->gen = calloc(g->nr_extents ? g->nr_extents : 1, 1);
+	eg->gen = calloc(g->nr_extents ? g->nr_extents : 1, sizeof(*eg->gen));
 	eg->state = calloc(eg->nr_blocks + 1, sizeof(*eg->state));
 	eg->err = calloc(eg->nr_blocks + 1, sizeof(*eg->err));
 	eg->index = calloc(eg->nr_blocks + 1, sizeof(*eg->index));
 	blk = malloc(FLAZ_BLOCK_SIZE);
-	gens = malloc(FLAZ_GEN_ENTRIES);
+	gens = malloc(FLAZ_GEN_ENTRIES * sizeof(*gens));
 	if (!eg->gen || !eg->state || !eg->err || !eg->index || !blk || !gens) {
 		free(blk);
 		free(gens);

@@ -164,7 +164,7 @@ static inline bool tb_damaged(enum tb_state st)
 struct ext_gens {
 	__u64 nr_blocks;	/* flaz_gen_blocks() */
 	__u64 nr_extents;
-	__u8 *gen;		/* per extent */
+	__u16 *gen;		/* per extent */
 	enum tb_state *state;	/* per gen block */
 	int *err;		/* per gen block: TB_UNREADABLE's read error */
 	__u32 *index;		/* per gen block: TB_BAD_INDEX's index */

@@ -13,6 +13,7 @@
  */
 #include <linux/bitops.h>
 #include <linux/math64.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
@@ -131,20 +132,26 @@ void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n)
 }
 
 /*
- * Start over from a loaded table: the extents set in @used hold slots it points
- * to (their order is lost: by index), the others are free.
+ * Start over at activation, before any I/O: the extents set in @used hold
+ * slots or are worn out (their order is lost: by index), the others are free.
+ * O(extents), so built without the lock (nothing else runs yet), with
+ * interrupts on.
  */
 void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
 {
+	struct flaz_alloc fresh = { .nr = a->nr, .next = a->next };
 	unsigned long flags;
 	u32 i;
 
+	for (i = 0; i < a->nr; i++) {
+		fifo_push(&fresh, test_bit(i, used) ? &fresh.used : &fresh.free, i);
+		if (!(i % 4096))
+			cond_resched();
+	}
 	spin_lock_irqsave(&a->lock, flags);
-	a->free.count = 0;
-	a->used.count = 0;
-	a->pending.count = 0;
-	for (i = 0; i < a->nr; i++)
-		fifo_push(a, test_bit(i, used) ? &a->used : &a->free, i);
+	a->free = fresh.free;
+	a->used = fresh.used;
+	a->pending = (struct fifo){};
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 

@@ -91,7 +91,7 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 	bool hit;
 
 	if (last - first >= c->geo->nr_lines) {
-		flaz_l2p_drop(c->l2p, NULL);
+		flaz_l2p_drop_all(c->l2p);
 		return;
 	}
 	for (b = first; b <= last; b++) {
@@ -299,6 +299,14 @@ size_t flaz_cache_per_bio_size(void)
 	return sizeof(struct flaz_bio);
 }
 
+/*
+ * Map a bio. Costs: a read looks each block up under its line's lock, O(1) a
+ * block, a page that is out being a miss (the fill pages it in, fill.c); a
+ * hit then reads its slots (hit.c), a miss goes to the HDD as it is. A write
+ * empties its blocks' lines, O(1) a block (a tombstone bit for a page that is
+ * out), and waits for one superblock write when its region was not marked
+ * (meta.c): no table work either way.
+ */
 int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 {
 	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
@@ -354,9 +362,8 @@ void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error
 void flaz_cache_invalidate(struct flaz_cache *c)
 {
 	flaz_records_stale_all(&c->records);
+	flaz_meta_stop_warming(c->meta);
 
-	/* what the loader brought in goes too, and the rest stays out */
-	flaz_meta_stop_load(c->meta);
 	flaz_cleaner_empty(c->cleaner);
 	flaz_cleaner_kick(c->cleaner);
 }
@@ -376,7 +383,7 @@ static u64 dram_bytes(struct flaz_cache *c)
 	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
 	       flaz_xbuf_bytes(c->extent_bytes) + flaz_hits_bytes(c->hits) +
 	       flaz_intent_bytes(c->intent) + flaz_cleaner_bytes(c->cleaner) +
-	       flaz_meta_bytes(nr) + flaz_bypass_bytes();
+	       flaz_meta_bytes(c->geo) + flaz_bypass_bytes();
 }
 
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)

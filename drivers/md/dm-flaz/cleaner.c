@@ -96,7 +96,7 @@ struct flaz_cleaner {
 	struct work_struct rush;	/* stage two, when fills found no free extent */
 	/* victims and spared: any eviction, a rush's against a pass's new extents */
 	struct mutex evict_lock;
-	unsigned long *victims;		/* extents whose lines a table scan drops */
+	unsigned long *victims;		/* extents to evict */
 	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
 	unsigned long *hit;		/* extents holding a slot hit since written */
 	u32 *spared;			/* such extents stage two passed over (window of them) */
@@ -294,37 +294,39 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	return true;
 }
 
-/* Extent @id goes: a new generation, freed after the next commit; its hot slots with it. */
-static void retire(struct flaz_cleaner *cl, u32 id)
+/*
+ * Extent @id goes: a new generation voids every line into it (O(1)), freed
+ * after the next commit; its hot slots with it. Returns the lines it held.
+ */
+static u32 retire(struct flaz_cleaner *cl, u32 id)
 {
+	u32 n;
+
 	atomic64_sub(cl->hot[id], &cl->hot_total);
 	cl->hot[id] = 0;
 	clear_bit(id, cl->kept);
 	clear_bit(id, cl->hit);
-	flaz_meta_evict(cl->c->meta, id);
+	n = flaz_meta_evict(cl->c->meta, id);
 	flaz_alloc_retire(cl->c->alloc, id);
+	return n;
 }
 
-/*
- * Evict extents set in cl->victims, freed after a commit; with @scan, the
- * lines that still point into them are dropped by a scan of the table.
- */
-static void evict_victims(struct flaz_cleaner *cl, bool scan)
+/* Evict extents set in cl->victims, freed after a commit: O(1) each. */
+static void evict_victims(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 total = c->geo->nr_extents;
+	u64 lines = 0;
 	u32 id;
 
 	if (bitmap_empty(cl->victims, total))
 		return;
-	if (scan)
-		flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS,
-			       flaz_l2p_drop(c->l2p, cl->victims));
 	for_each_set_bit(id, cl->victims, total) {
 		clear_bit(id, c->failed);
 		clear_bit(id, cl->victims);
-		retire(cl, id);
+		lines += retire(cl, id);
 	}
+	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, lines);
 	flaz_meta_kick(c->meta);
 }
 
@@ -389,7 +391,7 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 	/* failed extents were never written, so they are in no FIFO */
 	for_each_set_bit(id, c->failed, c->geo->nr_extents)
 		set_bit(id, cl->victims);
-	evict_victims(cl, true);
+	evict_victims(cl);
 	mutex_unlock(&cl->evict_lock);
 	return done;
 }
@@ -594,7 +596,7 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 		.voff = off,
 	};
 	if (!heat || *nr == cl->max_moves) {
-		/* more slots than an extent holds: the scan drops the rest */
+		/* more slots than an extent holds: its eviction voids the rest */
 		if (cl->nr_drops == cl->max_drops)
 			set_bit(i, cl->reread);
 		else
@@ -607,7 +609,7 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	(*nr)++;
 }
 
-/* Judge the slots of victim @i, read; one that could not be read is evicted by a scan. */
+/* Judge the slots of victim @i, read; one that could not be read is evicted whole. */
 static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 {
 	struct flaz_cache *c = cl->c;
@@ -631,8 +633,12 @@ static void judge_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 }
 
 /*
- * Drop the lines that still point at the victims' slots @mv[0..@n): moves that
- * found no extent, or a victim's slots that do not move.
+ * Count the lines that still point at the victims' slots @mv[0..@n) (moves that
+ * found no extent, or a victim's slots that do not move) as dropped. They are
+ * left as they are: the victim's eviction voids them all at once, by its
+ * generation, while until then they still read the victim's good slots. (An
+ * emptied line could come back from the SSD's table before that, its page
+ * paged out and in again.)
  */
 static void drop_slots(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 n)
 {
@@ -644,14 +650,11 @@ static void drop_slots(struct flaz_cleaner *cl, const struct flaz_move *mv, u32 
 		line = flaz_l2p_line(c->l2p, mv[i].block);
 		flaz_l2p_lock(c->l2p, line);
 		if (flaz_l2p_points(c->l2p, mv[i].block, cl->ids[mv[i].victim], mv[i].voff,
-				    &heat)) {
-			flaz_l2p_evict(c->l2p, mv[i].block);
+				    &heat))
 			dropped++;
-		}
 		flaz_l2p_unlock(c->l2p, line);
 	}
 	flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_DROPPED, dropped);
-	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, dropped);
 }
 
 /*
@@ -794,7 +797,6 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	struct flaz_cache *c = cl->c;
 	u32 base = sizeof(struct flaz_extent_hdr), eb = c->extent_bytes;
 	u32 i, b, first, nr = 0, bins, most, kept;
-	bool scan = false;
 
 	bitmap_zero(cl->reread, k);
 	bitmap_zero(cl->keep, k);
@@ -831,7 +833,7 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	for (b = 0; b < bins; b++)
 		end_bin(cl, b);
 	drop_slots(cl, cl->moves + first, nr - first);
-	/* whatever still points into a victim (a slot that failed its checks) goes by a scan */
+	/* whatever still points into a victim (a slot that failed its checks) goes by its gen */
 	for (i = 0; i < k; i++) {
 		if (test_bit(i, cl->keep)) {
 			/* to the tail of the reclaim order; passed over by stage two too */
@@ -840,11 +842,9 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 			flaz_alloc_written(c->alloc, cl->ids[i]);
 			continue;
 		}
-		if (test_bit(i, cl->reread) || flaz_l2p_live(c->l2p, cl->ids[i]))
-			scan = true;
 		set_bit(cl->ids[i], cl->victims);
 	}
-	evict_victims(cl, scan);
+	evict_victims(cl);
 	mutex_unlock(&cl->evict_lock);
 	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
 	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k - kept);
@@ -865,7 +865,7 @@ static long pass(struct flaz_cleaner *cl)
 	cl->cleaning = want > 0;
 	urgent = flaz_reclaim_count(free, total, low / 2, low);
 	if (!want || urgent || !rate || flaz_mode_get(c) != FLAZ_MODE_NORMAL ||
-	    flaz_meta_loading(c->meta) || !get_buffers(cl)) {
+	    flaz_meta_recovering(c->meta) || !get_buffers(cl)) {
 		/* short of space: as many as it takes to get back to low, then compact */
 		if (urgent && rate)
 			return evict_oldest(cl, urgent, flaz_mode_get(c) == FLAZ_MODE_NORMAL) ?
@@ -997,7 +997,8 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 
 	mutex_lock(&cl->lock);
 	mutex_lock(&cl->evict_lock);
-	flaz_l2p_drop(c->l2p, NULL);
+	/* zero blocks have no extent: only they need visiting */
+	flaz_l2p_drop_all(c->l2p);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH)))
 		for (i = 0; i < n; i++)
 			retire(cl, ids[i]);

@@ -142,6 +142,19 @@ static void *place_slot(void *ctx, unsigned int len)
 	return r ? ERR_PTR(r) : p->s->mem + sizeof(struct flaz_slot_hdr);
 }
 
+/* Whether @block's line holds it now (not a block its cut tag stands for too). */
+static bool cached(struct flaz_cache *c, u64 block)
+{
+	u64 line = flaz_l2p_line(c->l2p, block);
+	struct flaz_entry e;
+	bool hit;
+
+	flaz_l2p_lock(c->l2p, line);
+	hit = flaz_l2p_lookup(c->l2p, block, &e);
+	flaz_l2p_unlock(c->l2p, line);
+	return hit && (e.kind == FLAZ_ENTRY_ZERO || flaz_l2p_tags_whole(c->l2p));
+}
+
 /* Compress @block (@data) into a slot (or a zero flag) and point its line at it. */
 static void install(struct flaz_fill *fill, u64 block, void *data)
 {
@@ -154,17 +167,20 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	bool same, done;
 	int r;
 
-	/*
-	 * The SSD is in trouble: keep what is cached, add nothing. Nor while the
-	 * table loads: which extents are free is known only once it is in.
-	 */
-	if (flaz_mode_get(c) != FLAZ_MODE_NORMAL || flaz_meta_loading(c->meta))
+	/* The SSD is in trouble: keep what is cached, add nothing. */
+	if (flaz_mode_get(c) != FLAZ_MODE_NORMAL)
 		return;
 	/* the line's page, read from the SSD if it is out: no memory or an error */
 	if (flaz_meta_page_in(c->meta, line)) {
 		flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
 		return;
 	}
+	/*
+	 * A read missed only because the page was out (after a restart): the SSD
+	 * holds the block already, and no write came since the read began.
+	 */
+	if (fill->read && !READ_ONCE(fill->rec.stale) && cached(c, block))
+		return;
 	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
@@ -273,7 +289,9 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 
 /*
  * Install @nr whole blocks from @block of a completed read miss or write whose
- * record is @rec: the fill takes the record over, or drops it.
+ * record is @rec: the fill takes the record over, or drops it. Costs, in a
+ * work item: per block, a compression, a slot in an open extent, and a line
+ * set under its lock; a page-in (one 64 KiB read) when the line's page is out.
  */
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec)

@@ -174,6 +174,7 @@ struct flaz_entry {
 	u32 bytes;		/* and slot size */
 	u64 tag;		/* as stored: cut for a slot, whole for a zero block */
 	bool cold;		/* SLOT: in the cold codec */
+	u16 gen;		/* SLOT: its extent's generation (flaz_l2p_load() only) */
 };
 
 struct flaz_l2p;
@@ -196,23 +197,36 @@ bool flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 bool flaz_l2p_drop_block(struct flaz_l2p *t, u64 block);
 bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e);
 bool flaz_l2p_zero_fits(struct flaz_l2p *t);
-u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims);
+bool flaz_l2p_tags_whole(struct flaz_l2p *t);
+void flaz_l2p_sync(struct flaz_l2p *t);
+u64 flaz_l2p_drop_all(struct flaz_l2p *t);
+u16 flaz_l2p_gen(struct flaz_l2p *t, u32 ext);
+void flaz_l2p_open_extent(struct flaz_l2p *t, u32 ext);
+u32 flaz_l2p_evict_extent(struct flaz_l2p *t, u32 ext, bool *worn);
+bool flaz_l2p_worn(struct flaz_l2p *t, u32 ext);
+bool flaz_l2p_in_use(struct flaz_l2p *t, u32 ext);
+u16 *flaz_l2p_gens(struct flaz_l2p *t);
+u64 flaz_l2p_next_gen_dirty(struct flaz_l2p *t, u64 idx);
+bool flaz_l2p_take_gen_dirty(struct flaz_l2p *t, u64 idx);
+void flaz_l2p_set_gen_dirty(struct flaz_l2p *t, u64 idx);
+void flaz_l2p_reset_gens(struct flaz_l2p *t, u16 gen);
+void flaz_l2p_forget_ssd(struct flaz_l2p *t);
+u64 flaz_l2p_next_dirty(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 bool flaz_l2p_resident(struct flaz_l2p *t, u64 line);
 u64 flaz_l2p_nr_pages(struct flaz_l2p *t);
 u64 flaz_l2p_page_of(u64 line);
 u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first);
 u64 flaz_l2p_resident_bytes(struct flaz_l2p *t);
-int flaz_l2p_page_in(struct flaz_l2p *t, u64 p, u32 *void_blocks);
+u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p);
+int flaz_l2p_page_in(struct flaz_l2p *t, u64 p);
 void flaz_l2p_page_done(struct flaz_l2p *t, u64 p);
 void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p);
-u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget, bool dirty);
-void flaz_l2p_tombs_end(struct flaz_l2p *t);
+u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget);
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
 void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold);
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
-bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale);
-void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx);
+bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx);
 void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_any_dirty(struct flaz_l2p *t);
 /* A line's heat (hits since its slot was installed or moved) stops here: hot. */
@@ -221,8 +235,26 @@ void flaz_l2p_touch(struct flaz_l2p *t, u64 line);
 bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat);
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 void flaz_l2p_cool(struct flaz_l2p *t, u64 block);
-void flaz_l2p_evict(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext);
+
+/* table.c: table blocks on the SSD, encoded from and loaded into the table in DRAM */
+struct flaz_table_ctx {
+	struct flaz_l2p *l2p;
+	const struct flaz_geometry *geo;
+	u64 hdd_blocks;
+	bool cold;		/* the volume has a cold codec */
+	/* whether an entry into @ext may go to the SSD: its slots are durable there */
+	bool (*durable)(void *data, u32 ext);
+	/* whether @block lies in a region marked at the last crash */
+	bool (*marked)(void *data, u64 block);
+	void *data;
+	u64 *entries;		/* room for FLAZ_META_ENTRIES */
+};
+
+int flaz_table_load(const struct flaz_table_ctx *x, u64 idx, const void *blk, u64 gen,
+		    bool unclean);
+bool flaz_table_encode(const struct flaz_table_ctx *x, u64 idx, u64 gen, u64 commit,
+		       void *blk);
 
 /* alloc.c: free and written extents, in reclaim order */
 struct flaz_alloc;
@@ -280,21 +312,23 @@ void flaz_intent_written(struct flaz_intent *in, const void *bitmap);
 
 /* meta.c: the superblock and the table on the SSD */
 struct flaz_meta;
+struct flaz_geometry;
 struct flaz_cache;
 
 struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error);
 void flaz_meta_destroy(struct flaz_meta *m);
-u64 flaz_meta_bytes(u64 nr_extents);
+u64 flaz_meta_bytes(const struct flaz_geometry *g);
 int flaz_meta_resume(struct flaz_meta *m, bool cold);
 void flaz_meta_suspend(struct flaz_meta *m);
 void flaz_meta_kick(struct flaz_meta *m);
 void flaz_meta_mark(struct flaz_meta *m);
-void flaz_meta_evict(struct flaz_meta *m, u32 ext);
-int flaz_meta_reformat(struct flaz_meta *m);
+u32 flaz_meta_evict(struct flaz_meta *m, u32 ext);
+int flaz_meta_reformat(struct flaz_meta *m, bool close);
 void flaz_meta_module_exit(void);
 u64 flaz_meta_loading(struct flaz_meta *m);
+bool flaz_meta_recovering(struct flaz_meta *m);
+void flaz_meta_stop_warming(struct flaz_meta *m);
 int flaz_meta_page_in(struct flaz_meta *m, u64 line);
-void flaz_meta_stop_load(struct flaz_meta *m);
 
 /* records.c: block ranges in flight, so no install lands older data than a write */
 struct flaz_record {
@@ -337,9 +371,10 @@ enum flaz_why {
 	FLAZ_WHY_ASKED,		/* the passthrough message */
 };
 
-/* SSD and metadata errors since the last reset that change the mode. */
+/* SSD and metadata errors within a window that change the mode. */
 #define FLAZ_FAULTS_DEGRADED	8
 #define FLAZ_FAULTS_PASSTHROUGH	32
+#define FLAZ_FAULTS_WINDOW	(10 * 60 * HZ)
 
 /* The data path's shared state (cache.c owns it; xbuf.c writes its extents). */
 struct flaz_cache {
@@ -390,6 +425,7 @@ struct flaz_cache {
 	enum flaz_mode mode;
 	enum flaz_why why;
 	atomic_t faults;
+	unsigned long faults_since;	/* jiffies: the window faults counts in began */
 	bool ssd_failed;	/* the SSD took no mark: passthrough */
 	bool suspended;		/* mode changes wait for resume */
 	struct mutex mode_lock;
@@ -442,7 +478,7 @@ struct flaz_hits *flaz_hits_create(u32 extent_bytes);
 void flaz_hits_destroy(struct flaz_hits *hs);
 u64 flaz_hits_bytes(struct flaz_hits *hs);
 u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max);
-void flaz_hit_drain(struct flaz_cache *c, const u32 *ids, u32 n);
+void flaz_hit_drain(struct flaz_cache *c);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
 		      u32 align, u32 max);
 int flaz_hit_module_init(void);

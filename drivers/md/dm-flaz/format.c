@@ -46,6 +46,19 @@ static __u64 head_sectors(__u64 nr_extents, __u32 extent_sectors,
 	return round_up_u64(FLAZ_SB_SECTORS + *meta_sectors, extent_sectors);
 }
 
+#define ENTRY_OFF_SHIFT		8
+#define ENTRY_MASK(bits)	((1ULL << (bits)) - 1)
+
+/* Bits that hold 0..@max. */
+static __u32 bits_for(__u64 max)
+{
+	__u32 n = 1;
+
+	while (n < 64 && max >> n)
+		n++;
+	return n;
+}
+
 static int check_params(__u32 extent_kib, __u32 overbook)
 {
 	if (extent_kib < FLAZ_MIN_EXTENT_KIB || extent_kib > FLAZ_MAX_EXTENT_KIB ||
@@ -100,6 +113,9 @@ int flaz_geometry_init(struct flaz_geometry *g, __u64 ssd_sectors,
 	g->nr_extents = n;
 	g->nr_lines = lines_for(n, bpe, overbook);
 	g->gen_start = g->meta_start + flaz_table_blocks(g) * FLAZ_BLOCK_SECTORS;
+	g->off_bits = bits_for(es * 512 / FLAZ_SLOT_ALIGN - 1);
+	g->ext_bits = bits_for(n - 1);
+	g->gen_bits = flaz_entry_gen_bits(g->off_bits, g->ext_bits);
 	return 0;
 }
 
@@ -421,22 +437,27 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 	return 0;
 }
 
-void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u8 *gens)
+void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u16 *gens)
 {
 	struct flaz_gen_hdr *h = blk;
+	__le16 *out = (__le16 *)(h + 1);
+	__u32 i;
 
 	memset(h, 0, sizeof(*h));
 	h->magic = cpu_to_le32(FLAZ_GEN_MAGIC);
 	h->gen = cpu_to_le64(gen);
 	h->commit = cpu_to_le64(commit);
 	h->index = cpu_to_le32(index);
-	memcpy(h + 1, gens, FLAZ_GEN_ENTRIES);
+	for (i = 0; i < FLAZ_GEN_ENTRIES; i++)
+		out[i] = cpu_to_le16(gens[i]);
 	h->crc = cpu_to_le32(block_crc(blk));
 }
 
-int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u8 *gens)
+int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u16 *gens)
 {
 	const struct flaz_gen_hdr *h = blk;
+	const __le16 *in = (const __le16 *)(h + 1);
+	__u32 i;
 
 	if (le32_to_cpu(h->magic) != FLAZ_GEN_MAGIC)
 		return -ENODATA;
@@ -447,51 +468,56 @@ int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u8
 	if (le32_to_cpu(h->index) != index)
 		return -EILSEQ;
 	*commit = le64_to_cpu(h->commit);
-	memcpy(gens, h + 1, FLAZ_GEN_ENTRIES);
+	for (i = 0; i < FLAZ_GEN_ENTRIES; i++)
+		gens[i] = le16_to_cpu(in[i]);
 	return 0;
 }
 
-#define ENTRY_OFF_SHIFT		8
-#define ENTRY_OFF_BITS		13
-#define ENTRY_EXT_SHIFT		(ENTRY_OFF_SHIFT + ENTRY_OFF_BITS)
-#define ENTRY_EXT_BITS		30
-#define ENTRY_COLD_SHIFT	(ENTRY_EXT_SHIFT + ENTRY_EXT_BITS)
-#define ENTRY_GEN_SHIFT		(ENTRY_COLD_SHIFT + 1)
-#define ENTRY_TAG_SHIFT		(ENTRY_GEN_SHIFT + FLAZ_GEN_BITS)
-#define ENTRY_MASK(bits)	((1ULL << (bits)) - 1)
+/* Fixed by the format: 8 bits of size, 13 of offset at most, 30 of extent. */
+_Static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / FLAZ_SLOT_ALIGN <= 1U << 13, "entry offset bits");
+_Static_assert(FLAZ_MAX_EXTENTS == 1U << 30, "entry extent bits");
+_Static_assert(ENTRY_OFF_SHIFT + 13 + 30 + 1 + FLAZ_TAG_BITS + 8 <= 64,
+	       "at least 8 bits of generation");
 
-_Static_assert(ENTRY_TAG_SHIFT + FLAZ_TAG_BITS == 64, "entry bits");
-_Static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / FLAZ_SLOT_ALIGN <= 1U << ENTRY_OFF_BITS,
-	       "entry offset bits");
-
-__u64 flaz_entry_pack(const struct flaz_entry_info *e)
+__u64 flaz_entry_pack(const struct flaz_entry_info *e, const struct flaz_geometry *g)
 {
+	__u32 pos = ENTRY_OFF_SHIFT;
 	__u64 v = e->units & 0xff;
 
 	if (!e->units)
 		return 0;
 	if (e->units == FLAZ_ENTRY_ZERO_UNITS)
 		return v | e->tag << ENTRY_OFF_SHIFT;
-	v |= (__u64)(e->off / FLAZ_SLOT_ALIGN & ENTRY_MASK(ENTRY_OFF_BITS)) << ENTRY_OFF_SHIFT;
-	v |= (__u64)(e->ext & ENTRY_MASK(ENTRY_EXT_BITS)) << ENTRY_EXT_SHIFT;
-	v |= (__u64)!!e->cold << ENTRY_COLD_SHIFT;
-	v |= (__u64)e->gen << ENTRY_GEN_SHIFT;
-	v |= (e->tag & ENTRY_MASK(FLAZ_TAG_BITS)) << ENTRY_TAG_SHIFT;
+	v |= (__u64)(e->off / FLAZ_SLOT_ALIGN & ENTRY_MASK(g->off_bits)) << pos;
+	pos += g->off_bits;
+	v |= (__u64)(e->ext & ENTRY_MASK(g->ext_bits)) << pos;
+	pos += g->ext_bits;
+	v |= (__u64)!!e->cold << pos;
+	pos += 1;
+	v |= (e->tag & ENTRY_MASK(FLAZ_TAG_BITS)) << pos;
+	pos += FLAZ_TAG_BITS;
+	v |= (__u64)(e->gen & ENTRY_MASK(g->gen_bits)) << pos;
 	return v;
 }
 
-void flaz_entry_unpack(__u64 v, struct flaz_entry_info *e)
+void flaz_entry_unpack(__u64 v, const struct flaz_geometry *g, struct flaz_entry_info *e)
 {
+	__u32 pos = ENTRY_OFF_SHIFT;
+
 	memset(e, 0, sizeof(*e));
 	e->units = v & 0xff;
 	if (e->units == FLAZ_ENTRY_ZERO_UNITS) {
 		e->tag = v >> ENTRY_OFF_SHIFT;
 	} else if (e->units) {
-		e->off = ((v >> ENTRY_OFF_SHIFT) & ENTRY_MASK(ENTRY_OFF_BITS)) * FLAZ_SLOT_ALIGN;
-		e->ext = (v >> ENTRY_EXT_SHIFT) & ENTRY_MASK(ENTRY_EXT_BITS);
-		e->cold = (v >> ENTRY_COLD_SHIFT) & 1;
-		e->gen = (v >> ENTRY_GEN_SHIFT) & ENTRY_MASK(FLAZ_GEN_BITS);
-		e->tag = v >> ENTRY_TAG_SHIFT;
+		e->off = ((v >> pos) & ENTRY_MASK(g->off_bits)) * FLAZ_SLOT_ALIGN;
+		pos += g->off_bits;
+		e->ext = (v >> pos) & ENTRY_MASK(g->ext_bits);
+		pos += g->ext_bits;
+		e->cold = (v >> pos) & 1;
+		pos += 1;
+		e->tag = (v >> pos) & ENTRY_MASK(FLAZ_TAG_BITS);
+		pos += FLAZ_TAG_BITS;
+		e->gen = (v >> pos) & ENTRY_MASK(g->gen_bits);
 	}
 }
 

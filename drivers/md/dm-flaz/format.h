@@ -96,6 +96,10 @@ struct flaz_geometry {
 	__u64 data_start;
 	__u64 nr_extents;
 	__u64 nr_lines;
+	/* a table entry's fields (see flaz_entry_pack()): as wide as this SSD needs */
+	__u32 off_bits;
+	__u32 ext_bits;
+	__u32 gen_bits;
 };
 
 /*
@@ -154,7 +158,8 @@ int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_i
  * whose table reflects every write to the region (see meta.c).
  */
 #define FLAZ_SB_MAGIC		0x42535a46U	/* "FZSB" */
-#define FLAZ_SB_VERSION		3U	/* 2: extent generations; 3: a cold bit per entry */
+/* 2: extent generations; 3: a cold bit per entry; 4: generations of up to 16 bits */
+#define FLAZ_SB_VERSION		4U
 #define FLAZ_SB_CLEAN		0x01U	/* shut down cleanly: no region marked */
 #define FLAZ_SB_FLAGS		FLAZ_SB_CLEAN
 #define FLAZ_SB_HDR_BYTES	256U
@@ -266,26 +271,33 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 /*
  * A table entry as stored: bits 0-7 the slot's size in FLAZ_SLOT_ALIGN units
  * (0: empty, FLAZ_ENTRY_ZERO_UNITS: an all-zero block with no slot). A slot then
- * has its offset in the same units in bits 8-20, its extent in 21-50, in 51
- * whether it is in the volume's cold codec (cold_compressor), the extent's
- * generation when the entry was made in 52-59 and the low FLAZ_TAG_BITS of its
- * tag (block / nr_lines) in 60-63; a zero block has its whole tag in bits 8-63.
+ * has, from bit 8, its offset in the same units (geometry off_bits), its extent
+ * (ext_bits), a bit for the volume's cold codec (cold_compressor), the low
+ * FLAZ_TAG_BITS of its tag (block / nr_lines), and its extent's generation
+ * when the entry was made (gen_bits: what the rest of 64 bits leaves, up to
+ * FLAZ_MAX_GEN_BITS). A zero block has its whole tag in bits 8-63.
+ *
+ * The generation is as wide as the SSD lets it be: the fewer extents, the more
+ * bits, so an extent comes to its last generation only after about 2^56 bytes
+ * of extents have been evicted (64 PiB, beyond any SSD's endurance), whatever
+ * the SSD's size. An extent at flaz_gen_worn() is never used again in that
+ * format: nothing could void entries of a next tenant.
  */
 #define FLAZ_ENTRY_ZERO_UNITS	255U
 #define FLAZ_TAG_BITS		4U
-#define FLAZ_GEN_BITS		8U
+#define FLAZ_MAX_GEN_BITS	16U
 
 struct flaz_entry_info {
 	__u32 units;		/* 0 empty, FLAZ_ENTRY_ZERO_UNITS zero, else slot size */
 	__u32 off;		/* bytes */
 	__u32 ext;
-	__u8 gen;		/* the extent's generation it was made in */
+	__u16 gen;		/* the extent's generation it was made in */
 	__u8 cold;		/* the slot is in the cold codec */
 	__u64 tag;
 };
 
-__u64 flaz_entry_pack(const struct flaz_entry_info *e);
-void flaz_entry_unpack(__u64 v, struct flaz_entry_info *e);
+__u64 flaz_entry_pack(const struct flaz_entry_info *e, const struct flaz_geometry *g);
+void flaz_entry_unpack(__u64 v, const struct flaz_geometry *g, struct flaz_entry_info *e);
 
 /*
  * Whether entry @e of @line is possible in geometry @g for a volume of
@@ -295,11 +307,12 @@ int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry
 		     __u64 line, __u64 hdd_blocks);
 
 /*
- * Extent generations: a byte per extent, bumped each time the extent is evicted,
- * so an entry left on the SSD for an evicted extent is void (its gen differs)
- * without rewriting its table block: eviction costs one gen block, not a table
- * rewrite. A gen block is this header and FLAZ_GEN_ENTRIES gens for the extents
- * index * FLAZ_GEN_ENTRIES onwards; one of another format (gen) holds zeros.
+ * Extent generations: 16 bits per extent, bumped each time the extent is
+ * evicted, so an entry left on the SSD (or in DRAM) for an evicted extent is
+ * void (its gen differs) without rewriting or even visiting it: eviction costs
+ * one gen block, not a table rewrite. A gen block is this header and
+ * FLAZ_GEN_ENTRIES little-endian gens for the extents index * FLAZ_GEN_ENTRIES
+ * onwards; one of another format (gen) holds zeros.
  */
 #define FLAZ_GEN_MAGIC		0x4e454758U	/* "XGEN" */
 
@@ -312,24 +325,29 @@ struct flaz_gen_hdr {
 	__le32 reserved;
 };
 
-#define FLAZ_GEN_ENTRIES	(FLAZ_BLOCK_SIZE - sizeof(struct flaz_gen_hdr))
+#define FLAZ_GEN_ENTRIES	((FLAZ_BLOCK_SIZE - sizeof(struct flaz_gen_hdr)) / 2)
 
-void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u8 *gens);
+void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u16 *gens);
 
-/* As flaz_meta_decode(), for a gen block: @gens gets FLAZ_GEN_ENTRIES bytes. */
-int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u8 *gens);
+/* As flaz_meta_decode(), for a gen block: @gens gets FLAZ_GEN_ENTRIES gens. */
+int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u16 *gens);
+
+/* Bits an entry's generation gets beside an offset and an extent of these widths. */
+static inline __u32 flaz_entry_gen_bits(__u32 off_bits, __u32 ext_bits)
+{
+	__u32 bits = 64 - 8 - off_bits - ext_bits - 1 - FLAZ_TAG_BITS;
+
+	return bits < FLAZ_MAX_GEN_BITS ? bits : FLAZ_MAX_GEN_BITS;
+}
 
 /*
- * The generation an extent at @gen gets when evicted; *wrapped is set when it
- * comes back to 0, which entries written long ago may hold: before such an
- * extent is used again every table block that may hold a void entry for it is
- * rewritten (meta.c).
+ * An extent's generation is odd while it is in use, even while it is free, so
+ * the gen blocks alone say which extents are free. The last even generation of
+ * geometry @g: an extent there is worn out, never used again in that format.
  */
-static inline __u8 flaz_gen_next(__u8 gen, int *wrapped)
+static inline __u16 flaz_gen_worn(const struct flaz_geometry *g)
 {
-	gen = (gen + 1) & ((1U << FLAZ_GEN_BITS) - 1);
-	*wrapped = !gen;
-	return gen;
+	return (__u16)((1U << g->gen_bits) - 2);
 }
 
 /* Table blocks and gen blocks of geometry @g. */

@@ -519,6 +519,10 @@ static void sb_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.next_seq, 1000ULL);
 	KUNIT_EXPECT_EQ(test, out.cold_codec, 3U);
 	KUNIT_EXPECT_EQ(test, out.geo.nr_lines, sb.geo.nr_lines);
+	/* the entry's field widths are derived as the rest of the geometry is */
+	KUNIT_EXPECT_EQ(test, out.geo.off_bits, 10U);
+	KUNIT_EXPECT_EQ(test, out.geo.ext_bits, 14U);
+	KUNIT_EXPECT_EQ(test, out.geo.gen_bits, 16U);
 	KUNIT_EXPECT_EQ(test, ((const u8 *)flaz_sb_bitmap(blk))[3], 0x10);
 	/* the checksum covers the whole block, bitmap and padding included */
 	for (i = 0; i < FLAZ_BLOCK_SIZE; i += 97) {
@@ -580,6 +584,10 @@ static void sb_other_version(struct kunit *test)
 	sb_set_version(blk, 2);
 	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
 	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
+	/* the format of 8-bit generations, a byte each in the gen blocks */
+	sb_set_version(blk, 3);
+	KUNIT_EXPECT_EQ(test, flaz_sb_decode(blk, &out), -EILSEQ);
+	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
 	sb_set_version(blk, FLAZ_SB_VERSION + 1);
 	KUNIT_EXPECT_TRUE(test, flaz_sb_other_version(blk));
 	/* damaged: not a superblock of any version */
@@ -637,8 +645,8 @@ static void meta_round_trip(struct kunit *test)
 static void gen_round_trip(struct kunit *test)
 {
 	u8 *blk = kunit_kzalloc(test, FLAZ_BLOCK_SIZE, GFP_KERNEL);
-	u8 *in = kunit_kzalloc(test, FLAZ_GEN_ENTRIES, GFP_KERNEL);
-	u8 *out = kunit_kzalloc(test, FLAZ_GEN_ENTRIES, GFP_KERNEL);
+	u16 *in = kunit_kcalloc(test, FLAZ_GEN_ENTRIES, sizeof(u16), GFP_KERNEL);
+	u16 *out = kunit_kcalloc(test, FLAZ_GEN_ENTRIES, sizeof(u16), GFP_KERNEL);
 	u64 commit = 0;
 	u32 i;
 
@@ -646,20 +654,31 @@ static void gen_round_trip(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, in);
 	KUNIT_ASSERT_NOT_NULL(test, out);
 	KUNIT_EXPECT_EQ(test, sizeof(struct flaz_gen_hdr), (size_t)32);
-	KUNIT_EXPECT_EQ(test, (u32)FLAZ_GEN_ENTRIES, 4064U);
+	/* 16 bits a gen: (4096 - 32) / 2 */
+	KUNIT_EXPECT_EQ(test, (u32)FLAZ_GEN_ENTRIES, 2032U);
 	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 5, 0, &commit, out), -ENODATA);
 	for (i = 0; i < FLAZ_GEN_ENTRIES; i++)
-		in[i] = (u8)(i * 37 + 11);
+		in[i] = (u16)(i * 40503 + 11);	/* high bytes too */
+	in[0] = 0x1234;
+	in[1] = 0xffff;
+	in[FLAZ_GEN_ENTRIES - 1] = 0xfedc;
 	flaz_gen_encode(blk, 5, 9, 3, in);
-	memset(out, 0xa5, FLAZ_GEN_ENTRIES);
+	/* little-endian gens right after the header, the last one ending the block */
+	KUNIT_EXPECT_EQ(test, blk[32], 0x34);
+	KUNIT_EXPECT_EQ(test, blk[33], 0x12);
+	KUNIT_EXPECT_EQ(test, blk[34], 0xff);
+	KUNIT_EXPECT_EQ(test, blk[35], 0xff);
+	KUNIT_EXPECT_EQ(test, blk[FLAZ_BLOCK_SIZE - 2], 0xdc);
+	KUNIT_EXPECT_EQ(test, blk[FLAZ_BLOCK_SIZE - 1], 0xfe);
+	memset(out, 0xa5, FLAZ_GEN_ENTRIES * sizeof(u16));
 	KUNIT_ASSERT_EQ(test, flaz_gen_decode(blk, 5, 3, &commit, out), 0);
 	KUNIT_EXPECT_EQ(test, commit, 9ULL);
-	KUNIT_EXPECT_EQ(test, memcmp(in, out, FLAZ_GEN_ENTRIES), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(in, out, FLAZ_GEN_ENTRIES * sizeof(u16)), 0);
 	/* another format's gen block: its gens are not this format's (all 0) */
 	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 6, 3, &commit, out), -ENODATA);
 	/* sound but in the wrong place */
 	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 5, 4, &commit, out), -EILSEQ);
-	/* a table block is not a gen block, nor the other way round */
+	/* a table block is not a gen block, nor the other way round (out is as large) */
 	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 3, &commit, (u64 *)out), -ENODATA);
 	/* any flipped byte: header or gens */
 	for (i = 0; i < FLAZ_BLOCK_SIZE; i += 61) {
@@ -674,20 +693,92 @@ static void gen_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_gen_decode(blk, 5, 3, &commit, out), 0);
 }
 
-/* Generations go round in FLAZ_GEN_BITS and say when they come back to 0. */
-static void gen_next_wraps(struct kunit *test)
+/*
+ * A table entry's fields as wide as the geometry needs, worked out here by hand:
+ * the offset holds 0..extent bytes / 32 - 1, the extent 0..nr_extents - 1, and
+ * the generation what is left of 64 bits after them, the 8 bits of size, the
+ * cold bit and the FLAZ_TAG_BITS of tag, 16 at most. Generations are odd in
+ * use, even free: the last even one is worn out.
+ */
+static void geometry_entry_widths(struct kunit *test)
 {
-	int wrapped = -1;
+	struct flaz_geometry g;
+	u32 ext, ob;
+	u64 s;
 
-	KUNIT_EXPECT_EQ(test, flaz_gen_next(7, &wrapped), 8);
-	KUNIT_EXPECT_EQ(test, wrapped, 0);
-	KUNIT_EXPECT_EQ(test, flaz_gen_next(0, &wrapped), 1);
-	KUNIT_EXPECT_EQ(test, wrapped, 0);
-	KUNIT_EXPECT_EQ(test, flaz_gen_next(254, &wrapped), 255);
-	KUNIT_EXPECT_EQ(test, wrapped, 0);
-	KUNIT_EXPECT_EQ(test, flaz_gen_next(255, &wrapped), 0);
-	KUNIT_EXPECT_EQ(test, wrapped, 1);
-	KUNIT_EXPECT_EQ(test, FLAZ_GEN_BITS, 8U);
+	/*
+	 * 512 MiB, 32 KiB extents, overbook 200: 16318 extents of 64 sectors after
+	 * a 4224-sector head (16 + (514 table + 9 gen blocks) * 8 = 4200, rounded
+	 * up to 64), 4224 + 16318 * 64 = 2^20. 1024 offsets are 10 bits, extents
+	 * 0-16317 are 14 (8192 <= 16317 < 16384), so 64 - 8 - 10 - 14 - 1 - 4 = 27
+	 * bits are left: the generation has 16.
+	 */
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1 << 20, 32, 200), 0);
+	KUNIT_EXPECT_EQ(test, g.nr_extents, 16318ULL);
+	KUNIT_EXPECT_EQ(test, g.data_start, 4224ULL);
+	KUNIT_EXPECT_EQ(test, flaz_gen_blocks(&g), 9ULL);
+	KUNIT_EXPECT_EQ(test, g.off_bits, 10U);
+	KUNIT_EXPECT_EQ(test, g.ext_bits, 14U);
+	KUNIT_EXPECT_EQ(test, g.gen_bits, 16U);
+	KUNIT_EXPECT_EQ(test, flaz_gen_worn(&g), 0xfffe);
+
+	/* the fewest, smallest extents: 128 offsets (7 bits), extents 0-15 (4 bits) */
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, flaz_geometry_min_sectors(4, 100), 4, 100),
+			0);
+	KUNIT_EXPECT_EQ(test, g.nr_extents, 16ULL);
+	KUNIT_EXPECT_EQ(test, g.off_bits, 7U);
+	KUNIT_EXPECT_EQ(test, g.ext_bits, 4U);
+	KUNIT_EXPECT_EQ(test, g.gen_bits, 16U);
+
+	/*
+	 * 8 TiB of 256 KiB extents: a little under 2^25 of them (each costs 512
+	 * sectors and a 64th of a table block), so 25 bits of extent beside 13 of
+	 * offset leave 64 - 8 - 13 - 25 - 1 - 4 = 13 for the generation.
+	 */
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1ULL << 34, 256, 100), 0);
+	KUNIT_EXPECT_LT(test, g.nr_extents, 1ULL << 25);
+	KUNIT_EXPECT_GT(test, g.nr_extents, (1ULL << 24) + 1);
+	KUNIT_EXPECT_EQ(test, g.off_bits, 13U);
+	KUNIT_EXPECT_EQ(test, g.ext_bits, 25U);
+	KUNIT_EXPECT_EQ(test, g.gen_bits, 13U);
+	KUNIT_EXPECT_EQ(test, flaz_gen_worn(&g), 8190);
+
+	/* the most extents, of the largest size: all 64 bits taken, 8 of them the gen's */
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1ULL << 50, 256, 100), 0);
+	KUNIT_EXPECT_EQ(test, g.nr_extents, (u64)FLAZ_MAX_EXTENTS);
+	KUNIT_EXPECT_EQ(test, g.off_bits, 13U);
+	KUNIT_EXPECT_EQ(test, g.ext_bits, 30U);
+	KUNIT_EXPECT_EQ(test, g.gen_bits, 8U);
+	KUNIT_EXPECT_EQ(test, flaz_gen_worn(&g), 254);
+
+	/* the rule alone: what 64 bits leave beside 8 + 1 + 4 and these, 16 at most */
+	KUNIT_EXPECT_EQ(test, flaz_entry_gen_bits(13, 30), 8U);
+	KUNIT_EXPECT_EQ(test, flaz_entry_gen_bits(13, 26), 12U);
+	KUNIT_EXPECT_EQ(test, flaz_entry_gen_bits(10, 25), 16U);
+	KUNIT_EXPECT_EQ(test, flaz_entry_gen_bits(10, 26), 15U);
+	KUNIT_EXPECT_EQ(test, flaz_entry_gen_bits(7, 4), 16U);
+
+	/* any geometry: each field just wide enough, and all of them in 64 bits */
+	for (ext = FLAZ_MIN_EXTENT_KIB; ext <= FLAZ_MAX_EXTENT_KIB; ext *= 2) {
+		for (ob = FLAZ_MIN_OVERBOOK; ob <= FLAZ_MAX_OVERBOOK; ob += 450) {
+			for (s = flaz_geometry_min_sectors(ext, ob); s < (1ULL << 44);
+			     s = s * 5 + 3) {
+				KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, s, ext, ob), 0);
+				KUNIT_EXPECT_EQ(test, 32ULL << g.off_bits, ext * 1024ULL);
+				KUNIT_EXPECT_LE(test, g.nr_extents, 1ULL << g.ext_bits);
+				KUNIT_EXPECT_GT(test, g.nr_extents, 1ULL << (g.ext_bits - 1));
+				KUNIT_EXPECT_GE(test, g.gen_bits, 8U);
+				KUNIT_EXPECT_LE(test, g.gen_bits, 16U);
+				KUNIT_EXPECT_LE(test, 8 + g.off_bits + g.ext_bits + 1 +
+						FLAZ_TAG_BITS + g.gen_bits, 64U);
+				if (g.gen_bits < 16)
+					KUNIT_EXPECT_EQ(test, 8 + g.off_bits + g.ext_bits + 1 +
+							FLAZ_TAG_BITS + g.gen_bits, 64U);
+				KUNIT_EXPECT_EQ(test, (u32)flaz_gen_worn(&g) + 2,
+						1U << g.gen_bits);
+			}
+		}
+	}
 }
 
 /* Entries: every kind packs and unpacks; the range checks hold at their edges. */
@@ -702,10 +793,10 @@ static void entry_pack_valid(struct kunit *test)
 	e.units = 129;
 	e.off = 256 * 1024 - 129 * FLAZ_SLOT_ALIGN;
 	e.ext = g.nr_extents - 1;
-	e.gen = 0xa5;
+	e.gen = 0xa5c3;
 	e.cold = 1;
 	e.tag = 2;
-	flaz_entry_unpack(flaz_entry_pack(&e), &o);
+	flaz_entry_unpack(flaz_entry_pack(&e, &g), &g, &o);
 	KUNIT_EXPECT_EQ(test, o.units, e.units);
 	KUNIT_EXPECT_EQ(test, o.off, e.off);
 	KUNIT_EXPECT_EQ(test, o.ext, e.ext);
@@ -730,7 +821,8 @@ static void entry_pack_valid(struct kunit *test)
 
 	e.units = FLAZ_ENTRY_ZERO_UNITS;
 	e.tag = (1ULL << 40) + 3;
-	flaz_entry_unpack(flaz_entry_pack(&e), &o);
+	KUNIT_EXPECT_EQ(test, flaz_entry_pack(&e, &g), 255ULL | ((1ULL << 40) + 3) << 8);
+	flaz_entry_unpack(flaz_entry_pack(&e, &g), &g, &o);
 	KUNIT_EXPECT_EQ(test, o.units, FLAZ_ENTRY_ZERO_UNITS);
 	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
 	/* a zero block has no extent, so no generation: the tag keeps bits 8-63 */
@@ -742,66 +834,99 @@ static void entry_pack_valid(struct kunit *test)
 
 	e.units = 0;
 	e.gen = 3;
-	KUNIT_EXPECT_EQ(test, flaz_entry_pack(&e), 0ULL);
-	flaz_entry_unpack(0, &o);
+	KUNIT_EXPECT_EQ(test, flaz_entry_pack(&e, &g), 0ULL);
+	flaz_entry_unpack(0, &g, &o);
 	KUNIT_EXPECT_EQ(test, o.units, 0U);
 	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 0, blocks));
 }
 
-/*
- * A slot entry's fields at their widest: the 30-bit extent, the cold bit, the
- * 8-bit generation and the tag cut to FLAZ_TAG_BITS do not run into each other.
- */
-static void entry_gen_tag_bits(struct kunit *test)
+/* Pack @e in @g, check it is @want, and that it unpacks to @e again. */
+static void entry_is(struct kunit *test, const struct flaz_geometry *g,
+		     const struct flaz_entry_info *e, u64 want)
 {
-	struct flaz_entry_info e = {}, o;
-	u64 v;
+	struct flaz_entry_info o;
+	u64 v = flaz_entry_pack(e, g);
+
+	KUNIT_EXPECT_EQ(test, v, want);
+	flaz_entry_unpack(v, g, &o);
+	KUNIT_EXPECT_EQ(test, o.units, e->units);
+	KUNIT_EXPECT_EQ(test, o.off, e->off);
+	KUNIT_EXPECT_EQ(test, o.ext, e->ext);
+	KUNIT_EXPECT_EQ(test, o.cold, e->cold);
+	KUNIT_EXPECT_EQ(test, o.tag, e->tag & ((1ULL << FLAZ_TAG_BITS) - 1));
+	KUNIT_EXPECT_EQ(test, o.gen, e->gen);
+}
+
+/*
+ * A slot entry's fields at their widest do not run into each other, and each
+ * sits where the documented layout puts it: size in bits 0-7, then offset,
+ * extent, the cold bit, the low FLAZ_TAG_BITS of the tag and the generation.
+ */
+static void entry_field_bits(struct kunit *test)
+{
+	struct flaz_geometry g;
+	struct flaz_entry_info e = {};
 
 	KUNIT_EXPECT_EQ(test, FLAZ_TAG_BITS, 4U);
+	/* the most extents (2^30) of the largest size: every bit taken, 8 of gen */
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1ULL << 50, 256, 100), 0);
 	e.units = FLAZ_ENTRY_ZERO_UNITS - 1;
 	e.off = ((1U << 13) - 1) * FLAZ_SLOT_ALIGN;
 	e.ext = FLAZ_MAX_EXTENTS - 1;
 	e.cold = 1;
-	e.gen = 255;
 	e.tag = (1ULL << FLAZ_TAG_BITS) - 1;
-	v = flaz_entry_pack(&e);
-	KUNIT_EXPECT_EQ(test, v, ~0ULL - 1);
-	flaz_entry_unpack(v, &o);
-	KUNIT_EXPECT_EQ(test, o.units, e.units);
-	KUNIT_EXPECT_EQ(test, o.off, e.off);
-	KUNIT_EXPECT_EQ(test, o.ext, e.ext);
-	KUNIT_EXPECT_EQ(test, o.cold, 1);
-	KUNIT_EXPECT_EQ(test, o.gen, 255);
-	KUNIT_EXPECT_EQ(test, o.tag, e.tag);
-
-	/* the generation alone: bits 52-59 */
+	e.gen = 255;
+	entry_is(test, &g, &e, ~0ULL - 1);
+	/* offset in 8-20, extent in 21-50, cold in 51, tag in 52-55, gen in 56-63 */
+	memset(&e, 0, sizeof(e));
 	e.units = 2;
-	e.off = 0;
-	e.ext = 0;
-	e.tag = 0;
-	e.cold = 0;
 	e.gen = 0x81;
-	v = flaz_entry_pack(&e);
-	KUNIT_EXPECT_EQ(test, v, 2ULL | 0x81ULL << 52);
-	/* the cold bit alone: bit 51, between the extent and the generation */
+	entry_is(test, &g, &e, 2ULL | 0x81ULL << 56);
 	e.gen = 0;
+	e.tag = 0x1234;		/* keeps its low 4 bits only */
+	entry_is(test, &g, &e, 2ULL | 0x4ULL << 52);
+	e.tag = 0;
 	e.cold = 1;
-	v = flaz_entry_pack(&e);
-	KUNIT_EXPECT_EQ(test, v, 2ULL | 1ULL << 51);
-	flaz_entry_unpack(v, &o);
-	KUNIT_EXPECT_EQ(test, o.cold, 1);
-	KUNIT_EXPECT_EQ(test, o.ext, 0U);
-	KUNIT_EXPECT_EQ(test, o.gen, 0);
+	entry_is(test, &g, &e, 2ULL | 1ULL << 51);
 	e.cold = 0;
-	/* the tag keeps its low FLAZ_TAG_BITS only, in bits 60-63 */
+	e.ext = (1U << 29) + 1;
+	entry_is(test, &g, &e, 2ULL | ((1ULL << 29) + 1) << 21);
+	e.ext = 0;
+	e.off = 0x1001 * FLAZ_SLOT_ALIGN;
+	entry_is(test, &g, &e, 2ULL | 0x1001ULL << 8);
+
+	/*
+	 * 512 MiB of 32 KiB extents (16318 of them): offset in 8-17, extent in
+	 * 18-31, cold in 32, tag in 33-36, gen in 37-52, and 53-63 unused.
+	 */
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1 << 20, 32, 200), 0);
+	e.units = FLAZ_ENTRY_ZERO_UNITS - 1;
+	e.off = ((1U << 10) - 1) * FLAZ_SLOT_ALIGN;
+	e.ext = (1U << 14) - 1;
+	e.cold = 1;
+	e.tag = (1ULL << FLAZ_TAG_BITS) - 1;
+	e.gen = 0xffff;
+	entry_is(test, &g, &e, (1ULL << 53) - 2);
+	memset(&e, 0, sizeof(e));
+	e.units = 2;
+	e.gen = 0x8001;
+	entry_is(test, &g, &e, 2ULL | 0x8001ULL << 37);
 	e.gen = 0;
 	e.tag = 0x1234;
-	v = flaz_entry_pack(&e);
-	KUNIT_EXPECT_EQ(test, v, 2ULL | 0x4ULL << 60);
-	flaz_entry_unpack(v, &o);
-	KUNIT_EXPECT_EQ(test, o.tag, 0x4ULL);
-	KUNIT_EXPECT_EQ(test, o.gen, 0);
-	KUNIT_EXPECT_EQ(test, o.ext, 0U);
+	entry_is(test, &g, &e, 2ULL | 0x4ULL << 33);
+	e.tag = 0;
+	e.cold = 1;
+	entry_is(test, &g, &e, 2ULL | 1ULL << 32);
+	e.cold = 0;
+	e.ext = 0x2001;
+	entry_is(test, &g, &e, 2ULL | 0x2001ULL << 18);
+	e.ext = 0;
+	e.off = 0x201 * FLAZ_SLOT_ALIGN;
+	entry_is(test, &g, &e, 2ULL | 0x201ULL << 8);
+	/* the generation's widest value, as any other: packing does not judge it */
+	e.off = 0;
+	e.gen = 0xffff;
+	entry_is(test, &g, &e, 2ULL | 0xffffULL << 37);
 }
 
 static struct kunit_case flaz_format_cases[] = {
@@ -810,9 +935,9 @@ static struct kunit_case flaz_format_cases[] = {
 	KUNIT_CASE(sb_region_shift),
 	KUNIT_CASE(meta_round_trip),
 	KUNIT_CASE(gen_round_trip),
-	KUNIT_CASE(gen_next_wraps),
+	KUNIT_CASE(geometry_entry_widths),
 	KUNIT_CASE(entry_pack_valid),
-	KUNIT_CASE(entry_gen_tag_bits),
+	KUNIT_CASE(entry_field_bits),
 	KUNIT_CASE(geometry_min_boundary),
 	KUNIT_CASE(geometry_largest_fit),
 	KUNIT_CASE(geometry_bad_params),

@@ -18,17 +18,20 @@
  * block is read from the HDD, also asynchronously; the bio ends when the last
  * read is done.
  *
- * Pins: an extent with a slot read in flight is not freed (meta.c drains its
+ * Pins: an extent with a slot read in flight is not freed (meta.c drains the
  * pins before the discard and before it can be opened again), so a read never
  * returns a later tenant's bytes; the slot checks stay as the defence against
  * the SSD. Pins are counted in a small hashed table of counters, so they cost
- * no DRAM per extent; a shared counter only makes a free wait a little longer.
+ * no DRAM per extent, in two epochs: a drain moves new pins to the other epoch
+ * and waits for the old one to empty, which takes no new pins, so steady hits
+ * cannot starve it (an RCU grace period in small).
  */
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/mempool.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 
@@ -52,6 +55,7 @@ struct hit_block {
 	u8 state;
 	u8 span;
 	bool pinned;
+	u8 epoch;		/* of the pin */
 };
 
 /* A read in flight: a span of slots from the SSD, or one block from the HDD. */
@@ -83,7 +87,9 @@ struct flaz_hits {
 	struct bio_set bs;
 	mempool_t *bufs;	/* span and HDD buffers, for when kmalloc fails */
 	u32 buf_bytes;
-	atomic_t pins[1 << HIT_PIN_BITS];
+	struct mutex drain_lock;	/* one drain at a time */
+	unsigned int epoch;		/* new pins go here */
+	atomic_t pins[2][1 << HIT_PIN_BITS];
 };
 
 static mempool_t *hit_pool;	/* a hit of FLAZ_HIT_RUN blocks, when kmalloc fails */
@@ -129,9 +135,9 @@ u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry 
 	return i;
 }
 
-static atomic_t *pin_of(struct flaz_cache *c, u32 ext)
+static atomic_t *pin_of(struct flaz_cache *c, const struct hit_block *b)
 {
-	return &c->hits->pins[hash_32(ext, HIT_PIN_BITS)];
+	return &c->hits->pins[b->epoch][hash_32(b->e.ext, HIT_PIN_BITS)];
 }
 
 static void unpin(struct flaz_cache *c, struct hit_block *b)
@@ -141,21 +147,34 @@ static void unpin(struct flaz_cache *c, struct hit_block *b)
 	if (!b->pinned)
 		return;
 	b->pinned = false;
-	p = pin_of(c, b->e.ext);
+	p = pin_of(c, b);
 	if (atomic_dec_and_test(p))
 		wake_up_var(p);
 }
 
-/* Wait until no read is in flight from any of extents @ids (meta.c, before freeing them). */
-void flaz_hit_drain(struct flaz_cache *c, const u32 *ids, u32 n)
+/*
+ * Wait until no read is in flight from an extent evicted before the call
+ * (meta.c, before freeing them). Every lookup that could still see such an
+ * extent's entries has pinned by the time the table's locks are all passed,
+ * in the epoch the previous drain left (it emptied the one before); the new
+ * epoch takes the pins from here on. O(pin buckets), never starved.
+ */
+void flaz_hit_drain(struct flaz_cache *c)
 {
+	struct flaz_hits *hs = c->hits;
+	unsigned int old;
 	u32 i;
 
-	for (i = 0; i < n; i++) {
-		atomic_t *p = pin_of(c, ids[i]);
-
-		wait_var_event(p, !atomic_read(p));
-	}
+	mutex_lock(&hs->drain_lock);
+	flaz_l2p_sync(c->l2p);
+	old = hs->epoch;
+	WRITE_ONCE(hs->epoch, !old);
+	/* the pins before the flip are seen, those after it go to the new epoch */
+	smp_mb();
+	flaz_l2p_sync(c->l2p);
+	for (i = 0; i < ARRAY_SIZE(hs->pins[old]); i++)
+		wait_var_event(&hs->pins[old][i], !atomic_read(&hs->pins[old][i]));
+	mutex_unlock(&hs->drain_lock);
 }
 
 /* @block's entry, its extent pinned while the entry still points there. */
@@ -168,7 +187,8 @@ static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b)
 	hit = flaz_l2p_lookup(c->l2p, block, &b->e);
 	b->pinned = hit && b->e.kind == FLAZ_ENTRY_SLOT;
 	if (b->pinned) {
-		atomic_inc(pin_of(c, b->e.ext));
+		b->epoch = READ_ONCE(c->hits->epoch);
+		atomic_inc(pin_of(c, b));
 		/* a second chance at cleaning, and in stage two */
 		flaz_l2p_touch(c->l2p, line);
 		flaz_cleaner_touch(c->cleaner, b->e.ext);
@@ -539,6 +559,8 @@ static bool start_now(struct flaz_hit *h)
  * @block, at most @max of them, and cut the bio after the run. Returns how many
  * blocks it serves: 0 when @block is not cached, or when no memory comes
  * without waiting (the caller then reads the block from the HDD as a miss).
+ * Costs: a lookup and a pin per block (O(1)), one SSD read per span of slots,
+ * a check and a decompression per block; never a table read.
  */
 u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max)
 {
@@ -602,6 +624,7 @@ struct flaz_hits *flaz_hits_create(u32 extent_bytes)
 	if (!hs)
 		return NULL;
 	hs->buf_bytes = min(extent_bytes, SPAN_MAX_BYTES);
+	mutex_init(&hs->drain_lock);
 	hs->bufs = mempool_create_kmalloc_pool(HIT_RESERVE, hs->buf_bytes);
 	if (!hs->bufs || bioset_init(&hs->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS)) {
 		mempool_destroy(hs->bufs);

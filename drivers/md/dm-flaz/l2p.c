@@ -6,48 +6,63 @@
  * An entry is, from bit 0: the slot's size in FLAZ_SLOT_ALIGN units (0: empty,
  * L2P_ZERO: an all-zero block with no slot), its offset in the extent in the same
  * units, the extent, a tag (block / nr_lines) cut to at most L2P_MAX_TAG_BITS,
- * and on a volume with a cold codec a bit for a slot in it.
+ * on a volume with a cold codec a bit for a slot in it, and the extent's
+ * generation when the entry was made (format.h), as on the SSD.
  * A cut tag can match another block, so a hit is confirmed by the slot header's
  * block number; a zero entry has no header, so it keeps the whole tag in the bits
  * a slot would use, and zero blocks are stored as slots where it does not fit.
+ *
+ * The table on the SSD is the truth; DRAM holds some of its pages. A line's
+ * entry is in one of three places: in a resident page; on the SSD, its page
+ * absent; or nowhere, its tombstone bit set (below).
+ *
+ * Eviction is O(1) per extent: the table keeps each extent's generation, and an
+ * entry whose generation is not its extent's reads as empty, wherever it is (in
+ * DRAM, or on the SSD to be paged in later). An extent's generation is odd
+ * while it is in use (flaz_l2p_open_extent() makes it so before any entry
+ * points into it) and even while it is free, so which extents are free is known
+ * from the generations alone, without reading the table. Evicting an extent
+ * bumps its generation and takes its counts out of the totals: no entry is
+ * visited. An extent at its last generation (flaz_gen_worn()) is never used
+ * again. The table also keeps which gen blocks changed, for the commit.
  *
  * Entries straddle u64 words, but 64 entries take exactly entry_bits words, so a
  * lock stripe covering whole groups of 64 lines never shares a word with another.
  * The entries are kept in pages of FLAZ_L2P_PAGE_BLOCKS table blocks (format.h),
  * each a whole number of such groups: a table block is in one page, so a page
  * can be read from the SSD's table on its own. Only some pages need be in DRAM
- * (resident): meta.c pages them in from the SSD and out to keep within
- * table_cache_kib, clean ones first. A line of a page not resident reads as
- * empty (its block is a miss: the HDD has it). A write to it cannot drop the
- * entry the SSD holds for it, so it marks the line's table block dirty instead:
- * the next commit writes that block empty, and a page-in takes it as empty
- * (void); a dirty page paged out leaves its dirty blocks so, losing what they
- * held. While the table loads, a write to a page not loaded yet leaves a
- * tombstone bit instead, which the page-in turns into a tombstone (below), so
- * the write costs its own line only. The counters (usage, live) count resident
- * entries only: the cleaner takes the slots of absent ones for dead, and the
- * eviction of their extent voids them.
+ * (resident): meta.c pages them in from the SSD on demand and out to keep
+ * within table_cache_kib, and only clean ones: a page is never dropped with a
+ * change the SSD does not have. A line of a page not resident reads as empty
+ * (its block is a miss: the HDD has it). A write to it cannot reach the entry
+ * the SSD holds, so it sets the line's tombstone bit (a bit per line, kept
+ * whatever is resident) and marks its table block dirty: the page-in leaves
+ * the line empty and clears the bit, and a commit pages in a dirty page that is
+ * out before it writes it (read, modify, write). A write costs its own line
+ * only, and nothing is lost by paging.
+ *
+ * The counters (usage, live) count resident entries only: the cleaner takes
+ * the slots of absent ones for dead, and blocks_cached is of resident lines.
  *
  * A page's lines are locked by FLAZ_L2P_PAGE_STRIPES of the stripes, so paging
  * it in or out takes that many locks, not one per group.
  *
  * While a page is paged in (coming), a write to a line not read yet leaves a
  * tombstone there: an empty entry with a bit set, which every reader takes as
- * empty and the loader as taken, so it never brings back what the SSD held for
+ * empty and the page-in as taken, so it never brings back what the SSD held for
  * that line.
  *
- * The live slot bytes are counted in all, raw (a raw slot is the only one of
- * its size: fill.c keeps compressed ones smaller) and in the cold codec. For
- * the cleaner, the table also keeps the bytes of slots each extent holds
- * that lines still point at (live), and a line's heat: a 2-bit count of hits
- * since it was installed, halved when the cleaner moves it (a second chance
- * must be earned again). The heat of a stripe's lines is in words of its own,
- * so the stripe's lock covers it.
+ * The live slots are counted per extent (bytes, slots, raw slots, cold bytes)
+ * and in all. For the cleaner the table also keeps a line's heat: a 2-bit count
+ * of hits since it was installed, halved when the cleaner moves it (a second
+ * chance must be earned again). The heat of a stripe's lines is in words of its
+ * own, so the stripe's lock covers it. An extent's counts change under the
+ * lines' locks, and its eviction takes them whole (xchg) after its generation
+ * moved on: a drop racing the eviction leaves its share in the extent's next
+ * tenant's counts, taken out in turn at that tenant's eviction.
  *
  * Every change marks the table block (format.h) holding the line dirty, so a
- * commit (meta.c) writes only what changed. An eviction marks it stale instead:
- * the entry left on the SSD is void by its extent's generation, so the block
- * needs writing only before that generation comes round again.
+ * commit (meta.c) writes only what changed.
  */
 #include <linux/bitmap.h>
 #include <linux/cache.h>
@@ -70,6 +85,7 @@
 #define L2P_HEAT_BITS		2
 #define L2P_HEAT_MAX		FLAZ_HEAT_MAX
 #define L2P_PAGE_LINES		(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
+#define L2P_COMING		1	/* page state: being paged in, tombstones wanted */
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
 static_assert(L2P_PAGE_LINES % L2P_GROUP == 0);
 /* paging takes a page's stripes nested: lockdep tells apart 8 subclasses */
@@ -83,24 +99,28 @@ struct l2p_lock {
 struct flaz_l2p {
 	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page; NULL: absent */
 	u64 nr_pages;
-	u8 *coming;		/* per page: being paged in, tombstones wanted */
+	u8 *state;		/* per page: L2P_COMING */
 	u8 *ref;		/* per page: used since the clock hand passed */
 	u64 hand;		/* the next page trim() looks at */
 	u64 resident;		/* bytes of resident pages */
 	/*
-	 * While the table loads: a bit per line of a page not in yet that a write
-	 * touched. A word is a group of lines, so its stripe's lock covers it.
+	 * A bit per line of a page not resident that a write emptied. A word is a
+	 * group of lines, so its stripe's lock covers it.
 	 */
 	unsigned long *tombs;
 	unsigned long *dirty;	/* a bit per table block */
-	unsigned long *stale;	/* a bit per table block: holds a void entry */
 	u64 *heat;		/* L2P_HEAT_BITS per line */
-	atomic_t *live;		/* per extent: bytes of the slots lines point at */
+	u16 *gens;		/* per extent, whole gen blocks: its generation */
+	unsigned long *gen_dirty;	/* per gen block: a gen changed since written */
+	/* per extent, of the slots lines point at: bytes, slots, raw ones, cold bytes */
+	atomic_t *live, *slots, *raw_slots, *cold_live;
 	u64 nr_extents;
+	u64 nr_gen_blocks;
 	u64 nr_blocks;
 	u64 nr_lines;
 	u64 bytes;
-	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits, cold_bits;
+	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits, cold_bits, gen_bits;
+	u16 worn;
 	bool zero_fits;
 	atomic64_t blocks, logical, physical, raw, cold;
 	struct l2p_lock locks[L2P_STRIPES];
@@ -143,22 +163,32 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->full_tag_bits = bits_for(div64_u64(hdd_blocks - 1, nr_lines));
 	t->tag_bits = min_t(u32, t->full_tag_bits, L2P_MAX_TAG_BITS);
 	t->cold_bits = cold;
-	t->bits = L2P_LEN_BITS + t->off_bits + t->ext_bits + t->tag_bits + t->cold_bits;
+	t->gen_bits = flaz_entry_gen_bits(t->off_bits, t->ext_bits);
+	t->worn = (1U << t->gen_bits) - 2;	/* flaz_gen_worn() */
+	t->bits = L2P_LEN_BITS + t->off_bits + t->ext_bits + t->tag_bits + t->cold_bits +
+		  t->gen_bits;
 	t->zero_fits = t->full_tag_bits <= t->bits - L2P_LEN_BITS;
 	words = DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * t->bits;
 	t->bytes = words * sizeof(u64);
 	t->nr_blocks = DIV_ROUND_UP_ULL(nr_lines, FLAZ_META_ENTRIES);
 	t->nr_pages = DIV_ROUND_UP_ULL(nr_lines, L2P_PAGE_LINES);
 	t->pages = kvcalloc(t->nr_pages, sizeof(*t->pages), GFP_KERNEL);
-	t->coming = kvzalloc(t->nr_pages, GFP_KERNEL);
+	t->state = kvzalloc(t->nr_pages, GFP_KERNEL);
 	t->tombs = kvcalloc(BITS_TO_LONGS(nr_lines), sizeof(long), GFP_KERNEL);
 	t->ref = kvzalloc(t->nr_pages, GFP_KERNEL);
 	t->dirty = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
-	t->stale = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
 	t->heat = kvcalloc(heat_words(nr_lines), sizeof(u64), GFP_KERNEL);
 	t->nr_extents = nr_extents;
+	t->nr_gen_blocks = DIV_ROUND_UP_ULL(nr_extents, FLAZ_GEN_ENTRIES);
+	t->gens = kvcalloc(t->nr_gen_blocks * FLAZ_GEN_ENTRIES, sizeof(u16), GFP_KERNEL);
+	t->gen_dirty = bitmap_zalloc(t->nr_gen_blocks, GFP_KERNEL);
 	t->live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
-	if (!t->pages || !t->coming || !t->tombs || !t->ref || !t->dirty || !t->stale || !t->heat || !t->live) {
+	t->slots = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
+	t->raw_slots = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
+	if (cold)
+		t->cold_live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
+	if (!t->pages || !t->state || !t->tombs || !t->ref || !t->dirty || !t->heat ||
+	    !t->gens || !t->gen_dirty || !t->live || !t->slots || !t->raw_slots || (cold && !t->cold_live)) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -176,13 +206,17 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	for (p = 0; t->pages && p < t->nr_pages; p++)
 		kvfree(t->pages[p]);
 	kvfree(t->pages);
-	kvfree(t->coming);
+	kvfree(t->state);
 	kvfree(t->tombs);
 	kvfree(t->ref);
 	kvfree(t->dirty);
-	kvfree(t->stale);
 	kvfree(t->heat);
+	kvfree(t->gens);
+	bitmap_free(t->gen_dirty);
 	kvfree(t->live);
+	kvfree(t->slots);
+	kvfree(t->raw_slots);
+	kvfree(t->cold_live);
 	kvfree(t);
 }
 
@@ -193,15 +227,18 @@ u64 flaz_l2p_bytes(struct flaz_l2p *t)
 
 /*
  * Everything the table allocates: the resident pages, the page pointers and
- * state, the dirty and stale bits, the heat, the live bytes, the struct.
+ * state, the dirty bits, the heat (per line); the generations and the counts
+ * (per extent); the struct.
  */
 u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 {
 	return READ_ONCE(t->resident) + t->nr_pages * (sizeof(*t->pages) + 2) +
-	       (READ_ONCE(t->tombs) ? BITS_TO_LONGS(t->nr_lines) * sizeof(long) : 0) +
-	       2 * BITS_TO_LONGS(t->nr_blocks) * sizeof(long) +
-	       heat_words(t->nr_lines) * sizeof(u64) + t->nr_extents * sizeof(atomic_t) +
-	       sizeof(*t);
+	       BITS_TO_LONGS(t->nr_lines) * sizeof(long) +
+	       BITS_TO_LONGS(t->nr_blocks) * sizeof(long) +
+	       heat_words(t->nr_lines) * sizeof(u64) +
+	       t->nr_gen_blocks * FLAZ_GEN_ENTRIES * sizeof(u16) +
+	       BITS_TO_LONGS(t->nr_gen_blocks) * sizeof(long) +
+	       t->nr_extents * (3 + !!t->cold_live) * sizeof(atomic_t) + sizeof(*t);
 }
 
 u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
@@ -291,6 +328,13 @@ static u64 field(u64 v, u32 *pos, u32 bits)
 	return f;
 }
 
+/* @ext's generation now: an entry of another is void. */
+u16 flaz_l2p_gen(struct flaz_l2p *t, u32 ext)
+{
+	return READ_ONCE(t->gens[ext]);
+}
+
+/* @line's entry (lock held); one void by its extent's generation reads as empty. */
 void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 {
 	u64 v = get_raw(t, line);
@@ -309,7 +353,10 @@ void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 		e->off = field(v, &pos, t->off_bits) * FLAZ_SLOT_ALIGN;
 		e->ext = field(v, &pos, t->ext_bits);
 		e->tag = field(v, &pos, t->tag_bits);
-		e->cold = t->cold_bits && field(v, &pos, 1);
+		e->cold = t->cold_bits && field(v, &pos, t->cold_bits);
+		e->gen = field(v, &pos, t->gen_bits);
+		if (e->gen != flaz_l2p_gen(t, e->ext))
+			memset(e, 0, sizeof(*e));
 	}
 }
 
@@ -322,10 +369,14 @@ static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 		atomic64_add(sign * (s64)FLAZ_BLOCK_SIZE, &t->logical);
 		atomic64_add(sign * (s64)e->bytes, &t->physical);
 		atomic_add(sign * (int)e->bytes, &t->live[e->ext]);
-		if (e->bytes == FLAZ_MAX_SLOT_BYTES)
+		atomic_add(sign, &t->slots[e->ext]);
+		if (e->bytes == FLAZ_MAX_SLOT_BYTES) {
 			atomic64_add(sign * (s64)e->bytes, &t->raw);
-		else if (e->cold && t->cold_bits)
+			atomic_add(sign, &t->raw_slots[e->ext]);
+		} else if (e->cold && t->cold_bits) {
 			atomic64_add(sign * (s64)e->bytes, &t->cold);
+			atomic_add(sign * (int)e->bytes, &t->cold_live[e->ext]);
+		}
 	}
 }
 
@@ -344,7 +395,11 @@ static void heat_set(struct flaz_l2p *t, u64 line, u32 v)
 	*w = (*w & ~((u64)L2P_HEAT_MAX << (bit % 64))) | ((u64)v << (bit % 64));
 }
 
-static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
+/*
+ * Put @e (of generation @gen, for a slot) in @block's line, lock held; @old
+ * gets what it replaces. An entry void already is stored, but not counted.
+ */
+static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e, u16 gen,
 		  struct flaz_entry *old)
 {
 	u64 line = flaz_l2p_line(t, block);
@@ -366,31 +421,41 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		pos += t->tag_bits;
 		if (t->cold_bits)
 			v |= (u64)e->cold << pos;
+		pos += t->cold_bits;
+		v |= (u64)gen << pos;
 	}
 	set_raw(t, line, v);
-	account(t, e, 1);
+	if (e->kind != FLAZ_ENTRY_SLOT || gen == flaz_l2p_gen(t, e->ext))
+		account(t, e, 1);
 	heat_set(t, line, 0);
 }
 
 /*
  * Store @e for @block in its line (lock held); @old gets the entry it replaces.
+ * A slot takes its extent's generation now: the caller keeps the extent from
+ * being evicted meanwhile (it is open, or the cleaner holds its evict_lock).
  * Returns false, storing nothing, when the line's page is not resident.
  */
 bool flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		  struct flaz_entry *old)
 {
 	u64 line = flaz_l2p_line(t, block);
+	u16 gen = e->kind == FLAZ_ENTRY_SLOT ? flaz_l2p_gen(t, e->ext) : 1;
 
-	if (!flaz_l2p_resident(t, line)) {
+	/* a slot in a free (even) extent would be read as its next tenant's */
+	if (!flaz_l2p_resident(t, line) || WARN_ON_ONCE(!(gen & 1))) {
 		memset(old, 0, sizeof(*old));
 		return false;
 	}
-	store(t, block, e, old);
+	store(t, block, e, gen, old);
 	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 	return true;
 }
 
-/* Put loaded @e in @block's line (its page coming) unless a write touched it since. */
+/*
+ * Put loaded @e (of generation e->gen, as read) in @block's line (its page
+ * coming) unless a write touched it since.
+ */
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 {
 	u64 line = flaz_l2p_line(t, block);
@@ -400,7 +465,7 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 	flaz_l2p_lock(t, line);
 	fresh = flaz_l2p_resident(t, line) && !get_raw(t, line);
 	if (fresh)
-		store(t, block, e, &old);
+		store(t, block, e, e->gen, &old);
 	flaz_l2p_unlock(t, line);
 	return fresh;
 }
@@ -408,24 +473,22 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 static bool coming(struct flaz_l2p *t, u64 line)
 {
 	/* seen clear: the loader's stores to the page are seen too (page_done) */
-	return smp_load_acquire(&t->coming[div_u64(line, L2P_PAGE_LINES)]);
+	return smp_load_acquire(&t->state[div_u64(line, L2P_PAGE_LINES)]) & L2P_COMING;
 }
 
 /*
  * A write to a block of @line whose entry is gone (lock held): if the line's
- * page is being paged in, keep the loader out of the line; if the page is not
+ * page is being paged in, keep the page-in out of the line; if the page is not
  * resident, its table block on the SSD may still point at an old slot for the
- * block, so it must be written (empty) again before the write's region mark
- * goes, and a page-in takes it as empty; while the table loads, the line's
- * tombstone bit does that for the line alone.
+ * block: the tombstone bit keeps it out of a later page-in, and the dirty block
+ * makes the next commit write it without it, before the write's region mark
+ * goes.
  */
 static void drop_absent(struct flaz_l2p *t, u64 line)
 {
 	if (!flaz_l2p_resident(t, line)) {
-		if (t->tombs)
-			__set_bit(line, t->tombs);
-		else
-			set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+		__set_bit(line, t->tombs);
+		set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 		return;
 	}
 	if (!coming(t, line) || get_raw(t, line))
@@ -467,6 +530,26 @@ bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e)
 	}
 }
 
+/*
+ * Wait out every lock holder of the table's lines: a lookup under way when
+ * this is called has finished (hit.c's drain).
+ */
+void flaz_l2p_sync(struct flaz_l2p *t)
+{
+	int i;
+
+	for (i = 0; i < L2P_STRIPES; i++) {
+		spin_lock(&t->locks[i].lock);
+		spin_unlock(&t->locks[i].lock);
+	}
+}
+
+/* Whether a slot's tag is whole: a lookup's hit is then the block's own. */
+bool flaz_l2p_tags_whole(struct flaz_l2p *t)
+{
+	return t->tag_bits == t->full_tag_bits;
+}
+
 /* Whether an all-zero @block can be a table flag rather than a slot. */
 bool flaz_l2p_zero_fits(struct flaz_l2p *t)
 {
@@ -474,11 +557,10 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t)
 }
 
 /*
- * Empty every line of pages @first..@end - 1 whose slot lies in an extent set in
- * @victims (evicted: their table blocks become stale), or every line when
- * @victims is NULL (dirty, as for a write). Returns how many were dropped.
+ * Empty every line of pages @first..@end - 1, as a write to each would (their
+ * table blocks dirty). Returns how many held an entry.
  */
-static u64 drop_pages(struct flaz_l2p *t, const unsigned long *victims, u64 first, u64 end)
+static u64 drop_pages(struct flaz_l2p *t, u64 first, u64 end)
 {
 	static const struct flaz_entry none;
 	struct flaz_entry e, old;
@@ -489,23 +571,16 @@ static u64 drop_pages(struct flaz_l2p *t, const unsigned long *victims, u64 firs
 	for (; line < end; line = stop) {
 		stop = min(line + L2P_GROUP, end);
 		flaz_l2p_lock(t, line);
-		/* an absent page's entries are void by their extents' gens, or by this */
-		if (!flaz_l2p_resident(t, line)) {
-			for (; !victims && line < stop; line++)
-				drop_absent(t, line);
-			flaz_l2p_unlock(t, stop - 1);
-			continue;
-		}
 		for (; line < stop; line++) {
+			drop_absent(t, line);
+			if (!flaz_l2p_resident(t, line))
+				continue;
 			flaz_l2p_get(t, line, &e);
-			if (!victims)
-				drop_absent(t, line);
-			if (e.kind == FLAZ_ENTRY_NONE ||
-			    (victims && (e.kind != FLAZ_ENTRY_SLOT || !test_bit(e.ext, victims))))
+			if (e.kind == FLAZ_ENTRY_NONE)
 				continue;
 			/* A line index is a block whose tag is 0: enough to address it. */
-			store(t, line, &none, &old);
-			set_bit(div_u64(line, FLAZ_META_ENTRIES), victims ? t->stale : t->dirty);
+			store(t, line, &none, 0, &old);
+			set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 			dropped++;
 		}
 		flaz_l2p_unlock(t, stop - 1);
@@ -514,9 +589,120 @@ static u64 drop_pages(struct flaz_l2p *t, const unsigned long *victims, u64 firs
 	return dropped;
 }
 
-u64 flaz_l2p_drop(struct flaz_l2p *t, const unsigned long *victims)
+/*
+ * Empty every line (invalidate, a write covering the whole table): O(table),
+ * from process context only, and every table block is written again.
+ */
+u64 flaz_l2p_drop_all(struct flaz_l2p *t)
 {
-	return drop_pages(t, victims, 0, t->nr_pages);
+	return drop_pages(t, 0, t->nr_pages);
+}
+
+/* A gen of gen block @idx changed: the next commit writes it. */
+static void gen_changed(struct flaz_l2p *t, u32 ext)
+{
+	/* the gen before its dirty bit: a commit that takes the bit writes this gen */
+	smp_mb__before_atomic();
+	set_bit(ext / FLAZ_GEN_ENTRIES, t->gen_dirty);
+}
+
+/*
+ * Extent @ext, free, is about to take slots (any context): its generation
+ * turns odd, in use, before any entry points into it.
+ */
+void flaz_l2p_open_extent(struct flaz_l2p *t, u32 ext)
+{
+	u16 gen = t->gens[ext];
+
+	if (WARN_ON_ONCE(gen & 1 || gen >= t->worn))
+		return;
+	WRITE_ONCE(t->gens[ext], gen + 1);
+	gen_changed(t, ext);
+}
+
+/*
+ * Extent @ext goes: a new (even) generation voids every entry into it,
+ * wherever it is, and its counts leave the totals. O(1). Returns how many
+ * slots lines (resident ones) pointed at, and whether it is now worn out
+ * (never to be used again).
+ */
+u32 flaz_l2p_evict_extent(struct flaz_l2p *t, u32 ext, bool *worn)
+{
+	u16 gen = t->gens[ext];
+	int bytes, slots, raw, cold = 0;
+
+	/* in use (odd); one never opened has nothing to void */
+	if (gen & 1)
+		gen++;
+	*worn = gen >= t->worn;
+	WRITE_ONCE(t->gens[ext], gen);
+	gen_changed(t, ext);
+	/* the new generation before the counts: a drop seeing the old one counts here */
+	smp_mb();
+	bytes = atomic_xchg(&t->live[ext], 0);
+	slots = atomic_xchg(&t->slots[ext], 0);
+	raw = atomic_xchg(&t->raw_slots[ext], 0);
+	if (t->cold_live)
+		cold = atomic_xchg(&t->cold_live[ext], 0);
+	atomic64_sub(slots, &t->blocks);
+	atomic64_sub((s64)slots * FLAZ_BLOCK_SIZE, &t->logical);
+	atomic64_sub(bytes, &t->physical);
+	atomic64_sub((s64)raw * FLAZ_MAX_SLOT_BYTES, &t->raw);
+	atomic64_sub(cold, &t->cold);
+	return max(slots, 0);
+}
+
+/* Whether extent @ext is at its last generation: never to be used again. */
+bool flaz_l2p_worn(struct flaz_l2p *t, u32 ext)
+{
+	return flaz_l2p_gen(t, ext) >= t->worn;
+}
+
+/* Whether extent @ext is in use by its generation: it may hold slots. */
+bool flaz_l2p_in_use(struct flaz_l2p *t, u32 ext)
+{
+	return flaz_l2p_gen(t, ext) & 1;
+}
+
+/*
+ * The generations, whole gen blocks of them (format.h), for meta.c to read at
+ * activation and to encode gen block @idx from when flaz_l2p_take_gen_dirty()
+ * says it changed.
+ */
+u16 *flaz_l2p_gens(struct flaz_l2p *t)
+{
+	return t->gens;
+}
+
+/* The first gen block from @idx on that changed, or the number of them. */
+u64 flaz_l2p_next_gen_dirty(struct flaz_l2p *t, u64 idx)
+{
+	return find_next_bit(t->gen_dirty, t->nr_gen_blocks, idx);
+}
+
+bool flaz_l2p_take_gen_dirty(struct flaz_l2p *t, u64 idx)
+{
+	return test_and_clear_bit(idx, t->gen_dirty);
+}
+
+/* Gen block @idx must be written (again) by the next commit. */
+void flaz_l2p_set_gen_dirty(struct flaz_l2p *t, u64 idx)
+{
+	set_bit(idx, t->gen_dirty);
+}
+
+/*
+ * A new format, before any I/O: every extent free at generation @gen (even,
+ * below the last), every gen block to be written, nothing cached.
+ */
+void flaz_l2p_reset_gens(struct flaz_l2p *t, u16 gen)
+{
+	u64 i;
+
+	gen = min_t(u16, gen, t->worn - 2) & ~1;
+	for (i = 0; i < t->nr_extents; i++)
+		t->gens[i] = gen;
+	bitmap_fill(t->gen_dirty, t->nr_gen_blocks);
 }
 
 /* A hit on @line (lock held): its heat goes up, to L2P_HEAT_MAX at most. */
@@ -567,20 +753,6 @@ void flaz_l2p_cool(struct flaz_l2p *t, u64 block)
 	heat_set(t, line, heat_get(t, line) / 2);
 }
 
-/*
- * The cleaner dropped @block's slot (lock held): the line empties, and its
- * table block on the SSD holds an entry void by the extent's next generation.
- */
-void flaz_l2p_evict(struct flaz_l2p *t, u64 block)
-{
-	static const struct flaz_entry none;
-	u64 line = flaz_l2p_line(t, block);
-	struct flaz_entry old;
-
-	store(t, block, &none, &old);
-	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->stale);
-}
-
 /* Bytes of extent @ext's slots that lines point at. */
 u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext)
 {
@@ -592,18 +764,16 @@ u64 flaz_l2p_nr_blocks(struct flaz_l2p *t)
 	return t->nr_blocks;
 }
 
-/*
- * Whether table block @idx must be written: it changed since it was last taken,
- * or, with @stale, it holds a void entry. Takes it.
- */
-bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx, bool stale)
+/* The first table block from @idx on that changed, or the number of them. */
+u64 flaz_l2p_next_dirty(struct flaz_l2p *t, u64 idx)
 {
-	bool dirty = test_and_clear_bit(idx, t->dirty);
+	return find_next_bit(t->dirty, t->nr_blocks, idx);
+}
 
-	/* written from the table in memory, it holds no void entry any more */
-	if (dirty || stale)
-		return test_and_clear_bit(idx, t->stale) || dirty;
-	return false;
+/* Whether table block @idx must be written: it changed since it was last taken. Takes it. */
+bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx)
+{
+	return test_and_clear_bit(idx, t->dirty);
 }
 
 /* Whether @line's page is resident (lock held, or paging serialised). */
@@ -620,6 +790,12 @@ u64 flaz_l2p_nr_pages(struct flaz_l2p *t)
 u64 flaz_l2p_page_of(u64 line)
 {
 	return div_u64(line, L2P_PAGE_LINES);
+}
+
+/* Bytes page @p takes resident. */
+u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p)
+{
+	return page_words(t, p) * sizeof(u64);
 }
 
 /* Bytes of the resident pages. */
@@ -652,105 +828,71 @@ u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first)
 }
 
 /*
- * The tombstone bits of page @p's lines (its lock held): into tombstones in the
- * page, or without one, into dirty (void) table blocks. Either way the block
- * is written again.
+ * The tombstone bits of page @p's lines (its lock held, the page just made
+ * resident) into tombstones in the page. Their blocks are dirty since the bits
+ * were set (a commit takes a block's bit only with its page in), so the next
+ * commit writes them without those lines.
  */
 static void take_tombs(struct flaz_l2p *t, u64 p)
 {
 	u64 line = p * L2P_PAGE_LINES;
 	u64 end = min(t->nr_lines, line + L2P_PAGE_LINES);
 
-	if (!t->tombs)
-		return;
 	for (line = find_next_bit(t->tombs, end, line); line < end;
 	     line = find_next_bit(t->tombs, end, line + 1)) {
 		__clear_bit(line, t->tombs);
-		if (t->pages[p])
-			set_raw(t, line, L2P_TOMB);
-		set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
+		set_raw(t, line, L2P_TOMB);
 	}
 }
 
 /*
- * Make page @p resident and coming, all its lines empty, for the caller to
- * load (flaz_l2p_load()) and then call flaz_l2p_page_done(). Callers serialise
- * paging. *void_blocks gets a bit per table block of the page that a write
- * made dirty while it was absent: the SSD's copy of it must not be loaded.
+ * Make page @p resident and coming, all its lines empty but for tombstones,
+ * for the caller to load (flaz_l2p_load()) and then call flaz_l2p_page_done().
+ * Callers serialise paging. Returns -ENOMEM, the page left out, without memory.
  */
-int flaz_l2p_page_in(struct flaz_l2p *t, u64 p, u32 *void_blocks)
+int flaz_l2p_page_in(struct flaz_l2p *t, u64 p)
 {
-	u64 bytes = page_words(t, p) * sizeof(u64), first;
-	u32 i, n = flaz_l2p_page_blocks(t, p, &first);
+	u64 bytes = page_words(t, p) * sizeof(u64);
 	/* for a fill: reclaim must not write to the volume it serves */
 	unsigned int noio = memalloc_noio_save();
 	u64 *page = kvzalloc(bytes, GFP_KERNEL);
 
 	memalloc_noio_restore(noio);
-
+	if (!page)
+		return -ENOMEM;
 	if (WARN_ON_ONCE(t->pages[p])) {
 		kvfree(page);
 		return -EEXIST;
 	}
-	*void_blocks = 0;
 	lock_stripes(t, p);
-	for (i = 0; i < n; i++)
-		if (test_bit(first + i, t->dirty))
-			*void_blocks |= BIT(i);
-	if (page) {
-		t->coming[p] = 1;
-		t->ref[p] = 1;
-		WRITE_ONCE(t->pages[p], page);
-	}
+	t->state[p] |= L2P_COMING;
+	t->ref[p] = 1;
+	WRITE_ONCE(t->pages[p], page);
 	take_tombs(t, p);
 	unlock_stripes(t, p);
-	if (!page)
-		return -ENOMEM;
 	WRITE_ONCE(t->resident, t->resident + bytes);
 	return 0;
-}
-
-/*
- * The table is loaded (or will not be): writes to absent pages void their
- * table blocks from now on. Every page was paged in meanwhile, or is void.
- */
-void flaz_l2p_tombs_end(struct flaz_l2p *t)
-{
-	unsigned long *tombs = t->tombs;
-	int i;
-
-	if (!tombs)
-		return;
-	WRITE_ONCE(t->tombs, NULL);
-	/* a writer still using the bits holds a stripe's lock */
-	for (i = 0; i < L2P_STRIPES; i++) {
-		spin_lock(&t->locks[i].lock);
-		spin_unlock(&t->locks[i].lock);
-	}
-	kvfree(tombs);
 }
 
 /* Page @p is loaded: writes to its empty lines need no tombstones now. */
 void flaz_l2p_page_done(struct flaz_l2p *t, u64 p)
 {
 	/* after every store of the load: see coming() */
-	smp_store_release(&t->coming[p], 0);
+	smp_store_release(&t->state[p], 0);
 }
 
 /* Empty every line of page @p, as a write to each would. */
 void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p)
 {
-	drop_pages(t, NULL, p, p + 1);
+	drop_pages(t, p, p + 1);
 }
 
 /*
- * Page @p out if it is clean (the SSD holds every entry it does), or with
- * @dirty also if not: its dirty table blocks are then void, what they held
- * lost. Its entries leave the counters, and its table blocks holding slots
- * count as stale: their entries turn void as their extents are evicted, which
- * the page cannot see.
+ * Page @p out if it is clean: the SSD holds every entry it does. Its entries
+ * leave the counters; the SSD's copies of them turn void as their extents are
+ * evicted, by generation.
  */
-static bool page_out(struct flaz_l2p *t, u64 p, bool dirty)
+static bool page_out(struct flaz_l2p *t, u64 p)
 {
 	u64 bytes = page_words(t, p) * sizeof(u64), first, line, end;
 	u32 n = flaz_l2p_page_blocks(t, p, &first);
@@ -759,8 +901,8 @@ static bool page_out(struct flaz_l2p *t, u64 p, bool dirty)
 
 	lock_stripes(t, p);
 	page = t->pages[p];
-	if (!page || t->coming[p] ||
-	    (!dirty && find_next_bit(t->dirty, first + n, first) < first + n)) {
+	if (!page || (t->state[p] & L2P_COMING) ||
+	    find_next_bit(t->dirty, first + n, first) < first + n) {
 		unlock_stripes(t, p);
 		return false;
 	}
@@ -768,8 +910,6 @@ static bool page_out(struct flaz_l2p *t, u64 p, bool dirty)
 	for (line = p * L2P_PAGE_LINES; line < end; line++) {
 		flaz_l2p_get(t, line, &e);
 		account(t, &e, -1);
-		if (e.kind == FLAZ_ENTRY_SLOT)
-			set_bit(div_u64(line, FLAZ_META_ENTRIES), t->stale);
 	}
 	WRITE_ONCE(t->pages[p], NULL);
 	unlock_stripes(t, p);
@@ -779,16 +919,16 @@ static bool page_out(struct flaz_l2p *t, u64 p, bool dirty)
 }
 
 /*
- * Page out pages least recently used first (a clock over the pages), clean
- * ones, then with @dirty any, until the resident ones take at most @budget
- * bytes. Callers serialise paging and have no table block write in flight.
- * Returns how many went.
+ * Page out clean pages least recently used first (a clock over the pages),
+ * until the resident ones take at most @budget bytes. Callers serialise paging
+ * and have no table block write in flight. Returns how many went.
  */
-u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget, bool dirty)
+u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 {
 	u64 step, p, out = 0;
 
-	for (step = 0; t->resident > budget && step < 4 * t->nr_pages; step++) {
+	/* two rounds: the first may only clear the refs */
+	for (step = 0; t->resident > budget && step < 2 * t->nr_pages; step++) {
 		p = t->hand;
 		t->hand = p + 1 < t->nr_pages ? p + 1 : 0;
 		if (!READ_ONCE(t->pages[p]))
@@ -797,18 +937,11 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget, bool dirty)
 			WRITE_ONCE(t->ref[p], 0);
 			continue;
 		}
-		/* two rounds for clean pages first: one may clear the refs */
-		if (page_out(t, p, dirty && step >= 2 * t->nr_pages))
+		if (page_out(t, p))
 			out++;
 		cond_resched();
 	}
 	return out;
-}
-
-/* Table block @idx on the SSD holds an entry that is void by its extent's gen. */
-void flaz_l2p_set_stale(struct flaz_l2p *t, u64 idx)
-{
-	set_bit(idx, t->stale);
 }
 
 /* Table block @idx must be written (again) by the next commit. */
@@ -834,4 +967,31 @@ void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold)
 {
 	*raw = atomic64_read(&t->raw);
 	*cold = atomic64_read(&t->cold);
+}
+
+/*
+ * The SSD's table was voided (a new format at run time): no tombstone is
+ * needed any more, a page that is out holds nothing, and the resident ones are
+ * all written into the new format. O(pages + lines / 64).
+ */
+void flaz_l2p_forget_ssd(struct flaz_l2p *t)
+{
+	u64 p, first, line, end;
+	u32 n;
+
+	for (p = 0; p < t->nr_pages; p++) {
+		n = flaz_l2p_page_blocks(t, p, &first);
+		line = p * L2P_PAGE_LINES;
+		end = min(t->nr_lines, line + L2P_PAGE_LINES);
+		lock_stripes(t, p);
+		if (t->pages[p]) {
+			bitmap_set(t->dirty, first, n);
+		} else {
+			bitmap_clear(t->dirty, first, n);
+			bitmap_clear(t->tombs, line, end - line);
+		}
+		unlock_stripes(t, p);
+		cond_resched();
+	}
+	bitmap_fill(t->gen_dirty, t->nr_gen_blocks);
 }

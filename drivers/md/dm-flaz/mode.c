@@ -11,6 +11,7 @@
  * context, and waits while the volume is suspended.
  */
 #include <linux/device-mapper.h>
+#include <linux/jiffies.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 
@@ -66,16 +67,22 @@ int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why)
 	old = c->mode;
 	if (old == mode)
 		goto out;
+	if (mode == FLAZ_MODE_PASSTHROUGH) {
+		/*
+		 * Fail closed: the saved state is void on the SSD before the first
+		 * write goes to the HDD unmarked. On failure meta.c remembers the
+		 * generation as void, and tries again while in passthrough.
+		 */
+		if (flaz_meta_reformat(c->meta, true))
+			DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
+			      name);
+	}
 	WRITE_ONCE(c->why, mode == FLAZ_MODE_NORMAL ? FLAZ_WHY_NONE : why);
 	WRITE_ONCE(c->mode, mode);
 	if (mode == FLAZ_MODE_PASSTHROUGH) {
 		flaz_cache_invalidate(c);
-		/* on failure meta.c remembers the generation as void, and tries again */
-		if (flaz_meta_reformat(c->meta))
-			DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
-			      name);
 	} else if (old == FLAZ_MODE_PASSTHROUGH) {
-		r = flaz_meta_reformat(c->meta);
+		r = flaz_meta_reformat(c->meta, false);
 		if (r) {
 			WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
 			WRITE_ONCE(c->why, FLAZ_WHY_SSD_UNUSABLE);
@@ -144,9 +151,14 @@ void flaz_report_no_mark(struct flaz_cache *c)
  */
 void flaz_report_fault(struct flaz_cache *c, enum flaz_stat stat)
 {
+	unsigned long since = READ_ONCE(c->faults_since);
 	int n;
 
 	flaz_stats_add(c->stats, stat, 1);
+	/* a rate, not a lifetime total: the count starts over each FLAZ_FAULTS_WINDOW */
+	if (time_after(jiffies, since + FLAZ_FAULTS_WINDOW) &&
+	    cmpxchg(&c->faults_since, since, jiffies) == since)
+		atomic_set(&c->faults, 0);
 	n = atomic_inc_return(&c->faults);
 	if (n == FLAZ_FAULTS_DEGRADED || n == FLAZ_FAULTS_PASSTHROUGH)
 		queue_work(c->wq.io, &c->mode_work);
@@ -162,6 +174,7 @@ void flaz_report_extent_failed(struct flaz_cache *c, u32 ext)
 void flaz_mode_init(struct flaz_cache *c)
 {
 	INIT_WORK(&c->mode_work, mode_work);
+	c->faults_since = jiffies;
 	mutex_init(&c->mode_lock);
 	/* not resumed yet: mode changes wait */
 	c->suspended = true;

@@ -101,7 +101,7 @@ static void emit_stats(struct flaz_stats *s, enum flaz_stat first, enum flaz_sta
 
 /*
  * The status line: key=value pairs whose names and order are a stable ABI
- * (README "Status"); new keys are only appended.
+ * (docs/operations.md "Status"); new keys are only appended.
  */
 void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 		     char *result, unsigned int maxlen, unsigned int *sz_p)

@@ -28,8 +28,12 @@ struct flaz_target {
 	struct flaz_stats *stats;
 	struct flaz_cache *cache;
 
-	/* For messages: serialises tunable changes. */
+	/*
+	 * For messages: serialises tunable changes, and holds off postsuspend
+	 * while a message writes the SSD (dm-writecache's wc_lock).
+	 */
 	struct mutex lock;
+	bool suspended;		/* not resumed yet, or postsuspend ran: the SSD is not ours */
 	struct flaz_opts opts;
 };
 
@@ -129,6 +133,7 @@ static int flaz_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	ft->ti = ti;
 	mutex_init(&ft->lock);
+	ft->suspended = true;
 	ti->private = ft;
 
 	r = parse_devices(ft, &as, &ti->error);
@@ -198,7 +203,10 @@ static void flaz_postsuspend(struct dm_target *ti)
 {
 	struct flaz_target *ft = ti->private;
 
+	mutex_lock(&ft->lock);
+	ft->suspended = true;
 	flaz_cache_suspend(ft->cache);
+	mutex_unlock(&ft->lock);
 }
 
 static int flaz_preresume(struct dm_target *ti)
@@ -213,10 +221,13 @@ static void flaz_resume(struct dm_target *ti)
 	struct flaz_target *ft = ti->private;
 
 	flaz_cache_resume(ft->cache);
+	mutex_lock(&ft->lock);
+	ft->suspended = false;
+	mutex_unlock(&ft->lock);
 }
 
 /*
- * INFO:  mode=<normal|degraded|passthrough> <counter>=<n>... (README "Status")
+ * INFO:  mode=<normal|degraded|passthrough> <counter>=<n>... (docs/operations.md "Status")
  * TABLE: <hdd> <ssd> <#opt args> [options that were set]
  */
 static void flaz_status(struct dm_target *ti, status_type_t type, unsigned int status_flags,
@@ -272,25 +283,26 @@ static int flaz_message(struct dm_target *ti, unsigned int argc, char **argv,
 	char *error;
 	int r;
 
-	/* these write the SSD, whose state a suspended volume must keep (dm-writecache) */
-	if (argc && (!strcasecmp(argv[0], "invalidate") || !strcasecmp(argv[0], "passthrough")) &&
-	    dm_suspended(ti)) {
-		DMERR("%s: %s: the volume is suspended", flaz_name(ft), argv[0]);
-		return -EBUSY;
-	}
-	if (argc == 1 && !strcasecmp(argv[0], "invalidate")) {
-		mutex_lock(&ft->lock);
-		flaz_cache_invalidate(ft->cache);
-		mutex_unlock(&ft->lock);
-		return 0;
-	}
-	if (argc != 2) {
+	if (argc != 2 && !(argc == 1 && !strcasecmp(argv[0], "invalidate"))) {
 		DMERR("%s: a message is invalidate, or <key> <value>", flaz_name(ft));
 		return -EINVAL;
 	}
-
 	mutex_lock(&ft->lock);
-	if (!strcasecmp(argv[0], "passthrough")) {
+	/*
+	 * These write the SSD, whose state a suspended volume must keep: a reload's
+	 * new table may own it by now (dm-writecache). Under the lock postsuspend
+	 * takes, so a suspend waits for one under way.
+	 */
+	if ((!strcasecmp(argv[0], "invalidate") || !strcasecmp(argv[0], "passthrough")) &&
+	    ft->suspended) {
+		mutex_unlock(&ft->lock);
+		DMERR("%s: %s: the volume is suspended", flaz_name(ft), argv[0]);
+		return -EBUSY;
+	}
+	if (argc == 1) {
+		flaz_cache_invalidate(ft->cache);
+		r = 0;
+	} else if (!strcasecmp(argv[0], "passthrough")) {
 		r = message_passthrough(ft, argv[1]);
 	} else {
 		r = flaz_opts_set_tunable(&ft->opts, argv[0], argv[1], &error);

@@ -133,6 +133,7 @@ void flaz_xbuf_opened(struct flaz_xbuf *xb, u32 id)
 
 	set_bit(id, c->unflushed);
 	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
+	flaz_l2p_open_extent(c->l2p, id);
 }
 
 /* Extent @id's write completed: its slots are read from the SSD, and it may be reclaimed. */
@@ -142,11 +143,18 @@ void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id)
 	flaz_alloc_written(xb->c->alloc, id);
 }
 
-/* Extent @id's write failed before any line pointed into it: free again at once. */
+/*
+ * Extent @id's write failed before any line pointed into it: free again at
+ * once, at a free (even) generation.
+ */
 void flaz_xbuf_abandon(struct flaz_xbuf *xb, u32 id)
 {
+	bool worn;
+
 	clear_bit(id, xb->c->unflushed);
-	flaz_alloc_put(xb->c->alloc, id);
+	flaz_l2p_evict_extent(xb->c->l2p, id, &worn);
+	if (!worn)
+		flaz_alloc_put(xb->c->alloc, id);
 }
 
 /* Whether the SSD holds extent @id's slots (not still on their way there). */

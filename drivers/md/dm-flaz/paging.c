@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz table paging: the table's pages in DRAM (l2p.c), read from the SSD
+ * (table.c) on demand, after a crash, and to warm up after activation.
+ *
+ * No whole-table work: activation reads the superblock and the extent
+ * generations (which say which extents are free, l2p.c), and the table's pages
+ * come in on demand, for a fill or a commit (l2p.c). After a crash, the pages
+ * holding lines of regions marked in the superblock are read in the
+ * background first (recovery), dropping those lines, and no commit runs until
+ * they are all in: a commit could clear the marks that say which entries are
+ * not to be trusted. Page-ins meanwhile check the marks too. Then, while
+ * they fit the budget, the pages are read in order (warming), so a warm
+ * restart hits at once rather than filling again.
+ */
+#include <linux/blkdev.h>
+#include <linux/sched.h>
+
+#include "meta.h"
+#include "opts.h"
+
+/*
+ * Page @p in and load its table blocks from @blks (read from the SSD with
+ * @read_error) of generation @gen, with paging held; with @unclean, lines of
+ * marked regions are left out. A block that could not be read or held what
+ * must go is written again by the next commit. Returns -ENOMEM, the page left
+ * out, without memory.
+ */
+static int page_load(struct flaz_meta *m, u64 p, const u8 *blks, int read_error, u64 gen,
+		     bool unclean)
+{
+	struct flaz_cache *c = m->c;
+	u64 first;
+	u32 n = flaz_l2p_page_blocks(c->l2p, p, &first);
+	u32 i;
+	int r;
+
+	lockdep_assert_held(&m->page_lock);
+	r = flaz_l2p_page_in(c->l2p, p);
+	if (r)
+		return r;
+	for (i = 0; i < n; i++) {
+		r = read_error ? -EIO : flaz_table_load(&m->tx, first + i,
+							blks + i * FLAZ_BLOCK_SIZE, gen, unclean);
+		if (r < 0)
+			meta_error(c);
+		if (r)
+			flaz_l2p_set_dirty(c->l2p, first + i);
+	}
+	flaz_l2p_page_done(c->l2p, p);
+	return 0;
+}
+
+/*
+ * DRAM the table's resident pages may take: table_cache_kib, or by default
+ * 1 MiB per GiB of the SSD's extents, 4 MiB at least.
+ */
+static u64 table_budget(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	u64 kib = flaz_opt_get(c->opts, FLAZ_OPT_TABLE_CACHE_KIB);
+
+	if (!kib)
+		kib = max_t(u64, FLAZ_MIN_TABLE_CACHE_KIB,
+			    (c->geo->nr_extents * c->extent_bytes) >> 20);
+	return kib << 10;
+}
+
+/* Page clean pages out down to the budget. */
+void meta_trim(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+
+	if (flaz_l2p_resident_bytes(c->l2p) <= table_budget(m))
+		return;
+	mutex_lock(&m->page_lock);
+	flaz_l2p_trim(c->l2p, table_budget(m));
+	mutex_unlock(&m->page_lock);
+}
+
+/*
+ * Read page @p from the SSD and page it in, paging held; while recovering,
+ * lines of marked regions are left out. O(page). Returns 0 or -ENOMEM.
+ */
+int meta_page_read(struct flaz_meta *m, u64 p)
+{
+	struct flaz_cache *c = m->c;
+	u64 first, gen = READ_ONCE(m->sb.gen);
+	u32 n = flaz_l2p_page_blocks(c->l2p, p, &first);
+	int r;
+
+	lockdep_assert_held(&m->page_lock);
+	r = meta_io(c, c->ssd, REQ_OP_READ, c->geo->meta_start + first * FLAZ_BLOCK_SECTORS,
+		    n * FLAZ_BLOCK_SECTORS, m->page_buf);
+	if (r)
+		meta_error(c);
+	flaz_stats_add(c->stats, FLAZ_STAT_TABLE_PAGE_INS, 1);
+	r = page_load(m, p, m->page_buf, r, gen, READ_ONCE(m->recovering));
+	/* a failed mark voided the generation meanwhile: what came in is void */
+	if (!r && READ_ONCE(m->sb.gen) != gen)
+		flaz_l2p_drop_page(c->l2p, p);
+	return r;
+}
+
+/*
+ * Make @line's page resident, reading it from the SSD if it is out, for a fill
+ * (which may sleep): O(page) once, O(1) when it is in. Over the budget, a
+ * commit comes soon, and clean pages go after it.
+ */
+int flaz_meta_page_in(struct flaz_meta *m, u64 line)
+{
+	struct flaz_cache *c = m->c;
+	int r = 0;
+
+	if (flaz_l2p_resident(c->l2p, line))
+		return 0;
+	mutex_lock(&m->page_lock);
+	if (!flaz_l2p_resident(c->l2p, line))
+		r = meta_page_read(m, flaz_l2p_page_of(line));
+	mutex_unlock(&m->page_lock);
+	if (flaz_l2p_resident_bytes(c->l2p) > table_budget(m))
+		flaz_meta_kick(m);
+	return r;
+}
+
+/*
+ * Read page @p in for meta_load_work() unless it is in (a fill brought it, checked
+ * as it came); paging held. Returns 0, or -ENOMEM to try again later.
+ */
+static int load_page(struct flaz_meta *m, u64 p)
+{
+	struct flaz_l2p *t = m->c->l2p;
+
+	if (flaz_l2p_resident(t, p * FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES))
+		return 0;
+	return meta_page_read(m, p);
+}
+
+/*
+ * After activation, in the background, a page at a time: after a crash, the
+ * pages holding lines of regions marked then, dropping those lines (recovery:
+ * commits wait for it); then the pages in order while they fit the budget
+ * (warming), so a warm restart hits at once rather than filling again. Neither
+ * holds I/O up: a fill pages in what it needs meanwhile.
+ */
+void meta_load_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(work, struct flaz_meta, load_work);
+	struct flaz_cache *c = m->c;
+	u64 nr = flaz_l2p_nr_pages(c->l2p), p;
+	bool recovered = false;
+	int r = 0;
+
+	for (;;) {
+		cond_resched();
+		mutex_lock(&m->page_lock);
+		if (READ_ONCE(m->load_stop))
+			break;
+		if (m->recovering) {
+			p = find_first_bit(m->recover, nr);
+			if (p < nr) {
+				r = load_page(m, p);
+				if (r)
+					break;
+				clear_bit(p, m->recover);
+				WRITE_ONCE(m->recover_left, m->recover_left - 1);
+			} else {
+				WRITE_ONCE(m->recovering, false);
+				recovered = true;
+			}
+		} else if (READ_ONCE(m->warming) && m->warm_next < nr &&
+			   flaz_l2p_resident_bytes(c->l2p) +
+			   flaz_l2p_page_bytes(c->l2p, m->warm_next) <= table_budget(m)) {
+			r = load_page(m, m->warm_next);
+			if (r)
+				break;
+			WRITE_ONCE(m->warm_next, m->warm_next + 1);
+		} else {
+			WRITE_ONCE(m->warming, false);
+			break;
+		}
+		mutex_unlock(&m->page_lock);
+		if (recovered) {
+			recovered = false;
+			flaz_meta_kick(m);
+		}
+		/* pages recovery brought in without marked lines are clean: they may go */
+		if (m->recovering)
+			meta_trim(m);
+	}
+	mutex_unlock(&m->page_lock);
+	if (r && !READ_ONCE(m->load_stop))
+		/* no memory for a page: later */
+		queue_work(c->wq.io, &m->load_work);
+}
+
+/*
+ * Pages still to be read after activation: recovery's, then warming's; 0 once
+ * both are done (or warming was stopped).
+ */
+u64 flaz_meta_loading(struct flaz_meta *m)
+{
+	u64 n = READ_ONCE(m->recovering) ? READ_ONCE(m->recover_left) : 0;
+
+	if (READ_ONCE(m->warming))
+		n += flaz_l2p_nr_pages(m->c->l2p) - READ_ONCE(m->warm_next);
+	return n;
+}
+
+/* Whether lines of regions marked at a crash may still be on the SSD (no commit yet). */
+bool flaz_meta_recovering(struct flaz_meta *m)
+{
+	return READ_ONCE(m->recovering);
+}
+
+/* The cache is being emptied (invalidate, passthrough): warming is not wanted. */
+void flaz_meta_stop_warming(struct flaz_meta *m)
+{
+	WRITE_ONCE(m->warming, false);
+}
+
+/*
+ * The regions marked at activation: set the pages holding their lines in
+ * m->recover. O(regions) bit ranges.
+ */
+void meta_recover_set(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	u64 lines = c->geo->nr_lines, start, count, first, last;
+	u32 shift = flaz_intent_shift(c->intent), r;
+	u64 nr = flaz_l2p_nr_pages(c->l2p);
+
+	bitmap_zero(m->recover, nr);
+	for (r = 0; r < flaz_intent_nr(c->intent); r++) {
+		start = (u64)r << shift;
+		if (start >= c->hdd_blocks || !flaz_intent_marked(c->intent, start))
+			continue;
+		count = min(1ULL << shift, c->hdd_blocks - start);
+		if (count >= lines) {
+			bitmap_fill(m->recover, nr);
+			break;
+		}
+		first = flaz_l2p_page_of(flaz_l2p_line(c->l2p, start));
+		last = flaz_l2p_page_of(flaz_l2p_line(c->l2p, start + count - 1));
+		if (last >= first) {
+			bitmap_set(m->recover, first, last - first + 1);
+		} else {
+			bitmap_set(m->recover, first, nr - first);
+			bitmap_set(m->recover, 0, last + 1);
+		}
+	}
+	m->recover_left = bitmap_weight(m->recover, nr);
+	WRITE_ONCE(m->recovering, m->recover_left > 0);
+	m->warm_next = 0;
+	WRITE_ONCE(m->warming, true);
+}

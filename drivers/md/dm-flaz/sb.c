@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-flaz superblock: its two copies, the format's generation (a new one voids
+ * everything saved), the write-intent marks it carries, and failing closed.
+ *
+ * Marks never wait behind a commit: they have a work item and a lock of their
+ * own (sb_lock, which every superblock write holds), and a commit takes that
+ * lock only for its own superblock. A mark's superblock written while a commit
+ * is under way carries the previous commit's state, which the table blocks the
+ * commit wrote so far are consistent with (the same argument as a crash part
+ * way through). A commit encodes with the generation it started in, and gives
+ * up if a failed mark voided it meanwhile.
+ *
+ * Fail closed: a write waits for its mark, and when the superblock carrying it
+ * does not reach the SSD the write is not let go while the saved state could
+ * serve older data for its block. That state is voided first (a new, empty
+ * generation); if the SSD takes no write at all, the write is held up to
+ * ssd_hold_s, then the generation is remembered as void in memory (see
+ * void_gens) and the volume goes passthrough.
+ */
+#include <linux/blkdev.h>
+#include <linux/dm-io.h>
+#include <linux/list.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/uuid.h>
+
+#include "meta.h"
+#include "opts.h"
+
+/*
+ * Tests only: a new format starts every extent at this generation (capped below
+ * the last), so the last generation is reached after a few evictions.
+ */
+static unsigned short debug_gen_start;
+module_param(debug_gen_start, ushort, 0644);
+MODULE_PARM_DESC(debug_gen_start, "tests only: the generation new formats start extents at");
+
+/*
+ * Generations that must not be loaded again: writes reached the HDD while the
+ * SSD took neither their marks nor a new generation. Kept in memory until a new
+ * generation lands on that SSD, so the fact lasts across table reloads and
+ * re-creations, and is lost only with the module (docs/design.md "Persistence and crashes").
+ */
+struct void_gen {
+	struct list_head list;
+	u8 uuid[16];
+	u64 gen;
+};
+
+static LIST_HEAD(void_gens);
+static DEFINE_MUTEX(void_gens_lock);
+
+static struct void_gen *void_gen_find(const u8 *uuid, u64 gen)
+{
+	struct void_gen *v;
+
+	lockdep_assert_held(&void_gens_lock);
+	list_for_each_entry(v, &void_gens, list)
+		if (v->gen == gen && !memcmp(v->uuid, uuid, sizeof(v->uuid)))
+			return v;
+	return NULL;
+}
+
+bool meta_void_gen_known(const u8 *uuid, u64 gen)
+{
+	bool known;
+
+	mutex_lock(&void_gens_lock);
+	known = void_gen_find(uuid, gen);
+	mutex_unlock(&void_gens_lock);
+	return known;
+}
+
+/* Returns false when there is no memory to remember it. */
+static bool void_gen_add(const u8 *uuid, u64 gen)
+{
+	struct void_gen *v = kzalloc(sizeof(*v), GFP_NOIO);
+
+	if (!v)
+		return false;
+	memcpy(v->uuid, uuid, sizeof(v->uuid));
+	v->gen = gen;
+	mutex_lock(&void_gens_lock);
+	list_add(&v->list, &void_gens);
+	mutex_unlock(&void_gens_lock);
+	return true;
+}
+
+static void void_gen_del(const u8 *uuid, u64 gen)
+{
+	struct void_gen *v;
+
+	mutex_lock(&void_gens_lock);
+	v = void_gen_find(uuid, gen);
+	if (v)
+		list_del(&v->list);
+	mutex_unlock(&void_gens_lock);
+	kfree(v);
+}
+
+void flaz_meta_module_exit(void)
+{
+	struct void_gen *v, *tmp;
+
+	list_for_each_entry_safe(v, tmp, &void_gens, list)
+		kfree(v);
+}
+
+/*
+ * crc32c of the HDD's first block: tells another HDD of the same size apart.
+ * Read into the superblock buffer, which no one else uses outside sb_lock (or
+ * before the volume runs): the loader may be using m->buf.
+ */
+int meta_hdd_fingerprint(struct flaz_meta *m, u32 *fp)
+{
+	int r = meta_io(m->c, m->c->hdd, REQ_OP_READ, 0, FLAZ_BLOCK_SECTORS, m->sb_buf);
+
+	if (!r)
+		*fp = flaz_crc32c(~0U, m->sb_buf, FLAZ_BLOCK_SIZE);
+	return r;
+}
+
+/*
+ * Read both superblock copies into *sb (the current one) and m->bitmap; *max_seq
+ * is the highest superblock seq, m->max_next_seq the highest slot seq seen.
+ */
+int meta_read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *state,
+		   u64 *max_seq)
+{
+	struct flaz_sb_info info;
+	bool magic = false, blank = true, found = false, old = false;
+	u32 copy;
+	int r;
+
+	*max_seq = 0;
+	for (copy = 0; copy < FLAZ_SB_COPIES; copy++) {
+		r = meta_io(m->c, m->c->ssd, REQ_OP_READ, copy * FLAZ_BLOCK_SECTORS,
+			    FLAZ_BLOCK_SECTORS, m->buf);
+		if (r)
+			return r;
+		r = flaz_sb_decode(m->buf, &info);
+		if (r != -ENODATA)
+			blank = false;
+		if (le32_to_cpu(((struct flaz_sb *)m->buf)->magic) == FLAZ_SB_MAGIC)
+			magic = true;
+		if (flaz_sb_other_version(m->buf))
+			old = true;
+		if (r)
+			continue;
+		*max_seq = max(*max_seq, info.seq);
+		m->max_next_seq = max(m->max_next_seq, info.next_seq);
+		if (!found || info.seq > sb->seq) {
+			*sb = info;
+			memcpy(m->bitmap, flaz_sb_bitmap(m->buf), FLAZ_SB_BITMAP_BYTES);
+			found = true;
+		}
+	}
+	if (found)
+		*state = SB_OK;
+	else if (blank)
+		*state = SB_BLANK;
+	else if (old)
+		*state = SB_OLD;
+	else
+		*state = magic ? SB_CORRUPT : SB_FOREIGN;
+	return 0;
+}
+
+/* Why the superblock @sb cannot serve this table line, or NULL. */
+const char *meta_mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
+{
+	struct flaz_cache *c = m->c;
+
+	if (sb->hdd_sectors != c->ti->len)
+		return "SSD superblock is for another volume: volume size differs (give 'cold' to start empty)";
+	if (sb->geo.ssd_sectors != c->geo->ssd_sectors)
+		return "SSD superblock is for another volume: SSD size differs (give 'cold' to start empty)";
+	if (sb->extent_kib != c->opts->val[FLAZ_OPT_EXTENT_KIB])
+		return "SSD superblock is for another volume: extent_kib differs (give 'cold' to start empty)";
+	if (sb->overbook != c->opts->val[FLAZ_OPT_OVERBOOK])
+		return "SSD superblock is for another volume: overbook differs (give 'cold' to start empty)";
+	if (sb->codec != c->codec)
+		return "SSD superblock is for another volume: compressor differs (give 'cold' to start empty)";
+	if (sb->cold_codec != c->cold_codec)
+		return "SSD superblock is for another volume: cold_compressor differs (give 'cold' to start empty)";
+	return NULL;
+}
+
+/*
+ * Whether the SSD can be used as it is (or is blank); *error says why not. Reads
+ * only: a table reload runs this while the old instance still writes. An SSD
+ * that cannot be read or written is no reason to refuse: the volume starts in
+ * passthrough (load()).
+ */
+int meta_check_sb(struct flaz_meta *m, bool cold, char **error)
+{
+	struct flaz_sb_info sb;
+	enum sb_state state;
+	u64 max_seq;
+	u32 fp;
+	int r;
+
+	r = meta_read_sb(m, &sb, &state, &max_seq);
+	if (r)
+		return 0;
+	if (cold || state == SB_BLANK)
+		return 0;
+	if (state == SB_CORRUPT) {
+		*error = "SSD superblock is corrupt (give 'cold' to start empty)";
+		return -EINVAL;
+	}
+	if (state == SB_OLD) {
+		*error = "SSD superblock is of another flaz format version (give 'cold' to start empty)";
+		return -EINVAL;
+	}
+	if (state == SB_FOREIGN) {
+		*error = "SSD holds no flaz superblock and is not blank (give 'cold' to overwrite it)";
+		return -EINVAL;
+	}
+	/* void: load() starts empty, whatever the HDD holds now */
+	if (meta_void_gen_known(sb.uuid, sb.gen))
+		return 0;
+	*error = (char *)meta_mismatch(m, &sb);
+	if (*error)
+		return -EINVAL;
+	/* After a clean stop the HDD's first block is known; after a crash it is not. */
+	if (sb.flags & FLAZ_SB_CLEAN) {
+		r = meta_hdd_fingerprint(m, &fp);
+		if (r) {
+			*error = "Cannot read the HDD";
+			return r;
+		}
+		if (fp != sb.hdd_fp) {
+			*error = "SSD caches another HDD: its first block differs (give 'cold' to start empty)";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Write the next superblock copy from m->sb and m->bitmap, durably. */
+int meta_write_sb(struct flaz_meta *m, u32 flags)
+{
+	struct flaz_cache *c = m->c;
+	int r;
+
+	lockdep_assert_held(&m->sb_lock);
+	m->sb.seq++;
+	m->sb.flags = flags;
+	m->sb.next_seq = atomic64_read(&c->seq) + 1 + META_SEQ_LEASE;
+	flaz_sb_encode(m->sb_buf, &m->sb, m->bitmap);
+	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, FLAZ_BLOCK_SIZE);
+	r = meta_io(c, c->ssd, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA,
+		    (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS, FLAZ_BLOCK_SECTORS,
+		    m->sb_buf);
+	if (r)
+		meta_error(c);
+	return r;
+}
+
+/*
+ * Start an empty cache of a new generation: the table blocks on the SSD become
+ * void, whatever they hold. Both copies are written, so an older copy with a
+ * higher seq cannot come back.
+ */
+int meta_format(struct flaz_meta *m, u64 max_seq)
+{
+	struct flaz_cache *c = m->c;
+	struct flaz_sb_info *sb = &m->sb;
+	u32 copy;
+	int r;
+
+	/*
+	 * Slot seqs go on rising across generations, so a slot left by an earlier
+	 * one is never taken for a newer tenant of its extent (cache.c); the clock
+	 * covers an SSD whose superblock was lost.
+	 */
+	atomic64_set(&c->seq, max3((u64)atomic64_read(&c->seq), m->max_next_seq,
+				   (u64)ktime_get_real_ns()));
+	memset(sb, 0, sizeof(*sb));
+	sb->seq = max_seq;
+	sb->gen = get_random_u64();
+	generate_random_uuid(sb->uuid);
+	sb->hdd_sectors = c->ti->len;
+	sb->extent_kib = c->opts->val[FLAZ_OPT_EXTENT_KIB];
+	sb->overbook = c->opts->val[FLAZ_OPT_OVERBOOK];
+	sb->codec = c->codec;
+	sb->cold_codec = c->cold_codec;
+	sb->region_shift = flaz_intent_shift(c->intent);
+	sb->nr_regions = flaz_intent_nr(c->intent);
+	sb->geo = *c->geo;
+	r = meta_hdd_fingerprint(m, &sb->hdd_fp);
+	if (r)
+		return r;
+	memset(m->bitmap, 0, FLAZ_SB_BITMAP_BYTES);
+	flaz_intent_load(c->intent, m->bitmap);
+	/*
+	 * Nothing on the SSD counts now. At activation every extent starts free;
+	 * later (passthrough) generations go on from where they are, so no entry
+	 * in DRAM comes back to life, and all are written into the new format.
+	 */
+	if (!m->loaded)
+		flaz_l2p_reset_gens(c->l2p, debug_gen_start);
+	else
+		flaz_l2p_forget_ssd(c->l2p);
+	for (copy = 0; copy < FLAZ_SB_COPIES && !r; copy++)
+		r = meta_write_sb(m, 0);
+	return r;
+}
+
+/* Remember the generation on the SSD (@uuid, @gen) as void until a new one lands. */
+void meta_remember_void(struct flaz_meta *m, const u8 *uuid, u64 gen)
+{
+	if (m->void_pending)
+		return;
+	memcpy(m->void_uuid, uuid, sizeof(m->void_uuid));
+	m->void_gen = gen;
+	m->void_pending = true;
+	if (!void_gen_add(uuid, gen))
+		DMERR("%s: cannot remember that the SSD's cache is void: give 'cold' when creating the volume again",
+		      dm_table_device_name(m->c->ti->table));
+}
+
+/*
+ * Replace the saved state by a new, empty generation. Until that is on the SSD,
+ * the generation it replaces is remembered as void (void_gens).
+ */
+int meta_void_generation(struct flaz_meta *m)
+{
+	u64 gen = m->sb.gen;
+	u8 uuid[16];
+	int r;
+
+	memcpy(uuid, m->sb.uuid, sizeof(uuid));
+	/* the block layer would let the writes through with a warning */
+	r = bdev_read_only(m->c->ssd) ? -EROFS : meta_format(m, m->sb.seq);
+	if (!r) {
+		if (m->void_pending)
+			void_gen_del(m->void_uuid, m->void_gen);
+		m->void_pending = false;
+		return 0;
+	}
+	/* meta_format() replaced m->sb: remember the one that is on the SSD */
+	meta_remember_void(m, uuid, gen);
+	return r;
+}
+
+/*
+ * The SSD cannot be used at activation: the volume starts in passthrough (once
+ * flaz_meta_resume() has let go of m->lock, which a mode change takes inside the
+ * mode lock), and the state on it (if any could be read) is void, since writes
+ * will now reach the HDD unmarked; a new generation replaces it once the SSD
+ * takes writes.
+ */
+int meta_load_unusable(struct flaz_meta *m, enum sb_state state, enum flaz_why why)
+{
+	if (state == SB_OK)
+		meta_remember_void(m, m->sb.uuid, m->sb.gen);
+	m->start_why = why;
+	return 0;
+}
+
+/*
+ * The superblock carrying the marks of @held writes did not reach the SSD, so
+ * they may not go to the HDD yet: the saved state could serve older data for
+ * their blocks after a restart. Void it first and go passthrough; if the SSD
+ * takes no write at all, hold them and try again, up to ssd_hold_s.
+ */
+void meta_fail_closed(struct flaz_meta *m, struct bio_list *held)
+{
+	struct flaz_cache *c = m->c;
+	unsigned long hold = flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S) * HZ;
+	const char *name = dm_table_device_name(c->ti->table);
+
+	if (!m->hold_since)
+		WRITE_ONCE(m->hold_since, jiffies | 1);
+	if (meta_void_generation(m) && time_before(jiffies, m->hold_since + hold)) {
+		flaz_intent_hold(c->intent, held);
+		queue_delayed_work(c->wq.io, &m->retry, META_RETRY);
+		return;
+	}
+	if (m->void_pending)
+		DMERR("%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded",
+		      name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
+	else
+		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
+	WRITE_ONCE(m->hold_since, 0);
+	flaz_report_no_mark(c);
+	flaz_cache_release_writes(c, held);
+}
+
+/* Make the bits of waiting writes durable, then let them go. */
+void meta_mark(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	struct bio_list released = BIO_EMPTY_LIST;
+
+	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+	flaz_stats_add(c->stats, FLAZ_STAT_MARKS, 1);
+	if (meta_write_sb(m, 0)) {
+		meta_fail_closed(m, &released);
+		return;
+	}
+	WRITE_ONCE(m->hold_since, 0);
+	flaz_intent_written(c->intent, m->bitmap);
+	flaz_cache_release_writes(c, &released);
+}
+
+/*
+ * Marks: writes waiting for their regions' bits. In passthrough nothing is
+ * marked any more; a generation remembered as void still wants out.
+ */
+void meta_mark_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(work, struct flaz_meta, mark_work);
+	struct flaz_cache *c = m->c;
+	struct bio_list released = BIO_EMPTY_LIST;
+
+	mutex_lock(&m->sb_lock);
+	if (flaz_mode_get(c) == FLAZ_MODE_PASSTHROUGH) {
+		flaz_intent_snapshot(c->intent, false, false, m->bitmap, &released);
+		WRITE_ONCE(m->hold_since, 0);
+		if (m->void_pending)
+			meta_void_generation(m);
+	} else if (flaz_intent_waiting(c->intent)) {
+		meta_mark(m);
+	}
+	mutex_unlock(&m->sb_lock);
+	flaz_cache_release_writes(c, &released);
+	/* while writes are held, the retry comes later */
+	if (!READ_ONCE(m->hold_since) && flaz_intent_waiting(c->intent))
+		queue_work(c->wq.io, &m->mark_work);
+}
+
+void meta_retry_work(struct work_struct *work)
+{
+	struct flaz_meta *m = container_of(to_delayed_work(work), struct flaz_meta, retry);
+
+	queue_work(m->c->wq.io, &m->mark_work);
+}
+
+/* A write is waiting for its regions' bits (unless writes are held: a retry is due). */
+void flaz_meta_mark(struct flaz_meta *m)
+{
+	if (!READ_ONCE(m->hold_since))
+		queue_work(m->c->wq.io, &m->mark_work);
+}
