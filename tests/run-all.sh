@@ -93,6 +93,7 @@ else
 	suite host tests/host/test_flazctl.sh tools/flazctl/flazctl
 	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
 	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
+	suite model tests/host/test_model.sh
 	suite dkms tests/dkms.sh "${SERIES[@]}" 6.12-rt
 	suite checkpatch tests/checkpatch.sh
 	suite uml tests/uml/run.sh
@@ -101,6 +102,10 @@ else
 		suite "crash-$series" tests/qemu/crash.sh "$(tests/lib/kvers.sh "$series")"
 		suite "replay-$series" tests/qemu/run.sh "$(tests/lib/kvers.sh "$series")" replay
 	done
+	# the crash suites again with the table at paging geometry (crash-lib.sh "paged")
+	suite crash-6.12-paged env FLAZ_CRASH_PAGED=1 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.12)" 2
+	suite replay-6.12-paged env FLAZ_SUITE_ARGS=paged \
+		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
 	wait
 	for series in "${REACH[@]}"; do
 		reach "$series"

@@ -1,0 +1,31 @@
+#!/bin/bash
+# The table's model test: the module's l2p.c, table.c and format.c built in userspace and
+# driven by tests/host/model/model.c against an oracle, millions of random steps across
+# crashes and reloads (see model.c). One PASS/FAIL line per run.
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=$REPO/drivers/md/dm-flaz
+M=$REPO/tests/host/model
+OUT=${FLAZ_CACHE:-$REPO/.cache}/model
+STEPS=${FLAZ_MODEL_STEPS:-1000000}
+mkdir -p "$OUT"
+# format.c is plain C against the system's headers; l2p.c and table.c see the shim
+if ! gcc -O2 -g -Wall -I "$SRC" -c -o "$OUT/format.o" "$SRC/format.c" ||
+   ! gcc -O2 -g -I "$M/inc" -I "$SRC" -o "$OUT/model" "$M/model.c" "$SRC/l2p.c" \
+	"$SRC/table.c" "$OUT/format.o" 2>"$OUT/build.log"; then
+	echo "FAIL model/build: $(grep -m3 error "$OUT/build.log" | tr '\n' ' ')"
+	exit 1
+fi
+echo "PASS model/build"
+rc=0
+# hdd/lines 3: whole tags; 40: cut tags that alias
+for run in "1 3" "2 3" "3 40" "4 40"; do
+	set -- $run
+	if out=$("$OUT/model" "$STEPS" "$1" "$2" 2>&1); then
+		echo "PASS model/seed-$1-ratio-$2" && echo "$out" >&2
+	else
+		echo "FAIL model/seed-$1-ratio-$2: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+		rc=1
+	fi
+done
+exit $rc
