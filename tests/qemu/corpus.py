@@ -11,7 +11,7 @@ OUTDIR/expect     one line of key=value: the expected deflate ratio of the files
                   blocks as the cache accounts them, and the counts behind it
 
 The ratio models a file system holding each file in whole 4 KiB blocks, the last one padded
-with zeros. Per block, as the kernel accounts it (README "Status"): an all-zero block is a
+with zeros. Per block, as the kernel accounts it (docs/operations.md "Status"): an all-zero block is a
 flag, not counted; otherwise logical += 4096 and physical += round_up(32 + payload, 32),
 where payload is the raw-deflate length (level 6, window bits 12, memlevel 8, the kernel's
 deflate settings) or 4096 when that exceeds 4096 * (100 - compress_min_saving) / 100 with the

@@ -8,13 +8,17 @@
 # (blocks_cached after each crash, the seed) on stderr; exit 0 iff nothing failed.
 # Run dir (disks; per boot console, results and dmesg): $FLAZ_CACHE/qemu/KVER/crash.
 # FLAZ_CRASH_SEED=N repeats a run's delays and fio streams (the seed is printed on stderr).
+# FLAZ_CRASH_PAGED=1 runs the rounds at paging geometry (crash-<series>-paged).
 # usage: crash.sh KVER [ROUNDS]
 set -uo pipefail
 KVER=${1:?usage: crash.sh KVER [ROUNDS]}
 ROUNDS=${2:-3}
 . "$(dirname "$0")/lib.sh"
 SERIES=$(series_of "$KVER")
-RUN=$FLAZ_CACHE/qemu/$KVER/crash
+# FLAZ_CRASH_PAGED=1: the volume at paging geometry (guest/crash-lib.sh "paged")
+PAGED=${FLAZ_CRASH_PAGED:+paged}
+NAME=crash-$SERIES${PAGED:+-paged}
+RUN=$FLAZ_CACHE/qemu/$KVER/crash${PAGED:+-paged}
 # a boot takes well under a minute; a hung one should not cost the whole budget
 QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-240}
 SEED=${FLAZ_CRASH_SEED:-$(((RANDOM << 15) | RANDOM))}
@@ -90,8 +94,8 @@ dmesg_clean() {
 # Round $1, first boot: the suite must reach its reset ("CRASH" record, then qemu exits 0
 # because of -no-reboot).
 write_boot() {
-	local r=$1 p=crash-$SERIES/round$1 tag=round$1-write
-	boot "$tag" crash-write "$r" $((SEED + r))
+	local r=$1 p=$NAME/round$1 tag=round$1-write
+	boot "$tag" crash-write "$r" $((SEED + r)) $PAGED
 	report_checks "$p/write" "$tag"
 	if grep -q '^CRASH ' "$RUN/$tag.results" && [ "$BOOT_RC" -eq 0 ] &&
 		[ "$UNFINISHED" = crash ]; then
@@ -106,8 +110,8 @@ write_boot() {
 
 # Round $1, second boot: the checks after the crash; the suite must run to its end.
 check_boot() {
-	local r=$1 p=crash-$SERIES/round$1 tag=round$1-check
-	boot "$tag" crash-check "$r"
+	local r=$1 p=$NAME/round$1 tag=round$1-check
+	boot "$tag" crash-check "$r" $PAGED
 	report_checks "$p" "$tag"
 	[ -z "$UNFINISHED" ] ||
 		failed "$p/$UNFINISHED" "the guest stopped during this check (see $RUN/$tag.console)"
@@ -122,7 +126,7 @@ main() {
 	local r t0=$SECONDS
 	mkdir -p "$RUN"
 	if ! INITRD=$(initramfs_for "$KVER"); then
-		failed "crash-$SERIES/boot" "could not build the module, flazctl or the initramfs (see stderr)"
+		failed "$NAME/boot" "could not build the module, flazctl or the initramfs (see stderr)"
 		return
 	fi
 	echo "crash: $ROUNDS rounds, seed $SEED (FLAZ_CRASH_SEED=$SEED repeats this run); logs in $RUN" >&2
@@ -135,9 +139,9 @@ main() {
 	# a round may come back empty (a crash right after a commit cleared little), but a run
 	# where none loaded a cached block compared nothing loaded
 	if grep -qh '^INFO WARM [1-9]' "$RUN"/round*-check.results; then
-		pass "crash-$SERIES/some-round-warm"
+		pass "$NAME/some-round-warm"
 	else
-		failed "crash-$SERIES/some-round-warm" "no round came back with a cached block: nothing loaded from the SSD was compared"
+		failed "$NAME/some-round-warm" "no round came back with a cached block: nothing loaded from the SSD was compared"
 	fi
 }
 

@@ -56,13 +56,16 @@ initramfs_for() {
 # then vdd HDD 64 MiB and vde SSD 32 MiB with 4096-byte logical blocks (4Kn), and vdf an
 # SSD of 32 MiB that takes discards (QEMU punches holes: a discarded extent reads zeros).
 make_disks() {
-	rm -f "$1"/{hdd,ssd,results,hdd4k,ssd4k,ssddisc}.img
+	rm -f "$1"/{hdd,ssd,results,hdd4k,ssd4k,ssddisc,hddbig,ssdbig}.img
 	truncate -s 512M "$1/hdd.img"
 	truncate -s 128M "$1/ssd.img"
 	truncate -s 8M "$1/results.img"
 	truncate -s 64M "$1/hdd4k.img"
 	truncate -s 32M "$1/ssd4k.img"
 	truncate -s 32M "$1/ssddisc.img"
+	# sparse: only what is written takes room on the host
+	truncate -s 256G "$1/hddbig.img"
+	truncate -s 64G "$1/ssdbig.img"
 }
 
 # boot_vm KVER INITRD RUNDIR SUITE SERIAL: boot the guest on run dir RUNDIR's disks and run
@@ -91,6 +94,10 @@ boot_vm() {
 		-device virtio-blk-pci,drive=ssd4k,logical_block_size=4096,physical_block_size=4096 \
 		-drive "file=$3/ssddisc.img,if=none,id=ssddisc,format=raw,cache=unsafe,discard=unmap" \
 		-device virtio-blk-pci,drive=ssddisc,discard=on \
+		-drive "file=$3/hddbig.img,if=none,id=hddbig,format=raw,cache=unsafe" \
+		-device virtio-blk-pci,drive=hddbig \
+		-drive "file=$3/ssdbig.img,if=none,id=ssdbig,format=raw,cache=unsafe" \
+		-device virtio-blk-pci,drive=ssdbig \
 		-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 loglevel=4 tsc=reliable -- $4" \
 		</dev/null
 }

@@ -11,10 +11,12 @@ KVER=${1:?usage: run.sh KVER [SUITE]}
 SUITE=${2:-e2e}
 . "$(dirname "$0")/lib.sh"
 SERIES=$(series_of "$KVER")
-PREFIX=qemu-$SERIES/$SUITE
+# FLAZ_SUITE_ARGS: words for the suite after its name (replay: "paged"); they name the run too
+SUITE_ARGS=${FLAZ_SUITE_ARGS:-}
+PREFIX=qemu-$SERIES/$SUITE${SUITE_ARGS:+-${SUITE_ARGS// /-}}
 # the guest's suite and its arguments, on the kernel command line after "--"
-GUEST_ARGS=$SUITE${FLAZ_ONLY:+ only=$FLAZ_ONLY}
-RUN=$FLAZ_CACHE/qemu/$KVER/$SUITE
+GUEST_ARGS=$SUITE${SUITE_ARGS:+ $SUITE_ARGS}${FLAZ_ONLY:+ only=$FLAZ_ONLY}
+RUN=$FLAZ_CACHE/qemu/$KVER/$SUITE${SUITE_ARGS:+-${SUITE_ARGS// /-}}
 FAILED=0
 
 pass() { echo "PASS $1"; }

@@ -4,6 +4,14 @@ HDD_MIB=64
 SSD_MIB=16
 # What the SSD holds is what the crash left: no check may blank it (lib.sh blank_ssd).
 KEEP_SSD=1
+# The volume's geometry: the suites' default, or with "paged" (an argument of the suite) the
+# table at paging geometry: 4 KiB extents at overbook 1000 give the 16 MiB SSD 40,960 lines
+# (6 pages) and table_cache_kib 16 keeps less than one of them resident, so every fill,
+# commit and load pages the table in and out.
+GEOMETRY="extent_kib 16"
+for arg in "$@"; do
+	[ "$arg" = paged ] && GEOMETRY="overbook 1000 extent_kib 4 table_cache_kib 16"
+done
 
 # info TEXT: a line the host copies to its stderr (not a check).
 info() {
@@ -22,6 +30,8 @@ create_vol() {
 	cv_hdd=$1
 	cv_ssd=$2
 	shift 2
+	# shellcheck disable=SC2086 # words
+	set -- $GEOMETRY "$@"
 	kmsg_mark
 	if ! dmsetup create vol --table "0 $(sectors "$cv_hdd") flaz $cv_hdd $cv_ssd $# $*" \
 		>/tmp/create.out 2>&1; then

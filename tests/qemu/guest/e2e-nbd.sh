@@ -7,7 +7,7 @@
 #     I/O that needs the HDD fails with an error within the timeout and a margin (the
 #     kernel's nbd fails the requests in flight at the timeout, also when the server died,
 #     and new ones at once), hits are still served and right, hdd_errors counts, and the
-#     mode stays normal (modes follow SSD faults only: README "Faults"); once a server is
+#     mode stays normal (modes follow SSD faults only: docs/operations.md "Faults and modes"); once a server is
 #     back the volume works again and returns nothing stale, also after a warm restart.
 # flaz's HDD is a dm-linear (nlin) over the nbd device, so that once a server is back nlin
 # can be reloaded onto a new nbd device: nbd-client 3.24 cannot give the old device a new

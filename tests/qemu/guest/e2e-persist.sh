@@ -969,3 +969,183 @@ t_persist_fuzz() {
 	done
 	p_remove_slices
 }
+
+# t_persist_paging: the table at paging geometry (issue 28, finding 1). A 64 MiB SSD of 4 KiB
+# extents at overbook 1000 has a table of 163,840 lines (20 pages); table_cache_kib 64 holds
+# about a tenth of it, so pages go out and come back all the time. A cold volume is filled
+# with fio's crc32c data over 160 MiB, then created again warm over an SSD whose reads are
+# slowed (dm-delay, 20 ms: warming takes seconds), and rewritten at random with new data
+# while the table warms and while fills page in. Afterwards, after a clean restart and after
+# yet another rewrite, fio verifies every block against what it wrote last, and the volume
+# reads the same bytes as its HDD: no write was forgotten by a page that went out and came
+# back.
+PG_MIB=160
+PG_FIO="--name=pg --rw=randwrite --bs=4k --size=${PG_MIB}M --refill_buffers
+	--buffer_compress_percentage=50 --verify=crc32c --verify_state_save=0"
+t_persist_paging() {
+	pg_n=$(sectors $SSD)
+	pg_hdd=/dev/mapper/pghdd
+	pg_ssd=/dev/mapper/pgssd
+	pg_vol="0 $((PG_MIB * 2048)) flaz $pg_hdd $pg_ssd"
+	must dmsetup create pghdd --table "0 $((PG_MIB * 2048)) linear $HDD 0"
+	must dmsetup create pgssd --table "0 $((64 * 2048)) delay $SSD 0 0"
+	must dmsetup create pv --table "$pg_vol 7 overbook 1000 extent_kib 4 table_cache_kib 64 cold"
+	tb=$(status_val pv table_bytes)
+	# shellcheck disable=SC2086 # a list of options
+	FIO_DEV=$PV run_fio fill $PG_FIO --randseed=1 --io_size=64M
+	sha_mib $PV 0 $PG_MIB >/dev/null
+	wait_settled pv
+	c0=$(status_val pv blocks_cached)
+	must dmsetup remove pv
+	must dmsetup suspend pgssd
+	must dmsetup reload pgssd --table "0 $((64 * 2048)) delay $SSD 0 20 $SSD 0 0"
+	must dmsetup resume pgssd
+	must dmsetup create pv --table "$pg_vol 6 overbook 1000 extent_kib 4 table_cache_kib 64"
+	left=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	# new data while the table warms, then reads that page in for fills
+	# shellcheck disable=SC2086
+	FIO_DEV=$PV run_fio rewrite-while-warming $PG_FIO --randseed=2 --io_size=32M
+	sha_mib $PV 0 $PG_MIB >/dev/null
+	wait_loaded pv
+	wait_settled pv
+	pi=$(status_val pv table_page_ins)
+	held=$(status_val pv table_resident_bytes)
+	# shellcheck disable=SC2086
+	FIO_DEV=$PV run_fio verify-after-warming $PG_FIO --randseed=2 --io_size=32M --verify_only
+	[ "$(sha_mib $PV 0 $PG_MIB)" = "$(sha_mib $pg_hdd 0 $PG_MIB)" ] ||
+		fail "after the rewrite while warming, the volume reads other bytes than its HDD"
+	must dmsetup remove pv
+	must dmsetup create pv --table "$pg_vol 6 overbook 1000 extent_kib 4 table_cache_kib 64"
+	# shellcheck disable=SC2086
+	FIO_DEV=$PV run_fio verify-after-restart $PG_FIO --randseed=2 --io_size=32M --verify_only
+	h0=$(status_val pv read_hits)
+	[ "$(sha_mib $PV 0 $PG_MIB)" = "$(sha_mib $pg_hdd 0 $PG_MIB)" ] ||
+		fail "after a clean restart, the volume reads other bytes than its HDD"
+	h1=$(status_val pv read_hits)
+	# shellcheck disable=SC2086
+	FIO_DEV=$PV run_fio rewrite-paged $PG_FIO --randseed=3 --io_size=32M
+	# shellcheck disable=SC2086
+	FIO_DEV=$PV run_fio verify-rewrite $PG_FIO --randseed=3 --io_size=32M --verify_only
+	[ "$(sha_mib $PV 0 $PG_MIB)" = "$(sha_mib $pg_hdd 0 $PG_MIB)" ] ||
+		fail "after a rewrite at paging geometry, the volume reads other bytes than its HDD"
+	errors="$(status_val pv ssd_errors)/$(status_val pv meta_errors)"
+	show_status pv
+	must dmsetup remove pv
+	must dmsetup remove pgssd
+	must dmsetup remove pghdd
+	note "table $tb bytes, budget 65536; loading=$left at the create; $pi pages in; held $held; $c0 blocks cached before the restart; $((h1 - h0)) hits reading it back"
+	[ "$tb" -gt $((10 * 65536)) ] || fail "table_bytes=$tb: want over ten times the 64 KiB budget"
+	[ "${left:-0}" -gt 0 ] || fail "the table was warm when the create returned (loading=$left)"
+	[ "$pi" -gt 20 ] || fail "table_page_ins=$pi: want pages in and out again (over 20 of 20)"
+	[ $((h1 - h0)) -gt 0 ] || fail "reading the volume after the restart hit nothing"
+	[ "$errors" = 0/0 ] || fail "ssd_errors/meta_errors $errors, want 0/0"
+}
+
+# t_persist_gen_wear: generations that reach their end (module parameter debug_gen_start,
+# tests only). With new formats starting every extent 6 generations before the last of 16
+# bits (65534: a 16 MiB SSD's entries have 16 bits for it), an extent can be filled 3
+# times. A cold volume over a 16 MiB SSD slice is rewritten at random, a lap of the SSD at a
+# time: after one lap, flazctl dump --entries lists slots at generations in use (odd, below
+# the last); after six, extents have worn out: the kernel logs each, no worn extent is ever
+# free again (free_extents stays at most total_extents minus the worn ones, also after a
+# warm restart), the entries listed are still only at generations in use, fio verifies the
+# last rewrite, and the volume reads what its HDD holds, before and after the restart.
+GW_FIO="--name=w --rw=randwrite --bs=4k --size=${P_HDD_MIB}M --io_size=24M --refill_buffers
+	--buffer_compress_percentage=50 --verify=crc32c --verify_state_save=0"
+gw_entries() { # gw_entries FILE: the generations of live slot entries, one a line
+	grep -E '^  line [0-9]+: block .*, gen [0-9]+' "$1" | sed -E 's/.*, gen ([0-9]+).*/\1/'
+}
+t_persist_gen_wear() {
+	param=/sys/module/dm_flaz/parameters/debug_gen_start
+	[ -w $param ] || fail "no $param"
+	p_slices
+	echo 65528 >$param
+	kmsg_mark
+	must dmsetup create pv --table "$(p_table extent_kib 32 cold)"
+	echo 0 >$param
+	total=$(status_val pv total_extents)
+	for i in 1 2 3 4 5 6; do
+		# shellcheck disable=SC2086 # a list of options
+		FIO_DEV=$PV run_fio wear-$i $GW_FIO --randseed=$i
+		if [ $i = 1 ]; then
+			wait_settled pv
+			must dmsetup suspend pv
+			must flazctl dump --entries $PSSD >/tmp/entries.1
+			must dmsetup resume pv
+		fi
+	done
+	wait_settled pv
+	worn=$(kmsg_new | grep -c 'reached its last generation')
+	free=$(status_val pv free_extents)
+	# shellcheck disable=SC2086
+	FIO_DEV=$PV run_fio verify-worn $GW_FIO --randseed=6 --verify_only
+	[ "$(sha_mib $PV 0 $P_HDD_MIB)" = "$(sha_mib $PHDD 0 $P_HDD_MIB)" ] ||
+		fail "after the wear, the volume reads other bytes than its HDD"
+	show_status pv
+	must dmsetup remove pv
+	must flazctl dump --entries $PSSD >/tmp/entries.2
+	p_create extent_kib 32
+	free2=$(status_val pv free_extents)
+	# shellcheck disable=SC2086
+	FIO_DEV=$PV run_fio verify-restart $GW_FIO --randseed=6 --verify_only
+	[ "$(sha_mib $PV 0 $P_HDD_MIB)" = "$(sha_mib $PHDD 0 $P_HDD_MIB)" ] ||
+		fail "after the wear and a restart, the volume reads other bytes than its HDD"
+	must dmsetup remove pv
+	p_remove_slices
+	n1=$(gw_entries /tmp/entries.1 | wc -l)
+	bad1=$(gw_entries /tmp/entries.1 | awk '($1 % 2 == 0) || ($1 < 65529) || ($1 > 65533)' | head -3 | tr '\n' ' ')
+	bad2=$(gw_entries /tmp/entries.2 | awk '($1 % 2 == 0) || ($1 >= 65534)' | head -3 | tr '\n' ' ')
+	note "$total extents, $worn worn; free $free, $free2 after the restart; $n1 entries after a lap, $(gw_entries /tmp/entries.2 | wc -l) at the end"
+	[ "$n1" -gt 0 ] || fail "dump --entries listed no slot after a lap"
+	[ -z "$bad1" ] || fail "after a lap, entries at generations other than 65529-65533 (odd): $bad1"
+	[ "$worn" -gt 0 ] || fail "no extent reached its last generation after six laps of three lives"
+	[ "$free" -le $((total - worn)) ] || fail "free_extents=$free with $worn of $total worn out"
+	[ "$free2" -le $((total - worn)) ] ||
+		fail "after a restart free_extents=$free2 with $worn of $total worn out: worn ones free again"
+	[ -z "$bad2" ] || fail "at the end, entries at a free or the last generation: $bad2"
+}
+
+# t_persist_big: a 64 GiB SSD over a 256 GiB HDD (sparse images: only what is written takes
+# room), at the default options: a table of 33 M lines, 4,063 pages, of which the default
+# budget (1 MiB per GiB of SSD) holds about a third, so random I/O across the whole HDD pages
+# the table in and out for real. fio writes 32 MiB at random over all 256 GiB with crc32c,
+# reads it back twice (fills, then hits), and verifies; the volume is created again (warm)
+# and fio verifies again and rewrites a part. Every block must read what was written last.
+HDDBIG=/dev/vdg
+SSDBIG=/dev/vdh
+BIG_FIO="--name=big --rw=randwrite --bs=4k --size=256G --io_size=32M --refill_buffers
+	--buffer_compress_percentage=50 --verify=crc32c --verify_state_save=0"
+t_persist_big() {
+	big_vol="0 $(sectors $HDDBIG) flaz $HDDBIG $SSDBIG"
+	must dmsetup create bv --table "$big_vol 1 cold"
+	tb=$(status_val bv table_bytes)
+	# shellcheck disable=SC2086 # a list of options
+	FIO_DEV=/dev/mapper/bv run_fio big-write $BIG_FIO --randseed=7
+	# shellcheck disable=SC2086
+	FIO_DEV=/dev/mapper/bv run_fio big-fill $BIG_FIO --randseed=7 --verify_only
+	h0=$(status_val bv read_hits)
+	# shellcheck disable=SC2086
+	FIO_DEV=/dev/mapper/bv run_fio big-hit $BIG_FIO --randseed=7 --verify_only
+	h1=$(status_val bv read_hits)
+	pi=$(status_val bv table_page_ins)
+	held=$(status_val bv table_resident_bytes)
+	show_status bv
+	must dmsetup remove bv
+	must dmsetup create bv --table "$big_vol 0"
+	left=$(dmsetup status bv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	# shellcheck disable=SC2086
+	FIO_DEV=/dev/mapper/bv run_fio big-warm $BIG_FIO --randseed=7 --verify_only
+	# shellcheck disable=SC2086
+	FIO_DEV=/dev/mapper/bv run_fio big-rewrite $BIG_FIO --randseed=8 --io_size=8M
+	# shellcheck disable=SC2086
+	FIO_DEV=/dev/mapper/bv run_fio big-reverify $BIG_FIO --randseed=8 --io_size=8M --verify_only
+	errors="$(status_val bv ssd_errors)/$(status_val bv meta_errors)"
+	show_status bv
+	must dmsetup remove bv
+	note "table $tb bytes; $pi pages in, $held resident; the second read hit $((h1 - h0)); loading=$left at the warm create"
+	[ "$tb" -gt $((128 << 20)) ] || fail "table_bytes=$tb: want a table of over 128 MiB"
+	[ "$held" -lt "$tb" ] || fail "table_resident_bytes=$held of $tb: the table was not paged"
+	[ "$pi" -gt 1000 ] || fail "table_page_ins=$pi: want the table paged in (over 1000)"
+	[ $((h1 - h0)) -ge 4096 ] || fail "the second read of 8192 blocks hit $((h1 - h0)), want >= half"
+	[ "$errors" = 0/0 ] || fail "ssd_errors/meta_errors $errors, want 0/0"
+}

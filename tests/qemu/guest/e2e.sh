@@ -112,6 +112,9 @@ check persist-fail-closed-marked t_persist_fail_closed marked
 check persist-unusable-ssd t_persist_unusable
 check persist-mode-vs-suspend t_persist_mode_vs_suspend
 check persist-evict t_persist_evict
+check persist-paging t_persist_paging
+check persist-gen-wear t_persist_gen_wear
+check persist-big t_persist_big
 check persist-fuzz t_persist_fuzz
 check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 check nbd-data t_nbd_data

@@ -61,7 +61,7 @@ t_setup() {
 # SSD): a first 2 MiB read twice (hit slots get a second chance) and then 8 MiB read once
 # make it move slots as well as drop them, so the log holds moves.
 t_record() {
-	create_vol /dev/mapper/hdd /dev/mapper/ssd extent_kib 16 cleaner_rate_mib 65536 \
+	create_vol /dev/mapper/hdd /dev/mapper/ssd cleaner_rate_mib 65536 \
 		low_watermark 80 high_watermark 90 cold
 	must fio --filename=/dev/mapper/vol --size=${HDD_MIB}m --refill_buffers \
 		--buffer_compress_percentage=50 \
@@ -160,7 +160,8 @@ one_point() {
 	dmsetup create rssd --table "0 $((SSD_MIB * 2048)) linear /dev/mapper/snap $((HDD_MIB * 2048))"
 	op_rc=0
 	kmsg_mark
-	if dmsetup create vol --table "0 $((HDD_MIB * 2048)) flaz /dev/mapper/rhdd /dev/mapper/rssd 2 extent_kib 16" \
+	# shellcheck disable=SC2086 # words
+	if dmsetup create vol --table "0 $((HDD_MIB * 2048)) flaz /dev/mapper/rhdd /dev/mapper/rssd $(echo $GEOMETRY | wc -w) $GEOMETRY" \
 		>/tmp/create.out 2>&1; then
 		t_cmp=$(now)
 		op_cached=$(status_val vol blocks_cached)
