@@ -948,7 +948,7 @@ fi
 
 # --- the docs agree with --help: every command and every option of every command's --help
 # is in the README's flazctl section and in the man page
-readme_ctl=$(sed -n '/^## flazctl/,/^## Layout/p' "$REPO/README.md")
+readme_ctl=$(sed -n '/^## flazctl/,/^## Where the rest lives/p' "$REPO/README.md")
 man_text=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$REPO/tools/flazctl/flazctl.8")
 cmds=$("$BIN" --help | sed -n 's/^  flazctl \([a-z][a-z-]*\).*/\1/p' | grep -vx COMMAND | sort -u)
 [ -n "$cmds" ] || fail docs/commands "flazctl --help lists no command"

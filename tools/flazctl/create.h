@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-/* The table options, in the order they are emitted; see README.md "Table". */
+/* The table options, in the order they are emitted; see README.md "Options". */
 enum topt {
 	T_COMPRESSOR,
 	T_EXTENT_KIB,

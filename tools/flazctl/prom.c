@@ -60,7 +60,7 @@ static const struct metric metrics[] = {
 	{ "mark_waits", COUNTER, "Writes that waited for their region's mark before going to the HDD." },
 	{ "mark_wait_us", US_COUNTER, "Seconds writes waited for their region's mark, in all." },
 	{ "commit_us", US_COUNTER, "Seconds table commits took, in all (in the background: writes never wait for them)." },
-	{ "loading", GAUGE, "Table blocks still to be read after activation; 0 once the table is in." },
+	{ "loading", GAUGE, "Table pages still to be read after activation (recovery after a crash, then warming); 0 once done." },
 	{ "fills_skipped", COUNTER, "Blocks not installed: install backlog full, memory short or no free extent." },
 	{ "compress_skipped", COUNTER, "Blocks stored raw, uncompressed: predicted to save too little." },
 	{ "hot_blocks", GAUGE, "Hot blocks the cleaner stored raw, in extents not evicted since." },
@@ -69,7 +69,7 @@ static const struct metric metrics[] = {
 	{ "codec_bytes", GAUGE, "SSD bytes of the cached blocks' slots in the volume's compressor." },
 	{ "raw_bytes", GAUGE, "SSD bytes of the cached blocks' raw slots." },
 	{ "table_resident_bytes", GAUGE, "DRAM of the table's pages now resident (at most table_cache_kib, but for pages read in since the last commit)." },
-	{ "table_page_ins", COUNTER, "Table pages read from the SSD for fills." },
+	{ "table_page_ins", COUNTER, "Table pages read from the SSD (fills, commits, recovery, warming)." },
 	{ "slots_kept", COUNTER, "Live slots hit since written that the cleaner left in place for a lap more: their extent was mostly hit." },
 };
 
