@@ -86,6 +86,8 @@
 #define L2P_HEAT_MAX		FLAZ_HEAT_MAX
 #define L2P_PAGE_LINES		(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
 #define L2P_COMING		1	/* page state: being paged in, tombstones wanted */
+#define L2P_RAW_ONE		(1 << 16)	/* a raw slot in an extent's slot counter */
+static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / 64 < L2P_RAW_ONE / 2);
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
 static_assert(L2P_PAGE_LINES % L2P_GROUP == 0);
 /* paging takes a page's stripes nested: lockdep tells apart 8 subclasses */
@@ -112,8 +114,11 @@ struct flaz_l2p {
 	u64 *heat;		/* L2P_HEAT_BITS per line */
 	u16 *gens;		/* per extent, whole gen blocks: its generation */
 	unsigned long *gen_dirty;	/* per gen block: a gen changed since written */
-	/* per extent, of the slots lines point at: bytes, slots, raw ones, cold bytes */
-	atomic_t *live, *slots, *raw_slots, *cold_live;
+	/*
+	 * Per extent, of the slots lines point at: bytes, slots (and raw ones, in
+	 * L2P_RAW_ONE units of the same counter), cold bytes.
+	 */
+	atomic_t *live, *slots, *cold_live;
 	u64 nr_extents;
 	u64 nr_gen_blocks;
 	u64 nr_blocks;
@@ -184,11 +189,10 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->gen_dirty = bitmap_zalloc(t->nr_gen_blocks, GFP_KERNEL);
 	t->live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
 	t->slots = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
-	t->raw_slots = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
 	if (cold)
 		t->cold_live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
 	if (!t->pages || !t->state || !t->tombs || !t->ref || !t->dirty || !t->heat ||
-	    !t->gens || !t->gen_dirty || !t->live || !t->slots || !t->raw_slots || (cold && !t->cold_live)) {
+	    !t->gens || !t->gen_dirty || !t->live || !t->slots || (cold && !t->cold_live)) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -215,7 +219,6 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	bitmap_free(t->gen_dirty);
 	kvfree(t->live);
 	kvfree(t->slots);
-	kvfree(t->raw_slots);
 	kvfree(t->cold_live);
 	kvfree(t);
 }
@@ -238,7 +241,7 @@ u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 	       heat_words(t->nr_lines) * sizeof(u64) +
 	       t->nr_gen_blocks * FLAZ_GEN_ENTRIES * sizeof(u16) +
 	       BITS_TO_LONGS(t->nr_gen_blocks) * sizeof(long) +
-	       t->nr_extents * (3 + !!t->cold_live) * sizeof(atomic_t) + sizeof(*t);
+	       t->nr_extents * (2 + !!t->cold_live) * sizeof(atomic_t) + sizeof(*t);
 }
 
 u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
@@ -369,11 +372,13 @@ static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 		atomic64_add(sign * (s64)FLAZ_BLOCK_SIZE, &t->logical);
 		atomic64_add(sign * (s64)e->bytes, &t->physical);
 		atomic_add(sign * (int)e->bytes, &t->live[e->ext]);
-		atomic_add(sign, &t->slots[e->ext]);
 		if (e->bytes == FLAZ_MAX_SLOT_BYTES) {
 			atomic64_add(sign * (s64)e->bytes, &t->raw);
-			atomic_add(sign, &t->raw_slots[e->ext]);
-		} else if (e->cold && t->cold_bits) {
+			atomic_add(sign * (1 + L2P_RAW_ONE), &t->slots[e->ext]);
+			return;
+		}
+		atomic_add(sign, &t->slots[e->ext]);
+		if (e->cold && t->cold_bits) {
 			atomic64_add(sign * (s64)e->bytes, &t->cold);
 			atomic_add(sign * (int)e->bytes, &t->cold_live[e->ext]);
 		}
@@ -472,7 +477,7 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 
 static bool coming(struct flaz_l2p *t, u64 line)
 {
-	/* seen clear: the loader's stores to the page are seen too (page_done) */
+	/* seen clear: the page-in's stores to the page are seen too (page_done) */
 	return smp_load_acquire(&t->state[div_u64(line, L2P_PAGE_LINES)]) & L2P_COMING;
 }
 
@@ -629,7 +634,7 @@ void flaz_l2p_open_extent(struct flaz_l2p *t, u32 ext)
 u32 flaz_l2p_evict_extent(struct flaz_l2p *t, u32 ext, bool *worn)
 {
 	u16 gen = t->gens[ext];
-	int bytes, slots, raw, cold = 0;
+	int bytes, counts, slots, raw, cold = 0;
 
 	/* in use (odd); one never opened has nothing to void */
 	if (gen & 1)
@@ -640,8 +645,10 @@ u32 flaz_l2p_evict_extent(struct flaz_l2p *t, u32 ext, bool *worn)
 	/* the new generation before the counts: a drop seeing the old one counts here */
 	smp_mb();
 	bytes = atomic_xchg(&t->live[ext], 0);
-	slots = atomic_xchg(&t->slots[ext], 0);
-	raw = atomic_xchg(&t->raw_slots[ext], 0);
+	counts = atomic_xchg(&t->slots[ext], 0);
+	/* a drop racing an eviction may leave either part a little below 0 */
+	raw = (counts + L2P_RAW_ONE / 2) >> 16;
+	slots = counts - raw * L2P_RAW_ONE;
 	if (t->cold_live)
 		cold = atomic_xchg(&t->cold_live[ext], 0);
 	atomic64_sub(slots, &t->blocks);

@@ -535,7 +535,7 @@ static void check_block(u64 b)
 /* The counters against a count of the resident entries. */
 static void check_counts(void)
 {
-	u64 line, blocks = 0, logical = 0, physical = 0, cb, cl, cp;
+	u64 line, blocks = 0, logical = 0, physical = 0, raw = 0, cb, cl, cp, cr, cc;
 	struct flaz_entry e;
 
 	for (line = 0; line < g.nr_lines; line++) {
@@ -548,14 +548,18 @@ static void check_counts(void)
 		if (e.kind == FLAZ_ENTRY_SLOT) {
 			logical += FLAZ_BLOCK_SIZE;
 			physical += e.bytes;
+			if (e.bytes == FLAZ_MAX_SLOT_BYTES)
+				raw += e.bytes;
 		}
 	}
 	flaz_l2p_usage(t, &cb, &cl, &cp);
-	if (cb != blocks || cl != logical || cp != physical) {
-		printf("counted %llu/%llu/%llu, counters %llu/%llu/%llu\n",
+	flaz_l2p_codec_usage(t, &cr, &cc);
+	if (cb != blocks || cl != logical || cp != physical || cr != raw) {
+		printf("counted %llu/%llu/%llu/%llu, counters %llu/%llu/%llu/%llu\n",
 		       (unsigned long long)blocks, (unsigned long long)logical,
-		       (unsigned long long)physical, (unsigned long long)cb,
-		       (unsigned long long)cl, (unsigned long long)cp);
+		       (unsigned long long)physical, (unsigned long long)raw,
+		       (unsigned long long)cb, (unsigned long long)cl,
+		       (unsigned long long)cp, (unsigned long long)cr);
 		fail("counters differ from the table", 0);
 	}
 }
