@@ -125,7 +125,7 @@ enum flaz_stat {
 	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: backlog full or no memory */
 	FLAZ_STAT_COMPRESS_SKIPPED,	/* stored raw: predicted not to compress */
 	FLAZ_STAT_RECOMPRESSED,	/* slots the cleaner compressed again (hot ones cooled) */
-	FLAZ_STAT_TABLE_PAGE_INS,	/* table pages read from the SSD for a fill */
+	FLAZ_STAT_TABLE_PAGE_INS,	/* table pages read from the SSD (fills, commits, warming) */
 	FLAZ_STAT_SLOTS_KEPT,	/* hit slots the cleaner left in place, a lap more */
 	FLAZ_NR_STATS,
 };

@@ -115,7 +115,7 @@ void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
 	spin_unlock_irqrestore(&in->lock, flags);
 }
 
-/* Whether HDD block @block lies in a marked region (the loader asks, I/O may run). */
+/* Whether HDD block @block lies in a marked region (page-ins ask, I/O may run). */
 bool flaz_intent_marked(struct flaz_intent *in, u64 block)
 {
 	u64 r = block >> in->shift;

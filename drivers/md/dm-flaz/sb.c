@@ -110,7 +110,7 @@ void flaz_meta_module_exit(void)
 /*
  * crc32c of the HDD's first block: tells another HDD of the same size apart.
  * Read into the superblock buffer, which no one else uses outside sb_lock (or
- * before the volume runs): the loader may be using m->buf.
+ * before the volume runs).
  */
 int meta_hdd_fingerprint(struct flaz_meta *m, u32 *fp)
 {
