@@ -41,19 +41,21 @@ CODECS="lz4 lzo zstd deflate"
 GOAL_HIT=1.8
 GOAL_IOPS=1.5
 GOAL_FITS=0.95
-GOAL_TABLE_MB_PER_GB=2
+GOAL_TABLE_MB_PER_GB=1
 PAPER_TABLE_MB_PER_GB=2.31
 GOAL_WRITE=0.97	# a write-through cache must not slow writes down
 WRITE_S=15
 # flaz's per-extent DRAM besides the table (dram_bytes): allocator chain (4), freshness seq
-# (8), generation (1), live bytes for the cleaner (4), its hot count (1), seven bitmaps
-# (failed, unflushed, written, meta's freeing, the cleaner's victims, kept and hit); l2p.c's
-# entry: 8 length bits + offset + extent + tag (at most 4 bits) (+ 1 with a cold codec, not
-# at the defaults), and 2 bits of heat per line (the cleaner). The entries are paged: at
-# most table_cache_kib of them resident, by default 1 MiB per GiB of SSD; per page of 8,128
-# lines a pointer and two state bytes; per table block of 508 lines a dirty and a stale bit.
-PER_EXTENT_BYTES=18.875
-L2P_HEAT_BITS=2
+# (8), generation (2), live bytes and slot count (8), the cleaner's hot count (1), seven
+# bitmaps (failed, unflushed, written, meta's in use at activation, the cleaner's victims,
+# kept and hit); l2p.c's entry: 8 length bits + offset + extent + tag (at most 4 bits) (+ 1
+# with a cold codec, not at the defaults) + the extent's generation (what 64 bits leave of
+# offset, extent, a cold bit and 4 tag bits, 16 at most), and per line 2 bits of heat (the
+# cleaner) and a tombstone bit. The entries are paged: at most table_cache_kib of them
+# resident, by default 1 MiB per GiB of SSD; per page of 8,128 lines a pointer and two
+# state bytes; per table block of 508 lines a dirty bit.
+PER_EXTENT_BYTES=23.875
+L2P_LINE_BITS=3	# heat (2) and the tombstone bit (1)
 L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4
 L2P_PAGE_LINES=8128
@@ -361,7 +363,7 @@ dram_size() {
 	say "DRAM for metadata (status dram_bytes), extent_kib $EXTENT_KIB, overbook $OVERBOOK"
 	[ -s /tmp/dram ] || { say "  no flaz-lz4 status: nothing to report"; return 0; }
 	awk -v ssd=$((S * 512)) -v ek=$EXTENT_KIB -v ob=$OVERBOOK -v pe=$PER_EXTENT_BYTES \
-		-v lenb=$L2P_LEN_BITS -v heat=$L2P_HEAT_BITS -v maxtag=$L2P_MAX_TAG_BITS -v goal=$GOAL_TABLE_MB_PER_GB \
+		-v lenb=$L2P_LEN_BITS -v heat=$L2P_LINE_BITS -v maxtag=$L2P_MAX_TAG_BITS -v goal=$GOAL_TABLE_MB_PER_GB \
 		-v paper=$PAPER_TABLE_MB_PER_GB -v pl=$L2P_PAGE_LINES -v pb=$L2P_PAGE_BYTES \
 		-v budget=$TABLE_CACHE_PER_GIB '
 		function bits(v) { b = 1; while (v >= 2) { v /= 2; b++ } return b }
@@ -373,10 +375,12 @@ dram_size() {
 			tssd = 1099511627776; thdd = 10 * tssd	# busybox awk has no ^
 			e = tssd / (ek * 1024); lines = e * ek / 4 * ob / 100
 			tag = bits((thdd / 4096 - 1) / lines); if (tag > maxtag) tag = maxtag
-			w = lenb + bits(ek * 1024 / 32 - 1) + bits(e - 1) + tag
+			gen = 64 - 8 - bits(ek * 1024 / 32 - 1) - bits(e - 1) - 1 - 4
+			if (gen > 16) gen = 16
+			w = lenb + bits(ek * 1024 / 32 - 1) + bits(e - 1) + tag + gen
 			table = lines * w / 8; cache = budget * 1024
 			held = table < cache ? table : cache
-			total = held + lines * heat / 8 + lines / pl * pb + lines / 508 / 4 + pe * e + fixed
+			total = held + lines * heat / 8 + lines / pl * pb + lines / 508 / 8 + pe * e + fixed
 			printf "::  1 TiB SSD over 10 TiB HDD: %d lines of %d bits (%.0f MiB of table, %.0f MiB resident at most) + %d extents: %.2f MB per GB of SSD\n",
 				lines, w, table / 1048576, held / 1048576, e, total / tssd * 1000
 			printf "::  target <= %s MB per GB: %s; FlaZ paper: %s MB per GB\n", goal,
