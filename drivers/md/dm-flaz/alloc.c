@@ -35,6 +35,7 @@ struct flaz_alloc {
 	u32 *next;
 	u32 reserve;		/* free extents only the cleaner may take */
 	struct fifo free, used, pending;
+	u64 retired, released;	/* into pending, out of it, since activation */
 };
 
 static void fifo_push(struct flaz_alloc *a, struct fifo *f, u32 id)
@@ -152,6 +153,8 @@ void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
 	a->free = fresh.free;
 	a->used = fresh.used;
 	a->pending = (struct fifo){};
+	a->retired = 0;
+	a->released = 0;
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
@@ -172,6 +175,7 @@ void flaz_alloc_retire(struct flaz_alloc *a, u32 id)
 
 	spin_lock_irqsave(&a->lock, flags);
 	fifo_push(a, &a->pending, id);
+	WRITE_ONCE(a->retired, a->retired + 1);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
@@ -180,19 +184,27 @@ u32 flaz_alloc_nr_pending(struct flaz_alloc *a)
 	return READ_ONCE(a->pending.count);
 }
 
+/* How many extents were retired since activation: a commit covers those before it. */
+u64 flaz_alloc_retired(struct flaz_alloc *a)
+{
+	return READ_ONCE(a->retired);
+}
+
 /*
- * A commit that began when @n extents were pending is on the SSD: take those
- * (the oldest @n) into @ids. The caller discards them, then puts each back.
+ * The first @upto extents retired since activation are covered by a commit on
+ * the SSD: take those not taken yet, the oldest first, @max at most, into
+ * @ids. The caller discards them, then puts each back.
  */
-u32 flaz_alloc_release(struct flaz_alloc *a, u32 n, u32 *ids)
+u32 flaz_alloc_release(struct flaz_alloc *a, u64 upto, u32 max, u32 *ids)
 {
 	unsigned long flags;
-	u32 i;
+	u32 n = 0;
 
 	spin_lock_irqsave(&a->lock, flags);
-	n = min(n, a->pending.count);
-	for (i = 0; i < n; i++)
-		ids[i] = fifo_pop(a, &a->pending);
+	while (n < max && a->released < upto && a->pending.count) {
+		ids[n++] = fifo_pop(a, &a->pending);
+		a->released++;
+	}
 	spin_unlock_irqrestore(&a->lock, flags);
 	return n;
 }

@@ -235,11 +235,15 @@ static void alloc_retire_release(struct kunit *test)
 		flaz_alloc_retire(a, ids[i]);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 3U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_retired(a), 3ULL);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
-	/* a commit that began with two pending releases those two */
-	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 2, ids), 2U);
+	/* a commit that began after two retirements releases those two, one at a time here */
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 2, 1, ids), 1U);
 	KUNIT_EXPECT_EQ(test, ids[0], 0U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 2, 4, ids + 1), 1U);
 	KUNIT_EXPECT_EQ(test, ids[1], 1U);
+	/* a second commit that saw the same two releases nothing more */
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 2, 4, ids + 2), 0U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 1U);
 	/* being discarded: not free, so no install can write them first */
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
@@ -247,9 +251,9 @@ static void alloc_retire_release(struct kunit *test)
 	flaz_alloc_put(a, ids[0]);
 	flaz_alloc_put(a, ids[1]);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 2U);
-	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 5, ids), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 3, 5, ids), 1U);
 	KUNIT_EXPECT_EQ(test, ids[0], 2U);
-	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 5, ids), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_release(a, 5, 5, ids), 0U);
 }
 
 /* Freed extents are discarded in runs: sorted, neighbours merged, nothing lost. */

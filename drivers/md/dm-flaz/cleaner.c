@@ -997,7 +997,7 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 
 	mutex_lock(&cl->lock);
 	mutex_lock(&cl->evict_lock);
-	/* zero blocks have no extent: only they need visiting */
+	/* zero blocks and lines into open extents are voided by no eviction */
 	flaz_l2p_drop_all(c->l2p);
 	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH)))
 		for (i = 0; i < n; i++)

@@ -277,11 +277,13 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
  * when the entry was made (gen_bits: what the rest of 64 bits leaves, up to
  * FLAZ_MAX_GEN_BITS). A zero block has its whole tag in bits 8-63.
  *
- * The generation is as wide as the SSD lets it be: the fewer extents, the more
- * bits, so an extent comes to its last generation only after about 2^56 bytes
- * of extents have been evicted (64 PiB, beyond any SSD's endurance), whatever
- * the SSD's size. An extent at flaz_gen_worn() is never used again in that
- * format: nothing could void entries of a next tenant.
+ * The generation is as wide as the entry lets it be, 16 bits up to a 1 TiB
+ * SSD, a bit less per doubling beyond. Each fill of an extent takes two (it
+ * is opened, then evicted), so an extent can be filled 2^(gen_bits - 1) - 1
+ * times: 32,767 up to 1 TiB, 8,191 at 4 TiB, each a full-drive write's worth
+ * on average, more than SSDs are rated for. An extent at flaz_gen_worn() is
+ * never used again in that format: nothing could void entries of a next
+ * tenant.
  */
 #define FLAZ_ENTRY_ZERO_UNITS	255U
 #define FLAZ_TAG_BITS		4U

@@ -400,6 +400,12 @@ static void heat_set(struct flaz_l2p *t, u64 line, u32 v)
 	*w = (*w & ~((u64)L2P_HEAT_MAX << (bit % 64))) | ((u64)v << (bit % 64));
 }
 
+static bool coming(struct flaz_l2p *t, u64 line)
+{
+	/* seen clear: the page-in's stores to the page are seen too (page_done) */
+	return smp_load_acquire(&t->state[div_u64(line, L2P_PAGE_LINES)]) & L2P_COMING;
+}
+
 /*
  * Put @e (of generation @gen, for a slot) in @block's line, lock held; @old
  * gets what it replaces. An entry void already is stored, but not counted.
@@ -429,6 +435,9 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e, u16
 		pos += t->cold_bits;
 		v |= (u64)gen << pos;
 	}
+	/* emptied while its page comes in: the page-in must not fill it from the SSD */
+	if (e->kind == FLAZ_ENTRY_NONE && coming(t, line))
+		v = L2P_TOMB;
 	set_raw(t, line, v);
 	if (e->kind != FLAZ_ENTRY_SLOT || gen == flaz_l2p_gen(t, e->ext))
 		account(t, e, 1);
@@ -475,11 +484,6 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 	return fresh;
 }
 
-static bool coming(struct flaz_l2p *t, u64 line)
-{
-	/* seen clear: the page-in's stores to the page are seen too (page_done) */
-	return smp_load_acquire(&t->state[div_u64(line, L2P_PAGE_LINES)]) & L2P_COMING;
-}
 
 /*
  * A write to a block of @line whose entry is gone (lock held): if the line's
@@ -984,21 +988,45 @@ void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold)
 void flaz_l2p_forget_ssd(struct flaz_l2p *t)
 {
 	u64 p, first, line, end;
-	u32 n;
+	u32 n, i;
 
 	for (p = 0; p < t->nr_pages; p++) {
 		n = flaz_l2p_page_blocks(t, p, &first);
 		line = p * L2P_PAGE_LINES;
 		end = min(t->nr_lines, line + L2P_PAGE_LINES);
 		lock_stripes(t, p);
-		if (t->pages[p]) {
-			bitmap_set(t->dirty, first, n);
-		} else {
-			bitmap_clear(t->dirty, first, n);
-			bitmap_clear(t->tombs, line, end - line);
+		/* a dirty word holds other pages' bits too: atomic ones */
+		for (i = 0; i < n; i++) {
+			if (t->pages[p])
+				set_bit(first + i, t->dirty);
+			else
+				clear_bit(first + i, t->dirty);
 		}
+		/* a tombstone word is a group of this page's lines: its locks cover it */
+		if (!t->pages[p])
+			bitmap_clear(t->tombs, line, end - line);
 		unlock_stripes(t, p);
 		cond_resched();
 	}
 	bitmap_fill(t->gen_dirty, t->nr_gen_blocks);
+}
+
+/*
+ * Whether table block @idx, its page out, holds nothing any more: every line's
+ * tombstone bit is set (an invalidate, a write or discard over all of them).
+ * Then the bits go, and the caller writes the block empty without reading its
+ * page. Callers serialise paging.
+ */
+bool flaz_l2p_take_void(struct flaz_l2p *t, u64 idx)
+{
+	u64 p = idx / FLAZ_L2P_PAGE_BLOCKS, line = idx * FLAZ_META_ENTRIES;
+	u64 end = min(t->nr_lines, line + FLAZ_META_ENTRIES);
+	bool all;
+
+	lock_stripes(t, p);
+	all = !t->pages[p] && find_next_zero_bit(t->tombs, end, line) >= end;
+	if (all)
+		bitmap_clear(t->tombs, line, end - line);
+	unlock_stripes(t, p);
+	return all;
 }

@@ -5,8 +5,8 @@
  * file: commits, activation and the metadata's life; sb.c: the superblock,
  * marks and failing closed; paging.c: the table's pages in DRAM.
  *
- * A commit flushes the SSD, writes the table blocks that changed and the gen
- * blocks of extents evicted since, then a superblock with PREFLUSH|FUA,
+ * A commit flushes the SSD, writes the gen blocks that changed, flushes again,
+ * writes the table blocks that changed, then a superblock with PREFLUSH|FUA,
  * alternating between its two copies so a torn write leaves the other one
  * current. Table and gen blocks are written in place: a crash part way through
  * leaves a mix of this commit's blocks and older ones, which is safe because
@@ -41,7 +41,8 @@
  *    read first for each changed block whose page is out, and a test of the
  *    dirty bits a word at a time;
  *  - eviction: O(1) per extent (flaz_meta_evict());
- *  - invalidate: O(table lines / 64) bits, and every table block rewritten.
+ *  - invalidate: a tombstone bit for each line of a page that is out, O(lines),
+ *    and every table block rewritten, those with no line left without a read.
  */
 #include <linux/blkdev.h>
 #include <linux/completion.h>
@@ -151,8 +152,11 @@ static int load(struct flaz_meta *m, bool cold)
 	atomic64_set(&c->seq, max_t(u64, m->sb.next_seq, ktime_get_real_ns()));
 	/* From now on the superblock is not clean; it says so before any write. */
 	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &(struct bio_list){});
-	if (meta_write_sb(m, 0))
+	if (meta_write_sb(m, 0)) {
+		/* the allocator keeps every extent free: so do the generations */
+		flaz_l2p_reset_gens(c->l2p, 0);
 		return meta_load_unusable(m, SB_OK, FLAZ_WHY_SSD_UNUSABLE);
+	}
 	/* which extents are free: by their generations, before any I/O */
 	bitmap_zero(m->used, c->geo->nr_extents);
 	for (ext = 0; ext < c->geo->nr_extents; ext++)
@@ -199,30 +203,28 @@ static void free_batch(struct flaz_meta *m, u32 n)
 /*
  * Free the evicted extents that commits have covered, outside the commit's
  * lock: the hits' drain waits for reads in flight, which no commit waits for.
+ * A work item runs on one CPU at a time, so m->freed is its own.
  */
 static void free_work(struct work_struct *work)
 {
 	struct flaz_meta *m = container_of(work, struct flaz_meta, free_work);
 	u32 n;
 
-	mutex_lock(&m->free_lock);
-	while (m->freeable) {
-		n = flaz_alloc_release(m->c->alloc, min(m->freeable, META_FREE_BATCH), m->freed);
-		if (!n)
-			break;
+	while ((n = flaz_alloc_release(m->c->alloc, atomic64_read(&m->covered), META_FREE_BATCH,
+				       m->freed)))
 		free_batch(m, n);
-		m->freeable -= n;
-	}
-	m->freeable = 0;
-	mutex_unlock(&m->free_lock);
 }
 
-/* @nr more of the oldest evicted extents are covered by a commit: free them soon. */
-static void free_evicted(struct flaz_meta *m, u32 nr)
+/*
+ * The first @retired extents retired since activation are covered by a commit
+ * on the SSD (their new generations are durable): free them soon.
+ */
+static void free_evicted(struct flaz_meta *m, u64 retired)
 {
-	mutex_lock(&m->free_lock);
-	m->freeable += nr;
-	mutex_unlock(&m->free_lock);
+	u64 old = atomic64_read(&m->covered);
+
+	while (old < retired && !atomic64_try_cmpxchg(&m->covered, &old, retired))
+		;
 	queue_work(m->c->wq.io, &m->free_work);
 }
 
@@ -346,8 +348,11 @@ static bool write_table(struct flaz_meta *m)
 
 	for (idx = flaz_l2p_next_dirty(t, 0); idx < nr; idx = flaz_l2p_next_dirty(t, idx + 1)) {
 		cond_resched();
-		/* a page that is out: read it first, its tombstones applied (l2p.c) */
-		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) &&
+		/*
+		 * A page that is out: read it first, its tombstones applied (l2p.c),
+		 * unless every line of the block went: then it is written empty.
+		 */
+		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_take_void(t, idx) &&
 		    meta_page_read(m, idx / FLAZ_L2P_PAGE_BLOCKS)) {
 			ok = false;
 			continue;
@@ -407,12 +412,14 @@ static void commit(struct flaz_meta *m, bool clean)
 	struct flaz_cache *c = m->c;
 	struct bio_list released = BIO_EMPTY_LIST;
 	/* the extents it covers had their gens bumped before (flaz_meta_evict()) */
-	u32 evicted = flaz_alloc_nr_pending(c->alloc);
+	u64 retired = flaz_alloc_retired(c->alloc);
 	u64 start = ktime_get_ns();
 	bool ok = true, gens = false, age;
 	u32 ext;
 
 	lockdep_assert_held(&m->lock);
+	/* those extents' new generations are read after their count */
+	smp_rmb();
 	mutex_lock(&m->sb_lock);
 	m->enc_gen = m->sb.gen;
 	m->enc_commit = m->sb.commit + 1;
@@ -461,6 +468,11 @@ static void commit(struct flaz_meta *m, bool clean)
 	mutex_lock(&m->sb_lock);
 	/* a failed mark voided the generation: nothing of the old one goes into the new */
 	if (m->sb.gen != m->enc_gen) {
+		/*
+		 * What this commit took and wrote went into the old one: every gen
+		 * block and resident page is written into the new one again.
+		 */
+		flaz_l2p_forget_ssd(c->l2p);
 		mutex_unlock(&m->sb_lock);
 		return;
 	}
@@ -483,7 +495,7 @@ static void commit(struct flaz_meta *m, bool clean)
 		flaz_stats_add(c->stats, FLAZ_STAT_COMMITS, 1);
 		flaz_stats_add(c->stats, FLAZ_STAT_COMMIT_US,
 			       div_u64(ktime_get_ns() - start, NSEC_PER_USEC));
-		free_evicted(m, evicted);
+		free_evicted(m, retired);
 	}
 }
 
@@ -654,7 +666,7 @@ int flaz_meta_reformat(struct flaz_meta *m, bool close)
 	r = meta_void_generation(m);
 	mutex_unlock(&m->sb_lock);
 	if (!r)
-		free_evicted(m, flaz_alloc_nr_pending(c->alloc));
+		free_evicted(m, flaz_alloc_retired(c->alloc));
 	mutex_unlock(&m->lock);
 	return r;
 }
@@ -696,7 +708,6 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	mutex_init(&m->lock);
 	mutex_init(&m->page_lock);
 	mutex_init(&m->sb_lock);
-	mutex_init(&m->free_lock);
 	INIT_WORK(&m->work, meta_work);
 	INIT_WORK(&m->mark_work, meta_mark_work);
 	INIT_WORK(&m->free_work, free_work);
@@ -764,7 +775,6 @@ void flaz_meta_destroy(struct flaz_meta *m)
 	vfree(m->page_buf);
 	vfree(m->buf);
 	mutex_destroy(&m->sb_lock);
-	mutex_destroy(&m->free_lock);
 	mutex_destroy(&m->page_lock);
 	mutex_destroy(&m->lock);
 	kfree(m);

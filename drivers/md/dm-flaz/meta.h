@@ -74,8 +74,7 @@ struct flaz_meta {
 	struct mutex lock;		/* one commit or reformat at a time */
 	struct mutex page_lock;		/* paging, and a commit's table writes; inside lock */
 	struct mutex sb_lock;		/* sb, bitmap, superblock writes; inside lock */
-	struct mutex free_lock;		/* freeable, freed, runs: freeing extents */
-	u32 freeable;			/* oldest evicted extents commits covered */
+	atomic64_t covered;		/* extents retired before the last commit that is on the SSD */
 	u8 *page_buf;			/* a page's table blocks, read to page it in */
 	unsigned long flags;
 	bool loaded;

@@ -226,7 +226,7 @@ void flaz_meta_stop_warming(struct flaz_meta *m)
 void meta_recover_set(struct flaz_meta *m)
 {
 	struct flaz_cache *c = m->c;
-	u64 lines = c->geo->nr_lines, start, count, first, last;
+	u64 lines = c->geo->nr_lines, start, count, line, first, last;
 	u32 shift = flaz_intent_shift(c->intent), r;
 	u64 nr = flaz_l2p_nr_pages(c->l2p);
 
@@ -236,13 +236,15 @@ void meta_recover_set(struct flaz_meta *m)
 		if (start >= c->hdd_blocks || !flaz_intent_marked(c->intent, start))
 			continue;
 		count = min(1ULL << shift, c->hdd_blocks - start);
-		if (count >= lines) {
+		line = flaz_l2p_line(c->l2p, start);
+		first = flaz_l2p_page_of(line);
+		last = flaz_l2p_page_of(flaz_l2p_line(c->l2p, start + count - 1));
+		/* lines line.. and, past the table's end, 0..: all pages once they meet */
+		if (line + count > lines && (count >= lines || last >= first)) {
 			bitmap_fill(m->recover, nr);
 			break;
 		}
-		first = flaz_l2p_page_of(flaz_l2p_line(c->l2p, start));
-		last = flaz_l2p_page_of(flaz_l2p_line(c->l2p, start + count - 1));
-		if (last >= first) {
+		if (line + count <= lines) {
 			bitmap_set(m->recover, first, last - first + 1);
 		} else {
 			bitmap_set(m->recover, first, nr - first);

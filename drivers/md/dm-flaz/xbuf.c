@@ -101,10 +101,10 @@ static void seal(struct flaz_xbuf *xb, struct xb_extent *x)
 	if (x->nr_slots && !x->writers) {
 		queue_write(xb, x);
 	} else if (!x->nr_slots) {
-		/* Never used: nothing to write, the extent is free again. */
+		/* Never used: nothing to write, the extent is free again (even). */
 		hash_del(&x->hash);
 		list_move(&x->list, &xb->idle);
-		flaz_alloc_put(xb->c->alloc, x->id);
+		flaz_xbuf_abandon(xb, x->id);
 	} else {
 		list_del_init(&x->list);
 	}

@@ -140,19 +140,53 @@ static void ssd_flush(void)
 		}
 }
 
-/* meta.c page_read(): a page from the SSD as it reads now, marked lines out while recovering. */
+static void install(u64 block);
+static void write_block(u64 block);
+static bool in_page_read;
+
+/*
+ * Fills and writes of blocks whose lines are in page @p, which is coming: in
+ * the module they run while a page-in loads the page's blocks one by one.
+ */
+static void meanwhile(u64 p)
+{
+	u64 b, lines = FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES;
+
+	while (below(4) == 0) {
+		b = p * lines + below(lines);
+		if (b >= g.nr_lines)
+			return;
+		b += below(hdd_blocks / g.nr_lines) * g.nr_lines;
+		/* a fill, then perhaps a write of the same block, before its line loads */
+		install(b);
+		if (below(2))
+			write_block(b);
+	}
+}
+
+/*
+ * meta.c page_read(): a page from the SSD as it reads now, marked lines out
+ * while recovering; fills and writes of its lines come in between its blocks.
+ */
 static int page_read(u64 p)
 {
 	u64 first;
 	u32 n = flaz_l2p_page_blocks(t, p, &first), i;
+	bool outer = !in_page_read;
 	int r;
 
 	r = flaz_l2p_page_in(t, p);
 	if (r)
 		return r;
-	for (i = 0; i < n; i++)
+	in_page_read = true;
+	for (i = 0; i < n; i++) {
+		if (outer && !recovering)
+			meanwhile(p);
 		if (flaz_table_load(&tx, first + i, tbl[first + i].cur, sb_gen, recovering))
 			flaz_l2p_set_dirty(t, first + i);
+	}
+	if (outer)
+		in_page_read = false;
 	flaz_l2p_page_done(t, p);
 	return 0;
 }
@@ -367,6 +401,16 @@ static void clean_end(void)
 	victim = U32_MAX;
 }
 
+/* cleaner.c flaz_cleaner_empty() (invalidate): every line dropped, every written extent evicted. */
+static void invalidate(void)
+{
+	u32 e;
+
+	flaz_l2p_drop_all(t);
+	while ((e = take_oldest()) != U32_MAX)
+		evict(e);
+}
+
 /* meta.c commit(), in its order. */
 static void commit(void)
 {
@@ -394,7 +438,8 @@ static void commit(void)
 		ssd_flush();
 	for (idx = flaz_l2p_next_dirty(t, 0); idx < nr; idx = flaz_l2p_next_dirty(t, idx + 1)) {
 		p = idx / FLAZ_L2P_PAGE_BLOCKS;
-		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && page_read(p))
+		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_take_void(t, idx) &&
+		    page_read(p))
 			fail("commit page-in", idx);
 		if (!flaz_l2p_take_dirty(t, idx))
 			continue;
@@ -636,6 +681,8 @@ int main(int argc, char **argv)
 			commit();
 			reload();
 			stats[S_RESTART]++;
+		} else if (op == 743 && !below(10)) {
+			invalidate();
 		} else {
 			check_block(b);
 		}

@@ -3,7 +3,7 @@
 # a recorded workload. The HDD area (16 MiB of /dev/vda) and the SSD area (8 MiB of
 # /dev/vdb, so the cache fills and evicts) are one dm-linear device, "both", under one dm-log-writes target, so the log has
 # the writes of both disks in the order they became durable. A flaz volume (cold) runs fio
-# and ext4 on slices of the logged device. Then replay-log replays the log, point by point,
+# and ext4 on slices of the logged device, then goes passthrough while fio writes. Then replay-log replays the log, point by point,
 # onto "target" (a 24 MiB slice of /dev/vda, zero like the fresh disks); at each point a
 # non-persistent snapshot of the target takes the writes of loading the volume, flaz is
 # created over the snapshot's slices WITHOUT cold, and every block of the volume must equal
@@ -87,6 +87,17 @@ t_record() {
 	must cp -r /corpus/files/perl5/Dpkg /mnt/b
 	sync
 	must umount /mnt
+	vol_status
+	# passthrough while writes run: from the switch on they reach the HDD unmarked, so at
+	# every point after it the saved state must already be void (issue 28, finding 2)
+	fio --filename=/dev/mapper/vol --size=${HDD_MIB}m --refill_buffers --name=pt \
+		--ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-32k --fsync=2 \
+		--number_ios=160 --randseed=4 >/tmp/fio-pt.out 2>&1 &
+	pt_fio=$!
+	sleep 1
+	must dmsetup message vol 0 passthrough 1
+	wait $pt_fio || fail "fio during the switch to passthrough failed: $(tail -n 2 /tmp/fio-pt.out)"
+	[ "$(status_val vol mode)" = passthrough ] || fail "the volume is not in passthrough: $(vol_status)"
 	vol_status
 	must dmsetup remove vol
 	must dmsetup remove hdd

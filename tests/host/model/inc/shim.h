@@ -110,6 +110,13 @@ static inline u64 find_next_bit(const unsigned long *a, u64 size, u64 off)
 	return size;
 }
 static inline u64 find_first_bit(const unsigned long *a, u64 size) { return find_next_bit(a, size, 0); }
+static inline u64 find_next_zero_bit(const unsigned long *a, u64 size, u64 off)
+{
+	for (; off < size; off++)
+		if (!test_bit(off, a))
+			return off;
+	return size;
+}
 static inline unsigned long *bitmap_zalloc(u64 n, gfp_t g) { return kvcalloc(BITS_TO_LONGS(n), sizeof(long), g); }
 static inline void bitmap_free(unsigned long *a) { free(a); }
 static inline void bitmap_set(unsigned long *a, u64 s, u64 n) { while (n--) set_bit(s++, a); }
