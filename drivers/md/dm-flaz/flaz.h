@@ -212,7 +212,7 @@ void flaz_l2p_set_gen_dirty(struct flaz_l2p *t, u64 idx);
 void flaz_l2p_reset_gens(struct flaz_l2p *t, u16 gen);
 void flaz_l2p_forget_ssd(struct flaz_l2p *t);
 u64 flaz_l2p_next_dirty(struct flaz_l2p *t, u64 idx);
-bool flaz_l2p_take_void(struct flaz_l2p *t, u64 idx);
+bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 bool flaz_l2p_resident(struct flaz_l2p *t, u64 line);
 u64 flaz_l2p_nr_pages(struct flaz_l2p *t);

@@ -1013,11 +1013,12 @@ void flaz_l2p_forget_ssd(struct flaz_l2p *t)
 
 /*
  * Whether table block @idx, its page out, holds nothing any more: every line's
- * tombstone bit is set (an invalidate, a write or discard over all of them).
- * Then the bits go, and the caller writes the block empty without reading its
- * page. Callers serialise paging.
+ * tombstone bit is set (an invalidate, a write or discard over all of them),
+ * so the caller may write it empty without reading its page. The bits stay
+ * until the page comes in, whose lines they only leave empty: should the
+ * write fail, the next commit finds them again. Callers serialise paging.
  */
-bool flaz_l2p_take_void(struct flaz_l2p *t, u64 idx)
+bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx)
 {
 	u64 p = idx / FLAZ_L2P_PAGE_BLOCKS, line = idx * FLAZ_META_ENTRIES;
 	u64 end = min(t->nr_lines, line + FLAZ_META_ENTRIES);
@@ -1025,8 +1026,6 @@ bool flaz_l2p_take_void(struct flaz_l2p *t, u64 idx)
 
 	lock_stripes(t, p);
 	all = !t->pages[p] && find_next_zero_bit(t->tombs, end, line) >= end;
-	if (all)
-		bitmap_clear(t->tombs, line, end - line);
 	unlock_stripes(t, p);
 	return all;
 }

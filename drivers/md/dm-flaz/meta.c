@@ -352,7 +352,7 @@ static bool write_table(struct flaz_meta *m)
 		 * A page that is out: read it first, its tombstones applied (l2p.c),
 		 * unless every line of the block went: then it is written empty.
 		 */
-		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_take_void(t, idx) &&
+		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_void_block(t, idx) &&
 		    meta_page_read(m, idx / FLAZ_L2P_PAGE_BLOCKS)) {
 			ok = false;
 			continue;

@@ -438,7 +438,7 @@ static void commit(void)
 		ssd_flush();
 	for (idx = flaz_l2p_next_dirty(t, 0); idx < nr; idx = flaz_l2p_next_dirty(t, idx + 1)) {
 		p = idx / FLAZ_L2P_PAGE_BLOCKS;
-		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_take_void(t, idx) &&
+		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_void_block(t, idx) &&
 		    page_read(p))
 			fail("commit page-in", idx);
 		if (!flaz_l2p_take_dirty(t, idx))
