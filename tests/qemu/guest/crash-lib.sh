@@ -9,8 +9,9 @@ KEEP_SSD=1
 # (6 pages) and table_cache_kib 16 keeps less than one of them resident, so every fill,
 # commit and load pages the table in and out.
 GEOMETRY="extent_kib 16"
+PAGED=
 for arg in "$@"; do
-	[ "$arg" = paged ] && GEOMETRY="overbook 1000 extent_kib 4 table_cache_kib 16"
+	[ "$arg" = paged ] && PAGED=1 && GEOMETRY="overbook 1000 extent_kib 4 table_cache_kib 16"
 done
 
 # info TEXT: a line the host copies to its stderr (not a check).

@@ -25,6 +25,8 @@ BOTH_MIB=$((HDD_MIB + SSD_MIB))
 # Every point is checked (about a second each under TCG: load the volume, compare it with
 # the HDD); FLAZ_REPLAY_MAX_POINTS=N checks N of them, evenly spread, plus the last.
 MAX_POINTS=${FLAZ_REPLAY_MAX_POINTS:-0}
+# at paging geometry (crash-lib.sh "paged"), a sample: 120 points spread over the log
+[ -n "$PAGED" ] && [ "$MAX_POINTS" = 0 ] && MAX_POINTS=120
 LOG=/dev/mapper/logdev
 TARGET=/dev/mapper/target
 
@@ -91,10 +93,10 @@ t_record() {
 	# passthrough while writes run: from the switch on they reach the HDD unmarked, so at
 	# every point after it the saved state must already be void (issue 28, finding 2)
 	fio --filename=/dev/mapper/vol --size=${HDD_MIB}m --refill_buffers --name=pt \
-		--ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-32k --fsync=2 \
-		--number_ios=160 --randseed=4 >/tmp/fio-pt.out 2>&1 &
+		--ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-32k --fsync=4 \
+		--number_ios=96 --randseed=4 >/tmp/fio-pt.out 2>&1 &
 	pt_fio=$!
-	sleep 1
+	sleep 0.3
 	must dmsetup message vol 0 passthrough 1
 	wait $pt_fio || fail "fio during the switch to passthrough failed: $(tail -n 2 /tmp/fio-pt.out)"
 	[ "$(status_val vol mode)" = passthrough ] || fail "the volume is not in passthrough: $(vol_status)"
