@@ -22,9 +22,14 @@
 HDD_MIB=16
 SSD_MIB=8
 BOTH_MIB=$((HDD_MIB + SSD_MIB))
-# Every point is checked (about a second each under TCG: load the volume, compare it with
-# the HDD); FLAZ_REPLAY_MAX_POINTS=N checks N of them, evenly spread, plus the last.
-MAX_POINTS=${FLAZ_REPLAY_MAX_POINTS:-0}
+# Every point is checked (about 1.5 s each under TCG: load the volume, compare it with
+# the HDD); the suite argument points=N checks N of them, evenly spread, plus the last.
+MAX_POINTS=0
+for arg in "$@"; do
+	case $arg in
+	points=*) MAX_POINTS=${arg#points=} ;;
+	esac
+done
 # at paging geometry (crash-lib.sh "paged"), a sample: 120 points spread over the log
 [ -n "$PAGED" ] && [ "$MAX_POINTS" = 0 ] && MAX_POINTS=120
 LOG=/dev/mapper/logdev
@@ -115,16 +120,17 @@ t_points() {
 	replay-log --log $LOG --list-flush >/tmp/points || fail "replay-log --list-flush failed"
 	n=$(wc -l </tmp/points)
 	[ "$n" -ge 2 ] || fail "the log has $n FLUSH/FUA points; the workload should make many"
+	seed=${FLAZ_REPLAY_SEED:-$(od -An -tu4 -N 4 /dev/urandom | tr -d ' ')}
+	info "replay crash states: seed $seed (FLAZ_REPLAY_SEED=$seed repeats them)"
 	if [ "$MAX_POINTS" -eq 0 ] || [ "$n" -le "$MAX_POINTS" ]; then
 		cp /tmp/points /tmp/chosen
 	else
-		awk -v n="$n" -v k="$MAX_POINTS" \
-			'{ p[NR] = $1 } END { for (i = 1; i <= k; i++) print p[int(i * n / (k + 1)) + 1]; print p[n] }' \
+		# evenly spread from an offset the seed picks, so runs cover different points
+		awk -v n="$n" -v k="$MAX_POINTS" -v f="$((seed % 1000))" \
+			'{ p[NR] = $1 } END { for (i = 0; i < k; i++) print p[int((i + f / 1000) * n / k) + 1]; print p[n] }' \
 			/tmp/points | uniq >/tmp/chosen
 	fi
 	linear cow $SSD 32 96
-	seed=${FLAZ_REPLAY_SEED:-$(od -An -tu4 -N 4 /dev/urandom | tr -d ' ')}
-	info "replay crash states: seed $seed (FLAZ_REPLAY_SEED=$seed repeats them)"
 	start=0
 	checked=0
 	warm=0
