@@ -726,6 +726,7 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	m->used = bitmap_zalloc(c->geo->nr_extents, GFP_KERNEL);
 	m->recover = bitmap_zalloc(flaz_l2p_nr_pages(c->l2p), GFP_KERNEL);
 	m->sb_buf = kmalloc(FLAZ_BLOCK_SIZE, GFP_KERNEL);
+	init_completion(&m->sb_done);
 	for (i = 0; i < META_WRITES; i++) {
 		m->writes[i].m = m;
 		init_completion(&m->writes[i].done);
@@ -765,6 +766,9 @@ void flaz_meta_destroy(struct flaz_meta *m)
 	cancel_work_sync(&m->load_work);
 	for (i = 0; i < META_WRITES; i++)
 		vfree(m->writes[i].buf);
+	/* a superblock write that outlived its wait (a hung SSD) still owns the buffer */
+	if (m->sb_out)
+		wait_for_completion(&m->sb_done);
 	kfree(m->sb_buf);
 	bitmap_free(m->recover);
 	bitmap_free(m->used);

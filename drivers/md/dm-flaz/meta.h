@@ -60,6 +60,10 @@ struct flaz_meta {
 	struct flaz_sb_info sb;		/* the current superblock */
 	u8 *buf;			/* META_READ_BLOCKS blocks read at load, or the HDD's first */
 	u8 *sb_buf;			/* a superblock: written while table writes are out */
+	struct completion sb_done;	/* the last superblock write ended */
+	bool sb_out;			/* sb_buf is a write's, which may outlive its wait */
+	int sb_error;
+	unsigned long sb_sent;		/* jiffies: when the last one was sent */
 	struct meta_write writes[META_WRITES];
 	u32 next_write;
 	u8 *bitmap;			/* the bitmap of the next superblock */
@@ -114,6 +118,7 @@ int meta_read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *st
 		 u64 *max_seq);
 int meta_check_sb(struct flaz_meta *m, bool cold, char **error);
 const char *meta_mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb);
+bool meta_sb_idle(struct flaz_meta *m);
 int meta_write_sb(struct flaz_meta *m, u32 flags);
 int meta_format(struct flaz_meta *m, u64 max_seq);
 void meta_remember_void(struct flaz_meta *m, const u8 *uuid, u64 gen);

@@ -19,12 +19,14 @@
  * void_gens) and the volume goes passthrough.
  */
 #include <linux/blkdev.h>
+#include <linux/completion.h>
 #include <linux/dm-io.h>
 #include <linux/list.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uuid.h>
 
+#include "compat.h"
 #include "meta.h"
 #include "opts.h"
 
@@ -114,8 +116,11 @@ void flaz_meta_module_exit(void)
  */
 int meta_hdd_fingerprint(struct flaz_meta *m, u32 *fp)
 {
-	int r = meta_io(m->c, m->c->hdd, REQ_OP_READ, 0, FLAZ_BLOCK_SECTORS, m->sb_buf);
+	int r;
 
+	if (!meta_sb_idle(m))
+		return -EBUSY;
+	r = meta_io(m->c, m->c->hdd, REQ_OP_READ, 0, FLAZ_BLOCK_SECTORS, m->sb_buf);
 	if (!r)
 		*fp = flaz_crc32c(~0U, m->sb_buf, FLAZ_BLOCK_SIZE);
 	return r;
@@ -240,23 +245,74 @@ int meta_check_sb(struct flaz_meta *m, bool cold, char **error)
 }
 
 /* Write the next superblock copy from m->sb and m->bitmap, durably. */
+FLAZ_IO_NOTIFY(sb_written)
+{
+	struct flaz_meta *m = context;
+
+	m->sb_error = error ? -EIO : 0;
+	complete(&m->sb_done);
+}
+
+/*
+ * Whether the superblock buffer is free: a write that outlived ssd_hold_s (a
+ * hung SSD) owns it until it ends. sb_lock held, or before the volume runs.
+ */
+bool meta_sb_idle(struct flaz_meta *m)
+{
+	if (m->sb_out && !completion_done(&m->sb_done))
+		return false;
+	m->sb_out = false;
+	return true;
+}
+
+/*
+ * Write the superblock (the copy its seq picks), durable with what came before
+ * it. A hung SSD is bounded like a failing one: after ssd_hold_s the write is
+ * given up for failed (-ETIMEDOUT), and superblock writes fail (-EBUSY) until
+ * it ends, so marks fail closed (meta_fail_closed()) rather than wait forever.
+ */
 int meta_write_sb(struct flaz_meta *m, u32 flags)
 {
 	struct flaz_cache *c = m->c;
-	int r;
+	struct dm_io_region where = {
+		.bdev = c->ssd,
+		.count = FLAZ_BLOCK_SECTORS,
+	};
+	struct dm_io_request req = {
+		.bi_opf = REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA,
+		.mem.type = DM_IO_KMEM,
+		.mem.ptr.addr = m->sb_buf,
+		.notify.fn = sb_written_notify,
+		.notify.context = m,
+		.client = c->io,
+	};
+	unsigned long hold = flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S) * HZ;
 
 	lockdep_assert_held(&m->sb_lock);
+	if (!meta_sb_idle(m))
+		return -EBUSY;
 	m->sb.seq++;
 	m->sb.flags = flags;
 	m->sb.next_seq = atomic64_read(&c->seq) + 1 + META_SEQ_LEASE;
 	flaz_sb_encode(m->sb_buf, &m->sb, m->bitmap);
 	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, FLAZ_BLOCK_SIZE);
-	r = meta_io(c, c->ssd, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA,
-		    (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS, FLAZ_BLOCK_SECTORS,
-		    m->sb_buf);
-	if (r)
+	where.sector = (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS;
+	reinit_completion(&m->sb_done);
+	m->sb_out = true;
+	m->sb_sent = jiffies;
+	/* the notify function runs on a failure to send too */
+	flaz_dm_io(&req, &where);
+	if (!wait_for_completion_timeout(&m->sb_done, hold)) {
+		DMERR_LIMIT("%s: the SSD took more than %u s to write a superblock",
+			    dm_table_device_name(c->ti->table),
+			    flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
 		meta_error(c);
-	return r;
+		return -ETIMEDOUT;
+	}
+	m->sb_out = false;
+	if (m->sb_error)
+		meta_error(c);
+	return m->sb_error;
 }
 
 /*
@@ -271,6 +327,8 @@ int meta_format(struct flaz_meta *m, u64 max_seq)
 	u32 copy;
 	int r;
 
+	if (!meta_sb_idle(m))
+		return -EBUSY;
 	/*
 	 * Slot seqs go on rising across generations, so a slot left by an earlier
 	 * one is never taken for a newer tenant of its extent (cache.c); the clock
@@ -373,8 +431,9 @@ void meta_fail_closed(struct flaz_meta *m, struct bio_list *held)
 	unsigned long hold = flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S) * HZ;
 	const char *name = dm_table_device_name(c->ti->table);
 
+	/* a hung superblock write counts from when it was sent */
 	if (!m->hold_since)
-		WRITE_ONCE(m->hold_since, jiffies | 1);
+		WRITE_ONCE(m->hold_since, (m->sb_out ? m->sb_sent : jiffies) | 1);
 	if (meta_void_generation(m) && time_before(jiffies, m->hold_since + hold)) {
 		flaz_intent_hold(c->intent, held);
 		queue_delayed_work(c->wq.io, &m->retry, META_RETRY);

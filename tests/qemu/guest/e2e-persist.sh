@@ -537,9 +537,11 @@ MSG_FAIL_CLOSED="the SSD took no write for|the SSD failed a write-intent mark"
 # SSD recovers; the volume is removed, the module reloaded (so nothing is remembered in
 # memory) and the volume created again without cold: every block reads back as the HDD
 # holds it, the new data, never the old cached one.
-# t_persist_fail_closed unmarked|marked: the SSD starts failing every write when no region
-# is marked (every rewrite needs a mark, which fails), or right after the regions were
-# marked (the marks are durable; the commits and installs that follow fail).
+# t_persist_fail_closed unmarked|marked|hung: the SSD starts failing every write when no
+# region is marked (every rewrite needs a mark, which fails), or right after the regions were
+# marked (the marks are durable; the commits and installs that follow fail); or, hung, it
+# takes I/O and never ends it (pflk suspended without flushing) until it recovers: the
+# writes wait ssd_hold_s for their marks, as for a failing SSD, not for the SSD.
 t_persist_fail_closed() {
 	p_data
 	p_flakey_slices
@@ -570,11 +572,29 @@ t_persist_fail_closed() {
 		touch /tmp/flipped
 		wait $bg
 		[ "$marked" -gt 0 ] || fail "no region marked in 10 s of rewrites before the SSD began failing writes"
+	elif [ "$1" = hung ]; then
+		must dmsetup suspend --noflush --nolockfs pflk
 	else
 		must p_flakey error-writes
 	fi
 	t0=$(uptime_s)
-	must dd if=/tmp/pnew of=$PV bs=64k oflag=direct conv=fsync
+	if [ "$1" = hung ]; then
+		dd if=/tmp/pnew of=$PV bs=64k oflag=direct 2>/tmp/dd.err &
+		dd_pid=$!
+		i=0
+		while kill -0 $dd_pid 2>/dev/null && [ $i -lt 240 ]; do
+			sleep 0.25
+			i=$((i + 1))
+		done
+		hung=
+		kill -0 $dd_pid 2>/dev/null && hung=1
+		must dmsetup resume pflk
+		wait $dd_pid || fail "the writes failed with the SSD hung: $(tail -n 1 /tmp/dd.err)"
+		[ -z "$hung" ] ||
+			fail "the writes were still waiting 60 s after the SSD hung (ssd_hold_s 2; mode $(status_val pv mode))"
+	else
+		must dd if=/tmp/pnew of=$PV bs=64k oflag=direct conv=fsync
+	fi
 	t1=$(uptime_s)
 	[ "$1" = marked ] || p_wait_val mode 10 passthrough ||
 		fail "mode=$(status_val pv mode) with the SSD failing every write, want passthrough"
@@ -603,6 +623,8 @@ t_persist_fail_closed() {
 		fail "after the SSD recovered and the volume was created again without cold, the blocks read back stale ($c1 blocks loaded)"
 	[ "$1" = marked ] || grep -Eq "$MSG_FAIL_CLOSED" /tmp/kmsg.fc ||
 		fail "the kernel did not log that writes went on without their marks"
+	[ "$1" != hung ] || grep -q "the SSD took more than 2 s to write a superblock" /tmp/kmsg.fc ||
+		fail "the kernel did not log the superblock write that outlived ssd_hold_s"
 }
 
 # t_persist_unusable: an SSD that fails every I/O (a dm "error" device), or one that is

@@ -119,6 +119,7 @@ check persist-ssd-drop-writes t_persist_fault drop-writes
 check persist-ssd-error-writes t_persist_fault error-writes
 check persist-fail-closed t_persist_fail_closed unmarked
 check persist-fail-closed-marked t_persist_fail_closed marked
+check persist-fail-closed-hung t_persist_fail_closed hung
 check persist-unusable-ssd t_persist_unusable
 check persist-mode-vs-suspend t_persist_mode_vs_suspend
 check persist-evict t_persist_evict
