@@ -43,11 +43,11 @@
 #define HIT_PIN_BITS		12
 #define HIT_RESERVE		4	/* per pool: enough for one hit at a time */
 #define HIT_INLINE_IRQ		2	/* blocks a completion serves with interrupts off */
+static_assert(FLAZ_HIT_RUN <= 64);	/* a u64 lists a hit's blocks for the HDD */
 
 enum hit_state {
 	HIT_DONE,	/* served, or failed with the bio's status */
 	HIT_SLOT,	/* to read from the extent buffer or the SSD */
-	HIT_HDD,	/* to read from the HDD */
 };
 
 struct hit_block {
@@ -377,20 +377,36 @@ static void hdd_start(struct flaz_hit *h, u32 i)
 				    FLAZ_BLOCK_SIZE, hdd_done, GFP_NOIO));
 }
 
-/* Block @i's slot was served (@err 0) or not: then the HDD has it. */
-static void block_end(struct flaz_hit *h, u32 i, int err)
+/*
+ * Read the blocks of @to_hdd from the HDD. Each read may wait for a buffer of
+ * the pool whose buffers the read queue's work items give back: the caller
+ * holds none, or a hit's buffers would wait on each other (mempool's rule).
+ */
+static void hdd_start_all(struct flaz_hit *h, u64 to_hdd)
+{
+	while (to_hdd) {
+		hdd_start(h, __ffs64(to_hdd));
+		to_hdd &= to_hdd - 1;
+	}
+}
+
+/*
+ * Block @i's slot was served (@err 0) or not: then the HDD has it, and @i goes
+ * into @to_hdd for hdd_start_all() once the caller's buffer is given back.
+ */
+static void block_end(struct flaz_hit *h, u32 i, int err, u64 *to_hdd)
 {
 	struct hit_block *b = &h->blocks[i];
 
 	unpin(h->c, b);
+	b->state = HIT_DONE;
 	if (!err) {
-		b->state = HIT_DONE;
 		flaz_stats_add(h->c->stats, FLAZ_STAT_READ_HITS, 1);
 		return;
 	}
 	if (err != -ENOENT)
 		slot_failed(h, i);
-	hdd_start(h, i);
+	*to_hdd |= BIT_ULL(i);
 }
 
 /*
@@ -401,7 +417,7 @@ static void block_end(struct flaz_hit *h, u32 i, int err)
  * checks and return false: it and the rest are left to the worker. Otherwise a
  * block that fails goes to the HDD.
  */
-static bool span_serve(struct flaz_hit *h, u32 n, bool atomic)
+static bool span_serve(struct flaz_hit *h, u32 n, bool atomic, u64 *to_hdd)
 {
 	const struct flaz_span *s = &h->spans[n];
 	const struct hit_read *r = &h->reads[n];
@@ -417,7 +433,7 @@ static bool span_serve(struct flaz_hit *h, u32 n, bool atomic)
 		err = r->error ? -EIO : decode(h, i, r->buf + (b->e.off - s->start), atomic);
 		if (err && atomic)
 			return false;
-		block_end(h, i, err);
+		block_end(h, i, err, to_hdd);
 	}
 	return true;
 }
@@ -426,9 +442,11 @@ static void span_done(struct work_struct *work)
 {
 	struct hit_read *r = container_of(work, struct hit_read, work);
 	struct flaz_hit *h = r->h;
+	u64 to_hdd = 0;
 
-	span_serve(h, r - h->reads, false);
+	span_serve(h, r - h->reads, false, &to_hdd);
 	buf_free(h->c, r);
+	hdd_start_all(h, to_hdd);
 	put_hit(h);
 }
 
@@ -447,12 +465,13 @@ static void span_end_io(struct bio *bio)
 	struct hit_read *r = bio->bi_private;
 	struct flaz_hit *h = r->h;
 	u32 n = r - h->reads;
+	u64 to_hdd = 0;	/* stays empty: a block that failed stops the atomic way */
 
 	r->error = bio->bi_status;
 	bio_put(bio);
 	/* with interrupts off only a short span, not to hold them off long */
 	if (r->error || ((in_hardirq() || irqs_disabled()) && span_left(h, n) > HIT_INLINE_IRQ) ||
-	    !span_serve(h, n, true)) {
+	    !span_serve(h, n, true, &to_hdd)) {
 		flaz_wq_read(&h->c->wq, &r->work);
 		return;
 	}
@@ -460,15 +479,15 @@ static void span_end_io(struct bio *bio)
 	put_hit(h);
 }
 
-/* Serve block @i from the extent buffer if its slot is still there. */
-static bool serve_dram(struct flaz_hit *h, u32 i)
+/* Serve block @i from the extent buffer if its slot is still there (or list it in @to_hdd). */
+static bool serve_dram(struct flaz_hit *h, u32 i, u64 *to_hdd)
 {
 	struct hit_block *b = &h->blocks[i];
 	u8 *slot = mempool_alloc(bounce_pool, GFP_NOIO);
 	bool found = flaz_xbuf_read(h->c->xbuf, b->e.ext, b->e.off, b->e.bytes, slot);
 
 	if (found)
-		block_end(h, i, decode(h, i, slot, false));
+		block_end(h, i, decode(h, i, slot, false), to_hdd);
 	mempool_free(slot, bounce_pool);
 	return found;
 }
@@ -495,20 +514,22 @@ static void plan_spans(struct flaz_hit *h, u32 i)
 					      h->c->hits->buf_bytes);
 }
 
-/* The worker's way: DRAM slots copied, then every read started, waiting for memory if need be. */
+/*
+ * The worker's way: DRAM slots copied, then every read started, waiting for
+ * memory if need be. It runs on the I/O queue, not the read queue, whose work
+ * items give back the buffers it waits for.
+ */
 static void start_work(struct work_struct *work)
 {
 	struct flaz_hit *h = container_of(work, struct flaz_hit, work);
+	u64 to_hdd = 0;
 	u32 i, n;
 
 	for (i = 0; i < h->nr; i++) {
-		struct hit_block *b = &h->blocks[i];
-
-		if (b->state == HIT_HDD)
-			hdd_start(h, i);
-		else if (b->state == HIT_SLOT && !serve_dram(h, i))
+		if (h->blocks[i].state == HIT_SLOT && !serve_dram(h, i, &to_hdd))
 			plan_spans(h, i);
 	}
+	hdd_start_all(h, to_hdd);
 	for (n = 0; n < h->nr_spans; n++)
 		read_submit(h, span_prepare(h, n, GFP_NOIO));
 	put_hit(h);
@@ -528,8 +549,6 @@ static bool start_now(struct flaz_hit *h)
 	for (i = 0; i < h->nr; i++) {
 		struct hit_block *b = &h->blocks[i];
 
-		if (b->state == HIT_HDD)
-			return false;
 		if (b->state == HIT_SLOT && !flaz_xbuf_on_ssd(c->xbuf, b->e.ext))
 			return false;
 	}
@@ -610,7 +629,7 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max)
 	}
 	if (work && !start_now(h)) {
 		INIT_WORK(&h->work, start_work);
-		flaz_wq_read(&c->wq, &h->work);
+		queue_work(c->wq.io, &h->work);
 		return nr;
 	}
 	put_hit(h);
