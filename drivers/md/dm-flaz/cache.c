@@ -53,25 +53,6 @@ struct flaz_bio {
 	u64 held_ns;		/* when it began waiting for its mark */
 };
 
-/* Copy block @off bytes into the bio's data at @iter to or from @buf. */
-void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
-		     bool to_bio)
-{
-	struct bvec_iter it;
-	struct bio_vec bv;
-	u32 done = 0;
-
-	bio_advance_iter(bio, &iter, off);
-	iter.bi_size = FLAZ_BLOCK_SIZE;
-	__bio_for_each_segment(bv, bio, it, iter) {
-		if (to_bio)
-			memcpy_to_bvec(&bv, buf + done);
-		else
-			memcpy_from_bvec(buf + done, &bv);
-		done += bv.bv_len;
-	}
-}
-
 static bool is_cached(struct flaz_cache *c, u64 block, struct flaz_entry *e)
 {
 	u64 line = flaz_l2p_line(c->l2p, block);
@@ -208,7 +189,7 @@ static int map_write_drop(struct flaz_cache *c, struct bio *bio, struct flaz_bio
 }
 
 /* Writes whose marks are on the SSD (or no longer needed) go to the HDD (meta.c). */
-void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios)
+static void release_writes(struct flaz_cache *c, struct bio_list *bios)
 {
 	struct flaz_bio *pb;
 	struct bio *bio;
@@ -369,8 +350,110 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 }
 
 /*
+ * Change the mode (process context). Passthrough empties the cache and gives
+ * the SSD a new, empty generation, so nothing cached before can be loaded
+ * again; leaving it starts a new one the same way. Returns 0, or an error when
+ * the SSD cannot take the new generation (the mode is then passthrough).
+ */
+int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why)
+{
+	const char *name = dm_table_device_name(c->ti->table);
+	enum flaz_mode old;
+	int r = 0;
+
+	mutex_lock(&c->mode_lock);
+	old = c->mode;
+	if (old == mode)
+		goto out;
+	if (mode == FLAZ_MODE_PASSTHROUGH) {
+		/*
+		 * Fail closed: the saved state is void on the SSD before the first
+		 * write goes to the HDD unmarked. On failure meta.c remembers the
+		 * generation as void, and tries again while in passthrough.
+		 */
+		if (flaz_meta_reformat(c->meta, true))
+			DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
+			      name);
+	}
+	WRITE_ONCE(c->why, mode == FLAZ_MODE_NORMAL ? FLAZ_WHY_NONE : why);
+	WRITE_ONCE(c->mode, mode);
+	if (mode == FLAZ_MODE_PASSTHROUGH) {
+		flaz_cache_invalidate(c);
+	} else if (old == FLAZ_MODE_PASSTHROUGH) {
+		r = flaz_meta_reformat(c->meta, false);
+		if (r) {
+			WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
+			WRITE_ONCE(c->why, FLAZ_WHY_SSD_UNUSABLE);
+			DMERR("%s: the SSD still fails: staying in passthrough", name);
+			goto out;
+		}
+	}
+	if (mode == FLAZ_MODE_NORMAL) {
+		atomic_set(&c->faults, 0);
+		WRITE_ONCE(c->ssd_failed, false);
+	}
+	DMWARN("%s: mode %s -> %s (%s)", name, flaz_mode_str(old), flaz_mode_str(mode),
+	       flaz_mode_why(c));
+	dm_table_event(c->ti->table);
+out:
+	mutex_unlock(&c->mode_lock);
+	return r;
+}
+
+/*
+ * Take the mode where the faults (mode.c) say. A suspended volume changes
+ * nothing on the SSD (a reload's new instance may own it by now): resume looks
+ * again.
+ */
+static void mode_work(struct work_struct *work)
+{
+	struct flaz_cache *c = container_of(work, struct flaz_cache, mode_work);
+	int faults = atomic_read(&c->faults);
+	bool failed = READ_ONCE(c->ssd_failed);
+	enum flaz_why why = failed ? FLAZ_WHY_SSD_NO_MARK : FLAZ_WHY_SSD_ERRORS;
+
+	if (READ_ONCE(c->suspended))
+		return;
+	/* a burst of errors still steps through degraded, so the log tells the story */
+	if ((failed || faults >= FLAZ_FAULTS_DEGRADED) &&
+	    flaz_mode_get(c) == FLAZ_MODE_NORMAL)
+		flaz_mode_set(c, FLAZ_MODE_DEGRADED, why);
+	if (failed || faults >= FLAZ_FAULTS_PASSTHROUGH)
+		flaz_mode_set(c, FLAZ_MODE_PASSTHROUGH, why);
+}
+
+static void space_taken(struct flaz_cache *c)
+{
+	flaz_cleaner_kick(c->cleaner);
+}
+
+static void starved(struct flaz_cache *c)
+{
+	flaz_cleaner_starved(c->cleaner);
+}
+
+static bool space_short(struct flaz_cache *c)
+{
+	return flaz_cleaner_short(c->cleaner);
+}
+
+static void extent_failed(struct flaz_cache *c, u32 ext)
+{
+	flaz_cleaner_failed(c->cleaner, ext);
+}
+
+static const struct flaz_events cache_events = {
+	.space_taken = space_taken,
+	.starved = starved,
+	.space_short = space_short,
+	.extent_failed = extent_failed,
+	.release_writes = release_writes,
+	.invalidate = flaz_cache_invalidate,
+};
+
+/*
  * Every byte the volume allocates for metadata, as asked of the allocators: the
- * table, the per-extent state here (three bitmaps and ext_seq), the allocator,
+ * table, the per-extent state here (four bitmaps and ext_seq), the allocator,
  * the extent buffer, the hit path's pins and reserve, the regions, the
  * cleaner (with its buffers while it runs), the metadata context and the
  * bypass's history.
@@ -379,7 +462,7 @@ static u64 dram_bytes(struct flaz_cache *c)
 {
 	u64 nr = c->geo->nr_extents;
 
-	return sizeof(*c) + 3 * BITS_TO_LONGS(nr) * sizeof(long) + nr * sizeof(u64) +
+	return sizeof(*c) + 4 * BITS_TO_LONGS(nr) * sizeof(long) + nr * sizeof(u64) +
 	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
 	       flaz_xbuf_bytes(c->extent_bytes) + flaz_hits_bytes(c->hits) +
 	       flaz_intent_bytes(c->intent) + flaz_cleaner_bytes(c->cleaner) +
@@ -442,6 +525,7 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 		*error = "Cannot allocate the cache";
 		return ERR_PTR(-ENOMEM);
 	}
+	c->ev = &cache_events;
 	c->ti = ti;
 	c->hdd = hdd;
 	c->ssd = ssd;
@@ -454,6 +538,7 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->hdd_blocks = max_t(u64, ti->len >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1);
 	flaz_records_init(&c->records);
 	flaz_mode_init(c);
+	INIT_WORK(&c->mode_work, mode_work);
 
 	c->comp = flaz_compressor_create(c->codec);
 	if (IS_ERR(c->comp)) {
@@ -480,10 +565,11 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	}
 	c->alloc = flaz_alloc_create(g->nr_extents);
 	c->failed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
+	c->hit = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->ext_seq = kvcalloc(g->nr_extents, sizeof(u64), GFP_KERNEL);
 	c->unflushed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->written = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
-	if (!c->alloc || !c->failed || !c->ext_seq ||
+	if (!c->alloc || !c->failed || !c->hit || !c->ext_seq ||
 	    !c->unflushed || !c->written) {
 		*error = "Cannot allocate the extent maps";
 		goto bad;
@@ -539,10 +625,16 @@ void flaz_cache_destroy(struct flaz_cache *c)
 		flush_workqueue(c->wq.write);
 		flaz_xbuf_stop(c->xbuf);
 	}
+	/*
+	 * Stop what re-arms itself, then end the queues (which runs what is left
+	 * on them), and only then free what their work items use.
+	 */
 	flaz_mode_exit(c);
+	flaz_cleaner_stop(c->cleaner);
+	flaz_meta_stop(c->meta);
+	flaz_wq_exit(&c->wq);
 	flaz_cleaner_destroy(c->cleaner);
 	flaz_meta_destroy(c->meta);
-	flaz_wq_exit(&c->wq);
 	flaz_intent_destroy(c->intent);
 	flaz_xbuf_destroy(c->xbuf);
 	flaz_hits_destroy(c->hits);
@@ -551,6 +643,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	kvfree(c->ext_seq);
 	bitmap_free(c->written);
 	bitmap_free(c->unflushed);
+	bitmap_free(c->hit);
 	bitmap_free(c->failed);
 	flaz_alloc_destroy(c->alloc);
 	flaz_l2p_destroy(c->l2p);

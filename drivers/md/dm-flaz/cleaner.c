@@ -98,7 +98,6 @@ struct flaz_cleaner {
 	struct mutex evict_lock;
 	unsigned long *victims;		/* extents to evict */
 	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
-	unsigned long *hit;		/* extents holding a slot hit since written */
 	u32 *spared;			/* such extents stage two passed over (window of them) */
 	u32 window;			/* victims a pass takes at most */
 	u32 max_moves;
@@ -305,7 +304,7 @@ static u32 retire(struct flaz_cleaner *cl, u32 id)
 	atomic64_sub(cl->hot[id], &cl->hot_total);
 	cl->hot[id] = 0;
 	clear_bit(id, cl->kept);
-	clear_bit(id, cl->hit);
+	clear_bit(id, cl->c->hit);
 	n = flaz_meta_evict(cl->c->meta, id);
 	flaz_alloc_retire(cl->c->alloc, id);
 	return n;
@@ -369,8 +368,8 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 		for (i = 0; i < n; i++) {
 			/* a lap of the extents at most: then even hot ones go */
 			if (spare && seen++ < c->geo->nr_extents &&
-			    (test_bit(ids[i], cl->kept) || test_bit(ids[i], cl->hit))) {
-				clear_bit(ids[i], cl->hit);
+			    (test_bit(ids[i], cl->kept) || test_bit(ids[i], c->hit))) {
+				clear_bit(ids[i], c->hit);
 				/* mostly live: a lap more at the tail (CLOCK), as if kept */
 				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]), room(c))) {
 					clear_bit(ids[i], cl->kept);
@@ -837,7 +836,7 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	for (i = 0; i < k; i++) {
 		if (test_bit(i, cl->keep)) {
 			/* to the tail of the reclaim order; passed over by stage two too */
-			clear_bit(cl->ids[i], cl->hit);
+			clear_bit(cl->ids[i], c->hit);
 			set_bit(cl->ids[i], cl->kept);
 			flaz_alloc_written(c->alloc, cl->ids[i]);
 			continue;
@@ -973,13 +972,6 @@ bool flaz_cleaner_short(struct flaz_cleaner *cl)
 	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), c->geo->nr_extents, low / 2, low);
 }
 
-/* A slot of extent @ext was hit (any context): stage two passes over the extent once. */
-void flaz_cleaner_touch(struct flaz_cleaner *cl, u32 ext)
-{
-	if (!test_bit(ext, cl->hit))
-		set_bit(ext, cl->hit);
-}
-
 /* An extent write failed (interrupt context): it is evicted now. */
 void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext)
 {
@@ -1007,9 +999,11 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 	flaz_meta_kick(c->meta);
 }
 
-/* No pass runs after this until flaz_cleaner_start(). */
+/* No pass runs after this until flaz_cleaner_start(). NULL-tolerant. */
 void flaz_cleaner_stop(struct flaz_cleaner *cl)
 {
+	if (!cl)
+		return;
 	WRITE_ONCE(cl->stopped, true);
 	cancel_delayed_work_sync(&cl->work);
 	cancel_work_sync(&cl->rush);
@@ -1025,12 +1019,12 @@ void flaz_cleaner_start(struct flaz_cleaner *cl)
 	queue_delayed_work(cl->c->wq.io, &cl->work, 0);
 }
 
-/* DRAM the cleaner holds now: three bitmaps, the hot counts, and its buffers while passes run. */
+/* DRAM the cleaner holds now: two bitmaps, the hot counts, and its buffers while passes run. */
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 {
 	u64 nr = cl->c->geo->nr_extents;
 
-	return sizeof(*cl) + 3 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
+	return sizeof(*cl) + 2 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
 	       cl->window * sizeof(*cl->spared) + READ_ONCE(cl->bytes);
 }
 
@@ -1061,11 +1055,10 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->max_drops = room(c) / flaz_slot_bytes(1);
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
 	cl->kept = bitmap_zalloc(total, GFP_KERNEL);
-	cl->hit = bitmap_zalloc(total, GFP_KERNEL);
 	cl->spared = kcalloc(cl->window, sizeof(*cl->spared), GFP_KERNEL);
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	cl->hot = kvzalloc(total, GFP_KERNEL);
-	if (!cl->victims || !cl->kept || !cl->hit || !cl->spared || !cl->hot) {
+	if (!cl->victims || !cl->kept || !cl->spared || !cl->hot) {
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
@@ -1073,17 +1066,14 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	return cl;
 }
 
-/* After flaz_cleaner_stop(), or before any start. NULL-tolerant. */
+/* After flaz_cleaner_stop() and the queues' end, or before any start. NULL-tolerant. */
 void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 {
 	if (!cl)
 		return;
-	cancel_delayed_work_sync(&cl->work);
-	cancel_work_sync(&cl->rush);
 	put_buffers(cl);
 	bitmap_free(cl->victims);
 	bitmap_free(cl->kept);
-	bitmap_free(cl->hit);
 	kfree(cl->spared);
 	kvfree(cl->hot);
 	mutex_destroy(&cl->evict_lock);

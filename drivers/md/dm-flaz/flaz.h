@@ -318,6 +318,7 @@ struct flaz_geometry;
 struct flaz_cache;
 
 struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error);
+void flaz_meta_stop(struct flaz_meta *m);
 void flaz_meta_destroy(struct flaz_meta *m);
 u64 flaz_meta_bytes(const struct flaz_geometry *g);
 int flaz_meta_resume(struct flaz_meta *m, bool cold);
@@ -378,8 +379,31 @@ enum flaz_why {
 #define FLAZ_FAULTS_PASSTHROUGH	32
 #define FLAZ_FAULTS_WINDOW	(10 * 60 * HZ)
 
+/*
+ * Upward events: how the parts under the volume (xbuf.c, meta.c, sb.c,
+ * mode.c) tell the parts above them (the cleaner, the volume) what happened,
+ * never by calling up into them, as dm-zoned's metadata and reclaim meet only
+ * in its shared target. The volume (cache.c) sets them at create. A hit tells
+ * the cleaner through a bitmap (flaz_cache.hit), not a call.
+ */
+struct flaz_events {
+	/* extents were taken (any context): the cleaner starts if it is needed */
+	void (*space_taken)(struct flaz_cache *c);
+	/* a fill found no free extent (any context): the cleaner is behind */
+	void (*starved)(struct flaz_cache *c);
+	/* free extents are short: the ones a commit frees are wanted now */
+	bool (*space_short)(struct flaz_cache *c);
+	/* an extent write failed (interrupt context): evict it now */
+	void (*extent_failed)(struct flaz_cache *c, u32 ext);
+	/* writes held until their regions' marks were durable go to the HDD now */
+	void (*release_writes)(struct flaz_cache *c, struct bio_list *bios);
+	/* the cache is of no use any more: empty it (process context) */
+	void (*invalidate)(struct flaz_cache *c);
+};
+
 /* The data path's shared state (cache.c owns it; xbuf.c writes its extents). */
 struct flaz_cache {
+	const struct flaz_events *ev;
 	struct dm_target *ti;
 	struct block_device *hdd;
 	struct block_device *ssd;
@@ -435,6 +459,8 @@ struct flaz_cache {
 
 	/* Extents whose write failed: no commit takes their slots, the cleaner evicts them. */
 	unsigned long *failed;
+	/* Extents hit since the cleaner last judged them: stage two passes over them once. */
+	unsigned long *hit;
 	/* When user I/O last arrived: the cleaner paces itself while it does. */
 	unsigned long last_io;
 };
@@ -523,7 +549,6 @@ void flaz_cleaner_stop(struct flaz_cleaner *cl);
 void flaz_cleaner_kick(struct flaz_cleaner *cl);
 void flaz_cleaner_starved(struct flaz_cleaner *cl);
 bool flaz_cleaner_short(struct flaz_cleaner *cl);
-void flaz_cleaner_touch(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_empty(struct flaz_cleaner *cl);
 u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);
@@ -544,10 +569,12 @@ int flaz_fill_slot(struct flaz_compressor *comp, struct flaz_bypass *bypass,
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec);
 
-/* cache.c: the data path */
-size_t flaz_cache_per_bio_size(void);
+/* copy.c: a block between a bio and a buffer */
 void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
 		     bool to_bio);
+
+/* cache.c: the data path, and the volume's mode changes */
+size_t flaz_cache_per_bio_size(void);
 struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *hdd,
 				     struct block_device *ssd, const struct flaz_geometry *g,
 				     struct flaz_opts *opts, struct flaz_stats *stats,
@@ -560,6 +587,7 @@ int flaz_cache_preresume(struct flaz_cache *c);
 void flaz_cache_resume(struct flaz_cache *c);
 void flaz_cache_invalidate(struct flaz_cache *c);
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g);
+int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why);
 
 /* The compressor that decodes slots of @codec here, or NULL for a codec the volume does not use. */
 static inline struct flaz_compressor *flaz_cache_codec(struct flaz_cache *c, u8 codec)
@@ -571,22 +599,16 @@ static inline struct flaz_compressor *flaz_cache_codec(struct flaz_cache *c, u8 
 	return NULL;
 }
 
-/* Writes meta.c held until their regions' marks were durable go to the HDD now. */
-void flaz_cache_release_writes(struct flaz_cache *c, struct bio_list *bios);
-
-/* mode.c: what the SSD is used for, and the upward calls of the layers below */
+/* mode.c: what the SSD is used for, and the faults that change it */
 void flaz_mode_init(struct flaz_cache *c);
 void flaz_mode_exit(struct flaz_cache *c);
 void flaz_mode_suspend(struct flaz_cache *c);
 void flaz_mode_resume(struct flaz_cache *c);
 enum flaz_mode flaz_mode_get(struct flaz_cache *c);
+const char *flaz_mode_str(enum flaz_mode mode);
 const char *flaz_mode_name(struct flaz_cache *c);
 const char *flaz_mode_why(struct flaz_cache *c);
-int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why);
-/*
- * The upward calls: meta.c, xbuf.c, hit.c and cleaner.c reach the volume only
- * through these (besides kicking the cleaner and the commit, each its own).
- */
+/* What the parts report of the SSD; the mode change runs in c->mode_work (cache.c). */
 void flaz_report_fault(struct flaz_cache *c, enum flaz_stat stat);
 void flaz_report_extent_failed(struct flaz_cache *c, u32 ext);
 void flaz_report_no_mark(struct flaz_cache *c);

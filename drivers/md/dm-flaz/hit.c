@@ -191,7 +191,8 @@ static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b)
 		atomic_inc(pin_of(c, b));
 		/* a second chance at cleaning, and in stage two */
 		flaz_l2p_touch(c->l2p, line);
-		flaz_cleaner_touch(c->cleaner, b->e.ext);
+		if (!test_bit(b->e.ext, c->hit))
+			set_bit(b->e.ext, c->hit);
 	}
 	flaz_l2p_unlock(c->l2p, line);
 	return hit;

@@ -58,25 +58,6 @@
 #include "meta.h"
 #include "opts.h"
 
-int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t opf,
-		   sector_t sector, sector_t count, void *buf)
-{
-	struct dm_io_region where = { .bdev = bdev, .sector = sector, .count = count };
-	struct dm_io_request req = {
-		.bi_opf = opf,
-		.client = c->io,
-	};
-
-	if (is_vmalloc_addr(buf)) {
-		req.mem.type = DM_IO_VMA;
-		req.mem.ptr.vma = buf;
-	} else {
-		req.mem.type = DM_IO_KMEM;
-		req.mem.ptr.addr = buf;
-	}
-	return flaz_dm_io(&req, &where);
-}
-
 /*
  * Read the extents' generations. Returns -EILSEQ when a gen block cannot be
  * read or fails its checks: entries into its extents could be void or not.
@@ -490,7 +471,7 @@ static void commit(struct flaz_meta *m, bool clean)
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_intent_written(c->intent, m->bitmap);
 	mutex_unlock(&m->sb_lock);
-	flaz_cache_release_writes(c, &released);
+	c->ev->release_writes(c, &released);
 	if (ok) {
 		flaz_stats_add(c->stats, FLAZ_STAT_COMMITS, 1);
 		flaz_stats_add(c->stats, FLAZ_STAT_COMMIT_US,
@@ -508,7 +489,7 @@ static void meta_work(struct work_struct *work)
 	bool committed = false;
 
 	if (flaz_alloc_nr_pending(c->alloc))
-		gap = flaz_cleaner_short(c->cleaner) ? 0 : META_COMMIT_HURRY;
+		gap = c->ev->space_short(c) ? 0 : META_COMMIT_HURRY;
 
 	mutex_lock(&m->lock);
 	if (m->closed || flaz_mode_get(c) == FLAZ_MODE_PASSTHROUGH || !READ_ONCE(m->running)) {
@@ -557,10 +538,7 @@ static void tick_work(struct work_struct *work)
 /* Ask for a commit soon (a FLUSH, evicted extents waiting). */
 void flaz_meta_kick(struct flaz_meta *m)
 {
-	if (flaz_mode_get(m->c) == FLAZ_MODE_PASSTHROUGH)
-		return;
-	set_bit(META_COMMIT, &m->flags);
-	queue_work(m->c->wq.io, &m->work);
+	meta_kick(m);
 }
 
 /*
@@ -751,10 +729,9 @@ bad:
 }
 
 /* After flaz_meta_suspend(), or before any use; before the work queues go. */
-void flaz_meta_destroy(struct flaz_meta *m)
+/* Its work items are not queued again once cancelled: the volume is going. */
+void flaz_meta_stop(struct flaz_meta *m)
 {
-	u32 i;
-
 	if (IS_ERR_OR_NULL(m))
 		return;
 	cancel_delayed_work_sync(&m->tick);
@@ -764,6 +741,15 @@ void flaz_meta_destroy(struct flaz_meta *m)
 	cancel_work_sync(&m->mark_work);
 	cancel_work_sync(&m->free_work);
 	cancel_work_sync(&m->load_work);
+}
+
+/* After flaz_meta_stop() and the queues' end. */
+void flaz_meta_destroy(struct flaz_meta *m)
+{
+	u32 i;
+
+	if (IS_ERR_OR_NULL(m))
+		return;
 	for (i = 0; i < META_WRITES; i++)
 		vfree(m->writes[i].buf);
 	/* a superblock write that outlived its wait (a hung SSD) still owns the buffer */

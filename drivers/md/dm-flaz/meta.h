@@ -107,11 +107,9 @@ struct flaz_meta {
 
 enum sb_state { SB_OK, SB_BLANK, SB_FOREIGN, SB_CORRUPT, SB_OLD };
 
-/* meta.c: I/O to the volume's devices, and the rest of the metadata's life */
+/* sb.c: the superblock, the format's generation, marks and failing closed; I/O to the devices */
 int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t opf,
 	    sector_t sector, sector_t count, void *buf);
-
-/* sb.c: the superblock, the format's generation, marks and failing closed */
 bool meta_void_gen_known(const u8 *uuid, u64 gen);
 int meta_hdd_fingerprint(struct flaz_meta *m, u32 *fp);
 int meta_read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *state,
@@ -138,6 +136,15 @@ void meta_load_work(struct work_struct *work);
 static inline void meta_error(struct flaz_cache *c)
 {
 	flaz_report_fault(c, FLAZ_STAT_META_ERRORS);
+}
+
+/* Ask for a commit soon (meta.c's work): over the table's budget, a FLUSH, evicted extents. */
+static inline void meta_kick(struct flaz_meta *m)
+{
+	if (flaz_mode_get(m->c) == FLAZ_MODE_PASSTHROUGH)
+		return;
+	set_bit(META_COMMIT, &m->flags);
+	queue_work(m->c->wq.io, &m->work);
 }
 
 #endif

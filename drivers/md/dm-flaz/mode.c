@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dm-flaz mode: what the volume uses the SSD for (normal, degraded,
- * passthrough), and the upward calls: the only ways the layers under the data
- * path (meta.c, xbuf.c, hit.c, cleaner.c) report back up to the volume, as
- * dm-zoned's metadata and reclaim report device trouble to its target through
- * dmz_check_bdev(). An SSD fault is counted, and enough of them change the
- * mode; a write-intent mark that did not reach the SSD, or an SSD unusable at
- * activation, stops the cache at once. The change itself (emptying the cache,
- * a new generation on the SSD) runs in mode_work, never in the reporter's
- * context, and waits while the volume is suspended.
+ * passthrough), and the faults the parts report of it, as dm-zoned's metadata
+ * and reclaim report device trouble to its target through dmz_check_bdev().
+ * An SSD fault is counted, and enough of them change the mode; a write-intent
+ * mark that did not reach the SSD, or an SSD unusable at activation, stops the
+ * cache at once. The change itself (emptying the cache, a new generation on
+ * the SSD) is the volume's (cache.c mode_work), never run in the reporter's
+ * context, and it waits while the volume is suspended. What the volume must do
+ * at once goes up through its events (flaz.h struct flaz_events).
  */
 #include <linux/device-mapper.h>
 #include <linux/jiffies.h>
@@ -40,6 +40,11 @@ enum flaz_mode flaz_mode_get(struct flaz_cache *c)
 	return READ_ONCE(c->mode);
 }
 
+const char *flaz_mode_str(enum flaz_mode mode)
+{
+	return mode_names[mode];
+}
+
 const char *flaz_mode_name(struct flaz_cache *c)
 {
 	return mode_names[flaz_mode_get(c)];
@@ -49,78 +54,6 @@ const char *flaz_mode_name(struct flaz_cache *c)
 const char *flaz_mode_why(struct flaz_cache *c)
 {
 	return why_names[READ_ONCE(c->why)];
-}
-
-/*
- * Change the mode (process context). Passthrough empties the cache and gives
- * the SSD a new, empty generation, so nothing cached before can be loaded
- * again; leaving it starts a new one the same way. Returns 0, or an error when
- * the SSD cannot take the new generation (the mode is then passthrough).
- */
-int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why)
-{
-	const char *name = dm_table_device_name(c->ti->table);
-	enum flaz_mode old;
-	int r = 0;
-
-	mutex_lock(&c->mode_lock);
-	old = c->mode;
-	if (old == mode)
-		goto out;
-	if (mode == FLAZ_MODE_PASSTHROUGH) {
-		/*
-		 * Fail closed: the saved state is void on the SSD before the first
-		 * write goes to the HDD unmarked. On failure meta.c remembers the
-		 * generation as void, and tries again while in passthrough.
-		 */
-		if (flaz_meta_reformat(c->meta, true))
-			DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
-			      name);
-	}
-	WRITE_ONCE(c->why, mode == FLAZ_MODE_NORMAL ? FLAZ_WHY_NONE : why);
-	WRITE_ONCE(c->mode, mode);
-	if (mode == FLAZ_MODE_PASSTHROUGH) {
-		flaz_cache_invalidate(c);
-	} else if (old == FLAZ_MODE_PASSTHROUGH) {
-		r = flaz_meta_reformat(c->meta, false);
-		if (r) {
-			WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
-			WRITE_ONCE(c->why, FLAZ_WHY_SSD_UNUSABLE);
-			DMERR("%s: the SSD still fails: staying in passthrough", name);
-			goto out;
-		}
-	}
-	if (mode == FLAZ_MODE_NORMAL) {
-		atomic_set(&c->faults, 0);
-		WRITE_ONCE(c->ssd_failed, false);
-	}
-	DMWARN("%s: mode %s -> %s (%s)", name, mode_names[old], mode_names[mode],
-	       why_names[READ_ONCE(c->why)]);
-	dm_table_event(c->ti->table);
-out:
-	mutex_unlock(&c->mode_lock);
-	return r;
-}
-
-/*
- * Take the mode where the faults say. A suspended volume changes nothing on the
- * SSD (a reload's new instance may own it by now): resume looks again.
- */
-static void mode_work(struct work_struct *work)
-{
-	struct flaz_cache *c = container_of(work, struct flaz_cache, mode_work);
-	int faults = atomic_read(&c->faults);
-	bool failed = READ_ONCE(c->ssd_failed);
-	enum flaz_why why = failed ? FLAZ_WHY_SSD_NO_MARK : FLAZ_WHY_SSD_ERRORS;
-
-	if (READ_ONCE(c->suspended))
-		return;
-	/* a burst of errors still steps through degraded, so the log tells the story */
-	if ((failed || faults >= FLAZ_FAULTS_DEGRADED) &&
-	    flaz_mode_get(c) == FLAZ_MODE_NORMAL)
-		flaz_mode_set(c, FLAZ_MODE_DEGRADED, why);
-	if (failed || faults >= FLAZ_FAULTS_PASSTHROUGH)
-		flaz_mode_set(c, FLAZ_MODE_PASSTHROUGH, why);
 }
 
 /*
@@ -135,7 +68,7 @@ void flaz_report_unusable(struct flaz_cache *c, enum flaz_why why)
 	WRITE_ONCE(c->why, why);
 	WRITE_ONCE(c->mode, FLAZ_MODE_PASSTHROUGH);
 	mutex_unlock(&c->mode_lock);
-	flaz_cache_invalidate(c);
+	c->ev->invalidate(c);
 }
 
 /* The SSD could not take a write-intent mark (meta.c): stop using it. */
@@ -168,12 +101,12 @@ void flaz_report_fault(struct flaz_cache *c, enum flaz_stat stat)
 void flaz_report_extent_failed(struct flaz_cache *c, u32 ext)
 {
 	flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
-	flaz_cleaner_failed(c->cleaner, ext);
+	c->ev->extent_failed(c, ext);
 }
 
+/* The mode's state; the volume sets up the work that changes it (cache.c). */
 void flaz_mode_init(struct flaz_cache *c)
 {
-	INIT_WORK(&c->mode_work, mode_work);
 	c->faults_since = jiffies;
 	mutex_init(&c->mode_lock);
 	/* not resumed yet: mode changes wait */

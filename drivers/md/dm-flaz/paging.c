@@ -119,7 +119,7 @@ int flaz_meta_page_in(struct flaz_meta *m, u64 line)
 		r = meta_page_read(m, flaz_l2p_page_of(line));
 	mutex_unlock(&m->page_lock);
 	if (flaz_l2p_resident_bytes(c->l2p) > table_budget(m))
-		flaz_meta_kick(m);
+		meta_kick(m);
 	return r;
 }
 
@@ -182,7 +182,7 @@ void meta_load_work(struct work_struct *work)
 		mutex_unlock(&m->page_lock);
 		if (recovered) {
 			recovered = false;
-			flaz_meta_kick(m);
+			meta_kick(m);
 		}
 		/* pages recovery brought in without marked lines are clean: they may go */
 		if (m->recovering)

@@ -25,10 +25,31 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uuid.h>
+#include <linux/vmalloc.h>
 
 #include "compat.h"
 #include "meta.h"
 #include "opts.h"
+
+/* A synchronous read or write of @buf (kmalloc'ed or vmalloc'ed) at @sector of @bdev. */
+int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t opf,
+		   sector_t sector, sector_t count, void *buf)
+{
+	struct dm_io_region where = { .bdev = bdev, .sector = sector, .count = count };
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.client = c->io,
+	};
+
+	if (is_vmalloc_addr(buf)) {
+		req.mem.type = DM_IO_VMA;
+		req.mem.ptr.vma = buf;
+	} else {
+		req.mem.type = DM_IO_KMEM;
+		req.mem.ptr.addr = buf;
+	}
+	return flaz_dm_io(&req, &where);
+}
 
 /*
  * Tests only: a new format starts every extent at this generation (capped below
@@ -446,7 +467,7 @@ void meta_fail_closed(struct flaz_meta *m, struct bio_list *held)
 		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_report_no_mark(c);
-	flaz_cache_release_writes(c, held);
+	c->ev->release_writes(c, held);
 }
 
 /* Make the bits of waiting writes durable, then let them go. */
@@ -463,7 +484,7 @@ void meta_mark(struct flaz_meta *m)
 	}
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_intent_written(c->intent, m->bitmap);
-	flaz_cache_release_writes(c, &released);
+	c->ev->release_writes(c, &released);
 }
 
 /*
@@ -486,7 +507,7 @@ void meta_mark_work(struct work_struct *work)
 		meta_mark(m);
 	}
 	mutex_unlock(&m->sb_lock);
-	flaz_cache_release_writes(c, &released);
+	c->ev->release_writes(c, &released);
 	/* while writes are held, the retry comes later */
 	if (!READ_ONCE(m->hold_since) && flaz_intent_waiting(c->intent))
 		queue_work(c->wq.io, &m->mark_work);

@@ -178,10 +178,10 @@ static struct xb_extent *open_extent(struct flaz_xbuf *xb, int *r)
 		return NULL;
 	*r = -ENOSPC;
 	if (flaz_alloc_get(c->alloc, &id)) {
-		flaz_cleaner_starved(c->cleaner);
+		c->ev->starved(c);
 		return NULL;
 	}
-	flaz_cleaner_kick(c->cleaner);
+	c->ev->space_taken(c);
 	flaz_xbuf_opened(xb, id);
 	x = list_first_entry(&xb->idle, struct xb_extent, list);
 	memset(x->data, 0, c->extent_bytes);
