@@ -170,7 +170,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	/* The SSD is in trouble: keep what is cached, add nothing. */
 	if (flaz_mode_get(c) != FLAZ_MODE_NORMAL)
 		return;
-	/* the line's page, read from the SSD if it is out: no memory or an error */
+	/* the line's page, read from the SSD if it is out: no memory, an error, or no room */
 	if (flaz_meta_page_in(c->meta, line)) {
 		flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
 		return;

@@ -215,6 +215,7 @@ u64 flaz_l2p_next_dirty(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 bool flaz_l2p_resident(struct flaz_l2p *t, u64 line);
+bool flaz_l2p_leaving(struct flaz_l2p *t, u64 line);
 u64 flaz_l2p_nr_pages(struct flaz_l2p *t);
 u64 flaz_l2p_page_of(u64 line);
 u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first);

@@ -86,6 +86,7 @@
 #define L2P_HEAT_MAX		FLAZ_HEAT_MAX
 #define L2P_PAGE_LINES		(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
 #define L2P_COMING		1	/* page state: being paged in, tombstones wanted */
+#define L2P_LEAVING		2	/* page state: to go once clean; fills leave it be */
 #define L2P_RAW_ONE		(1 << 16)	/* a raw slot in an extent's slot counter */
 static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / 64 < L2P_RAW_ONE / 2);
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
@@ -101,10 +102,11 @@ struct l2p_lock {
 struct flaz_l2p {
 	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page; NULL: absent */
 	u64 nr_pages;
-	u8 *state;		/* per page: L2P_COMING */
+	u8 *state;		/* per page: L2P_COMING, L2P_LEAVING (paging serialised) */
 	u8 *ref;		/* per page: used since the clock hand passed */
 	u64 hand;		/* the next page trim() looks at */
 	u64 resident;		/* bytes of resident pages */
+	u64 leaving;		/* of which leaving (paging serialised) */
 	/*
 	 * A bit per line of a page not resident that a write emptied. A word is a
 	 * group of lines, so its stripe's lock covers it.
@@ -923,28 +925,44 @@ static bool page_out(struct flaz_l2p *t, u64 p)
 		account(t, &e, -1);
 	}
 	WRITE_ONCE(t->pages[p], NULL);
+	if (t->state[p] & L2P_LEAVING)
+		t->leaving -= bytes;
+	WRITE_ONCE(t->state[p], 0);
 	unlock_stripes(t, p);
 	kvfree(page);
 	WRITE_ONCE(t->resident, t->resident - bytes);
 	return true;
 }
 
+/* The next page of the clock. */
+static u64 next_hand(struct flaz_l2p *t)
+{
+	u64 p = t->hand;
+
+	t->hand = p + 1 < t->nr_pages ? p + 1 : 0;
+	return p;
+}
+
 /*
  * Page out clean pages least recently used first (a clock over the pages),
- * until the resident ones take at most @budget bytes. Callers serialise paging
- * and have no table block write in flight. Returns how many went.
+ * until the resident ones take at most @budget bytes. A page goes only clean:
+ * when only dirty ones are left, the next ones the clock meets are marked
+ * leaving, as many as the excess, so fills stop dirtying them
+ * (flaz_l2p_leaving()), and once a commit has written them a later trim takes
+ * them; without that, fills under a steady load keep every resident page dirty
+ * and none ever goes. Callers serialise paging and have no table block write
+ * in flight. O(pages). Returns how many went.
  */
 u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 {
 	u64 step, p, out = 0;
 
-	/* two rounds: the first may only clear the refs */
+	/* two rounds: the first may only clear the refs; a leaving page is not spared */
 	for (step = 0; t->resident > budget && step < 2 * t->nr_pages; step++) {
-		p = t->hand;
-		t->hand = p + 1 < t->nr_pages ? p + 1 : 0;
-		if (!READ_ONCE(t->pages[p]))
+		p = next_hand(t);
+		if (!READ_ONCE(t->pages[p]) || (t->state[p] & L2P_COMING))
 			continue;
-		if (READ_ONCE(t->ref[p])) {
+		if (!(t->state[p] & L2P_LEAVING) && READ_ONCE(t->ref[p])) {
 			WRITE_ONCE(t->ref[p], 0);
 			continue;
 		}
@@ -952,7 +970,20 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 			out++;
 		cond_resched();
 	}
+	for (step = 0; t->resident - t->leaving > budget && step < t->nr_pages; step++) {
+		p = next_hand(t);
+		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
+			continue;
+		WRITE_ONCE(t->state[p], t->state[p] | L2P_LEAVING);
+		t->leaving += page_words(t, p) * sizeof(u64);
+	}
 	return out;
+}
+
+/* Whether @line's page is resident but leaving: a fill installs nothing there. */
+bool flaz_l2p_leaving(struct flaz_l2p *t, u64 line)
+{
+	return READ_ONCE(t->state[div_u64(line, L2P_PAGE_LINES)]) & L2P_LEAVING;
 }
 
 /* Table block @idx must be written (again) by the next commit. */

@@ -103,22 +103,47 @@ int meta_page_read(struct flaz_meta *m, u64 p)
 }
 
 /*
+ * What fills may page in beyond the budget: an eighth of it, two pages at
+ * least. Pages go only clean, after a commit, so fills that dirty pages faster
+ * than commits clean them would hold the whole table otherwise; past this they
+ * are skipped until a commit and a trim (down to the budget) make room, and
+ * the pages turn over by that much per commit.
+ */
+static u64 fill_cap(struct flaz_meta *m, u64 page_bytes)
+{
+	u64 budget = table_budget(m);
+
+	return budget + max(budget / 8, 2 * page_bytes);
+}
+
+/*
  * Make @line's page resident, reading it from the SSD if it is out, for a fill
  * (which may sleep): O(page) once, O(1) when it is in. Over the budget, a
- * commit comes soon, and clean pages go after it.
+ * commit comes soon, and clean pages go after it; past fill_cap(), or when the
+ * page is leaving (l2p.c), the fill gets -ENOSPC (it is skipped).
  */
 int flaz_meta_page_in(struct flaz_meta *m, u64 line)
 {
 	struct flaz_cache *c = m->c;
+	u64 p = flaz_l2p_page_of(line), bytes = flaz_l2p_page_bytes(c->l2p, p);
 	int r = 0;
 
 	if (flaz_l2p_resident(c->l2p, line))
-		return 0;
+		return flaz_l2p_leaving(c->l2p, line) ? -ENOSPC : 0;
+	if (flaz_l2p_resident_bytes(c->l2p) + bytes > fill_cap(m, bytes)) {
+		meta_kick(m);
+		return -ENOSPC;
+	}
 	mutex_lock(&m->page_lock);
-	if (!flaz_l2p_resident(c->l2p, line))
-		r = meta_page_read(m, flaz_l2p_page_of(line));
+	/* again under the lock: fills that passed the test above together */
+	if (flaz_l2p_resident(c->l2p, line))
+		r = flaz_l2p_leaving(c->l2p, line) ? -ENOSPC : 0;
+	else if (flaz_l2p_resident_bytes(c->l2p) + bytes > fill_cap(m, bytes))
+		r = -ENOSPC;
+	else
+		r = meta_page_read(m, p);
 	mutex_unlock(&m->page_lock);
-	if (flaz_l2p_resident_bytes(c->l2p) > table_budget(m))
+	if (r == -ENOSPC || flaz_l2p_resident_bytes(c->l2p) > table_budget(m))
 		meta_kick(m);
 	return r;
 }

@@ -525,6 +525,40 @@ t_cache_paged() {
 		fail "ssd_errors/meta_errors $errors, after the warm load $errors2, want 0/0"
 }
 
+# The budget holds under a fill load: random reads over the whole HDD miss on every page of
+# the table (8 pages of some 48 KiB) while table_cache_kib is 64, so fills page in all the time
+# and dirty the pages they install into, which only a commit makes clean enough to page out.
+# Sampled every 0.2 s, the resident pages stay within the budget and the fills' margin: an
+# eighth of it or two pages, a page being at most 8,128 entries of 64 bits (65,024 bytes). The
+# fills past that margin are skipped (fills_skipped), and the others still cache blocks.
+t_cache_paged_budget() {
+	must dmsetup create vol --table "$(flaz_table table_cache_kib 64 cold)"
+	tb=$(status_val vol table_bytes)
+	: >/tmp/resident
+	fio --name=misses --filename=/dev/mapper/vol --rw=randread --bs=4k --ioengine=libaio \
+		--iodepth=8 --direct=1 --norandommap --randrepeat=0 --time_based --runtime=15 \
+		--eta=never >/tmp/fio.out 2>&1 &
+	fio_pid=$!
+	while kill -0 $fio_pid 2>/dev/null; do
+		status_val vol table_resident_bytes >>/tmp/resident
+		sleep 0.2
+	done
+	wait $fio_pid || fail "fio's random reads failed: $(tail -n 3 /tmp/fio.out)"
+	most=$(sort -n /tmp/resident | tail -n 1)
+	skipped=$(status_val vol fills_skipped)
+	cached=$(status_val vol blocks_cached)
+	pins=$(status_val vol table_page_ins)
+	show_status vol
+	must dmsetup remove vol
+	note "table $tb bytes; resident at most $most in $(wc -l </tmp/resident) samples; $pins pages in, $skipped fills skipped, $cached blocks cached"
+	[ "$tb" -gt $((4 * 65536)) ] || fail "table_bytes=$tb, want over 4x the 64 KiB budget"
+	[ "$most" -le $((65536 + 2 * 65024)) ] ||
+		fail "table_resident_bytes reached $most under the fill load, want <= the 64 KiB budget and two pages (195584)"
+	[ "$pins" -ge 8 ] || fail "table_page_ins=$pins: the reads should page every page in"
+	[ "$skipped" -gt 0 ] || fail "fills_skipped=0: the fills never met the budget's margin"
+	[ "$cached" -gt 0 ] || fail "blocks_cached=0: the fills within the margin cached nothing"
+}
+
 # Discard before reuse: a 32 MiB SSD that takes discards (holes read as zeros) under a fill
 # load 4x its size, of 2:1 data in 4 KiB extents (one slot each: thousands of extents
 # evicted, discarded and reused). No slot may read back discarded (zeros fail the slot's
