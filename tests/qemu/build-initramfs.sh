@@ -117,11 +117,13 @@ add_scripts() {
 	chmod +x "$ROOT/init" "$ROOT"/flaz/*.sh
 }
 
-# The corpus is stamped with the hash of the script that made it.
+# The corpus is stamped with the hash of the script that made it, and made again when a
+# file of its manifest is gone (a cache is a directory anyone may have touched).
 add_corpus() {
 	local stamp
 	stamp=$(sha256sum "$HERE/corpus.py" | cut -c 1-16)
-	if [ "$(cat "$CORPUS/stamp" 2>/dev/null)" != "$stamp" ]; then
+	if [ "$(cat "$CORPUS/stamp" 2>/dev/null)" != "$stamp" ] ||
+		[ "$(find "$CORPUS/files" -type f 2>/dev/null | wc -l)" != "$(wc -l <"$CORPUS/manifest")" ]; then
 		echo "build-initramfs: building the text corpus in $CORPUS" >&2
 		rm -rf "$CORPUS" "$CORPUS.tmp"
 		python3 "$HERE/corpus.py" "$CORPUS.tmp" || die "corpus.py failed"
