@@ -4,12 +4,13 @@
 # pass/fail: the machine is shared, so compare the ratios, not the absolute numbers. The rows
 # also go to $FLAZ_CACHE/bench/bench.csv, plotted into bench.png (gnuplot) beside it.
 set -uo pipefail
-# about twenty rows of 30 s each plus boot, fills and PostMark: 12-15 min under TCG, so more
-# than the suites' 600 s
-export FLAZ_QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-1800}
+# about twenty rows of 30 s each plus boot, fills and PostMark: 12-15 min under TCG, and the
+# scale rows 6 more, so more than the suites' 600 s
+export FLAZ_QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-2700}
 KVER=$("$(dirname "$0")/../lib/kvers.sh" 6.12) || exit 1
 . "$(dirname "$0")/lib.sh"
-# BENCH: words for the guest's bench.sh (only=cleaner, only=hits or only=paged: just that section)
+# BENCH: words for the guest's bench.sh (only=cleaner, only=hits, only=paged or only=scale:
+# just that section)
 show_suite "$KVER" bench "Benchmark" "${BENCH:-}" || exit 1
 OUT=$FLAZ_CACHE/bench
 mkdir -p "$OUT"

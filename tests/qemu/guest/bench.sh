@@ -22,6 +22,8 @@
 #      from the same trace; and the capacity cold_compressor zstd gains on text (clean-cold);
 #      run alone with `make bench BENCH=only=cleaner` (and section 2 with BENCH=only=hits;
 #      flaz-lz4 and flaz-paged of section 1 with the DRAM figures, BENCH=only=paged)
+#   7. scale: the table paged at a 64 GiB SSD over a 256 GiB HDD, hit ratio against the table's
+#      budget (BENCH=only=scale)
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -52,8 +54,9 @@ WRITE_S=15
 # with a cold codec, not at the defaults) + the extent's generation (what 64 bits leave of
 # offset, extent, a cold bit and 4 tag bits, 16 at most), and per line 2 bits of heat (the
 # cleaner) and a tombstone bit. The entries are paged: at most table_cache_kib of them
-# resident, by default 1 MiB per GiB of SSD; per page of 8,128 lines a pointer and two
-# state bytes; per table block of 508 lines a dirty bit.
+# resident, by default 1 MiB per GiB of SSD, and fills may page in an eighth more before they
+# wait for a commit; per page of 8,128 lines a pointer and two state bytes; per table block of
+# 508 lines a dirty bit.
 PER_EXTENT_BYTES=23.875
 L2P_LINE_BITS=3	# heat (2) and the tombstone bit (1)
 L2P_LEN_BITS=8
@@ -125,6 +128,7 @@ bench() {
 	fi
 	$WARM_LOAD "$dev" "$wset" $WARM_S /tmp/warm.terse
 	h0=$($hits_cmd)
+	[ "$hits_cmd" != flaz_hits ] || pi0=$(flaz_val table_page_ins)
 	c0=$(cpu_ticks)
 	$RUN_LOAD "$dev" "$wset" $RUN_S /tmp/run.terse
 	c1=$(cpu_ticks)
@@ -140,6 +144,8 @@ bench() {
 	if [ "$hits_cmd" = flaz_hits ]; then
 		dmsetup status vol >/tmp/status
 		ratio=$(flaz_val ratio)
+		PAGE_INS=$(($(flaz_val table_page_ins) - ${pi0:-0}))
+		RESIDENT_KIB=$(($(flaz_val table_resident_bytes) / 1024))
 		mib=$(flaz_val logical_bytes | awk '{ printf "%.1f", $1 / 1048576 }')
 		tbytes=$(flaz_val table_bytes)
 		extents=$(flaz_val total_extents)
@@ -236,12 +242,117 @@ flaz_bench() {
 	dmsetup remove vol
 }
 
-# flaz-lz4 with a third of its table resident (table_cache_kib), as the default leaves at
-# 1 TiB (dram_size), after the flaz-lz4 main row that gives the table's size.
+# The hit ratio as less of the table is resident: flaz-lz4 with a third (flaz-paged), a
+# tenth, a sixteenth (as the default budget leaves at 1 TiB: dram_size) and a thirtieth of
+# its table's bytes as table_cache_kib, after the flaz-lz4 main row that gives the table's
+# size (fully resident). The table is paged 8,128 lines at a time: at the bench's size (8
+# pages) a tenth or less is under a page, so between commits no page need stay resident.
 paged_row() {
 	pr_tb=$(awk '$1 == "main" && $2 == "flaz-lz4" && $5 + 0 > 0 { print $5 }' $ROWS)
-	[ -z "$pr_tb" ] ||
-		flaz_bench main flaz-paged $WSET_MIB compressor lz4 table_cache_kib $((pr_tb / 3 / 1024))
+	[ -n "$pr_tb" ] || return 0
+	: >/tmp/curve
+	for pr_f in 3 10 16 30; do
+		pr_name=flaz-paged
+		[ $pr_f = 3 ] || pr_name=flaz-1/$pr_f
+		pr_kib=$((pr_tb / pr_f / 1024))
+		[ $pr_kib -gt 0 ] || pr_kib=1
+		PAGE_INS= RESIDENT_KIB=
+		flaz_bench main $pr_name $WSET_MIB compressor lz4 table_cache_kib $pr_kib
+		echo "$pr_name $pr_f $pr_kib ${PAGE_INS:--} ${RESIDENT_KIB:--}" >>/tmp/curve
+	done
+	say
+	say "table resident vs hit ratio (main set; the table $((pr_tb / 1024)) KiB, fully resident in flaz-lz4)"
+	printf '::%-12s %8s %15s %13s %6s %10s\n' config budget table_cache_kib "resident KiB" "hit%" "page-ins/s"
+	awk -v run=$RUN_S 'NR == FNR { f[$1] = $2; k[$1] = $3; p[$1] = $4; r[$1] = $5; next }
+		$1 == "main" && ($2 == "flaz-lz4" || $2 in f) {
+			printf "::%-12s %8s %15s %13s %6s %10s\n", $2, $2 in f ? "1/" f[$2] : "all",
+				$2 in f ? k[$2] : "-", $2 in r ? r[$2] : "-", $3,
+				($2 in p && p[$2] != "-") ? sprintf("%.1f", p[$2] / run) : "-"
+		}' /tmp/curve $ROWS
+}
+
+# The table at scale: the sparse 64 GiB SSD (vdh) over the sparse 256 GiB HDD (vdg, behind
+# dm-delay), read with the main set's zipf:1.2 over the whole HDD, so the hot blocks spread
+# over all of the table's lines and pages, as on an HDD of many TiB (the main set's lines fill
+# only 8 pages). The holes read as zeros, which the table keeps as zero entries (no slot):
+# the rows differ in the table's residency alone. Each row's budget (table_cache_kib) is the
+# table's bytes over 1 (fully resident), 3, 10 and 30; the default budget of this SSD is about
+# a third, of a 1 TiB one a sixteenth. Per row: hit ratio of the measured pass, table
+# page-ins and fills skipped (fills past the budget's margin wait for a commit) per second,
+# the table's resident MiB after it.
+BIG_HDD=/dev/vdg
+BIG_SSD=/dev/vdh
+big_val() { dmsetup status bv | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+scale_section() {
+	say
+	dmsetup create bighdd --table "0 $(blockdev --getsz $BIG_HDD) delay $BIG_HDD 0 $DELAY_MS"
+	sb_n=$(blockdev --getsz $BIG_HDD)
+	sb_tbl="0 $sb_n flaz /dev/mapper/bighdd $BIG_SSD"
+	dmsetup create bv --table "$sb_tbl 1 cold"
+	sb_tb=$(big_val table_bytes)
+	dmsetup remove bv
+	say "scale: 64 GiB SSD over 256 GiB HDD (sparse), zipf:1.2 4 KiB reads over the whole HDD; table $((sb_tb >> 20)) MiB"
+	say "each row: warmed ${WARM_S} s, measured ${RUN_S} s"
+	printf '::%-8s %15s %6s %10s %15s %13s\n' budget table_cache_kib "hit%" "page-ins/s" "fills-skipped/s" "resident MiB"
+	for sb_f in 1 3 10 30; do
+		sb_kib=$((sb_tb / sb_f / 1024 + 1))
+		dmsetup create bv --table "$sb_tbl 3 table_cache_kib $sb_kib cold"
+		fio --name=warm --filename=/dev/mapper/bv --rw=randread --randrepeat=0 --bs=4k \
+			--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
+			--time_based --runtime=$WARM_S --norandommap --eta=never --minimal \
+			--output=/tmp/warm.terse
+		sb_h0=$(big_val read_hits) sb_m0=$(big_val read_misses)
+		sb_p0=$(big_val table_page_ins) sb_s0=$(big_val fills_skipped)
+		fio --name=run --filename=/dev/mapper/bv --rw=randread --randrepeat=0 --bs=4k \
+			--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
+			--time_based --runtime=$RUN_S --norandommap --eta=never --minimal \
+			--output=/tmp/run.terse
+		sb_h=$(($(big_val read_hits) - sb_h0)) sb_m=$(($(big_val read_misses) - sb_m0))
+		sb_p=$(($(big_val table_page_ins) - sb_p0)) sb_s=$(($(big_val fills_skipped) - sb_s0))
+		sb_r=$(big_val table_resident_bytes)
+		dmsetup remove bv
+		sb_name=all
+		[ $sb_f = 1 ] || sb_name=1/$sb_f
+		echo "$sb_name $sb_kib $sb_h $sb_m $sb_p $sb_s $sb_r" | awk -v run=$RUN_S '{
+			printf "::%-8s %15s %6.1f %10.1f %15.1f %13.1f\n", $1, $2,
+				($3 + $4 > 0) ? 100 * $3 / ($3 + $4) : 0, $5 / run, $6 / run, $7 / 1048576 }'
+		csv scale "flaz-$sb_name" "$(echo "$sb_h $sb_m" | awk '{ printf "%.1f", ($1 + $2 > 0) ? 100 * $1 / ($1 + $2) : 0 }')"
+		[ $sb_f != 1 ] || warm_start "$sb_h" "$sb_m"
+	done
+	dmsetup remove bighdd
+}
+
+# warm_start HITS MISSES: the volume the fully resident row left on the SSD, created again
+# (warm) at the defaults, the same zipf load started at once: the time from dmsetup create
+# to the first hit, and to the first second whose hit ratio is 90% of the row's (HITS,
+# MISSES) or more; loading is the pages warming still had to read then.
+warm_start() {
+	ws_goal=$(echo "$1 $2" | awk '{ printf "%d", ($1 + $2 > 0) ? 900 * $1 / ($1 + $2) : 0 }')
+	ws_t0=$(cut -d' ' -f1 /proc/uptime)
+	dmsetup create bv --table "$sb_tbl 0"
+	ws_t1=$(cut -d' ' -f1 /proc/uptime)
+	fio --name=warm-start --filename=/dev/mapper/bv --rw=randread --randrepeat=0 --bs=4k \
+		--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
+		--time_based --runtime=60 --norandommap --eta=never --minimal \
+		--output=/tmp/ws.terse &
+	ws_fio=$!
+	ws_first=- ws_full=- ws_h=0 ws_m=0 ws_left=-
+	while kill -0 $ws_fio 2>/dev/null; do
+		sleep 1
+		ws_now=$(cut -d' ' -f1 /proc/uptime)
+		ws_hn=$(big_val read_hits) ws_mn=$(big_val read_misses)
+		[ "$ws_first" != - ] || [ "$ws_hn" -eq 0 ] ||
+			{ ws_first=$(echo "$ws_t0 $ws_now" | awk '{ printf "%.1f", $2 - $1 }'); ws_left=$(big_val loading); }
+		if [ "$ws_full" = - ] && [ $((ws_hn + ws_mn - ws_h - ws_m)) -gt 0 ] &&
+			[ $((1000 * (ws_hn - ws_h) / (ws_hn + ws_mn - ws_h - ws_m))) -ge "$ws_goal" ]; then
+			ws_full=$(echo "$ws_t0 $ws_now" | awk '{ printf "%.1f", $2 - $1 }')
+			kill $ws_fio 2>/dev/null || true
+		fi
+		ws_h=$ws_hn ws_m=$ws_mn
+	done
+	wait $ws_fio || true
+	dmsetup remove bv
+	say "warm restart at the defaults: dmsetup create took $(echo "$ws_t0 $ws_t1" | awk '{ printf "%.1f", $2 - $1 }') s; first hit after $ws_first s (loading=$ws_left then); hit ratio at 90% of the row's after $ws_full s"
 }
 
 # x A B: A / B as "1.23x", or "-" when either is missing or B is 0.
@@ -378,7 +489,7 @@ dram_size() {
 			gen = 64 - 8 - bits(ek * 1024 / 32 - 1) - bits(e - 1) - 1 - 4
 			if (gen > 16) gen = 16
 			w = lenb + bits(ek * 1024 / 32 - 1) + bits(e - 1) + tag + gen
-			table = lines * w / 8; cache = budget * 1024
+			table = lines * w / 8; cache = budget * 1024 * 9 / 8
 			held = table < cache ? table : cache
 			total = held + lines * heat / 8 + lines / pl * pb + lines / 508 / 8 + pe * e + fixed
 			printf "::  1 TiB SSD over 10 TiB HDD: %d lines of %d bits (%.0f MiB of table, %.0f MiB resident at most) + %d extents: %.2f MB per GB of SSD\n",
@@ -963,7 +1074,11 @@ only=paged)
 	flaz_bench main flaz-lz4 $WSET_MIB compressor lz4
 	paged_row
 	main_ratios
+	scale_section
 	dram_size
+	exit 0 ;;
+only=scale)
+	scale_section
 	exit 0 ;;
 esac
 
@@ -1011,6 +1126,7 @@ write_ratios
 
 dmsetup remove slowhdd
 nbd_section
+scale_section
 table_size
 dram_size
 fill_cost
