@@ -216,6 +216,7 @@ bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 bool flaz_l2p_resident(struct flaz_l2p *t, u64 line);
 bool flaz_l2p_leaving(struct flaz_l2p *t, u64 line);
+u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t);
 u64 flaz_l2p_nr_pages(struct flaz_l2p *t);
 u64 flaz_l2p_page_of(u64 line);
 u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first);

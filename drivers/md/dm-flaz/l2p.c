@@ -106,7 +106,7 @@ struct flaz_l2p {
 	u8 *ref;		/* per page: used since the clock hand passed */
 	u64 hand;		/* the next page trim() looks at */
 	u64 resident;		/* bytes of resident pages */
-	u64 leaving;		/* of which leaving (paging serialised) */
+	u64 leaving;		/* of which leaving (paging serialised, read by meta_trim()) */
 	/*
 	 * A bit per line of a page not resident that a write emptied. A word is a
 	 * group of lines, so its stripe's lock covers it.
@@ -926,7 +926,7 @@ static bool page_out(struct flaz_l2p *t, u64 p)
 	}
 	WRITE_ONCE(t->pages[p], NULL);
 	if (t->state[p] & L2P_LEAVING)
-		t->leaving -= bytes;
+		WRITE_ONCE(t->leaving, t->leaving - bytes);
 	WRITE_ONCE(t->state[p], 0);
 	unlock_stripes(t, p);
 	kvfree(page);
@@ -957,12 +957,28 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 {
 	u64 step, p, out = 0;
 
-	/* two rounds: the first may only clear the refs; a leaving page is not spared */
+	/*
+	 * Pages an earlier trim marked leaving go first once clean (the clock's
+	 * hand has passed them); under the budget again, the rest stay, and fills
+	 * may use them again.
+	 */
+	for (p = 0; t->leaving && p < t->nr_pages; p++) {
+		if (!(t->state[p] & L2P_LEAVING))
+			continue;
+		if (t->resident > budget && page_out(t, p)) {
+			out++;
+		} else if (t->resident <= budget) {
+			WRITE_ONCE(t->state[p], t->state[p] & ~L2P_LEAVING);
+			WRITE_ONCE(t->leaving, t->leaving - page_words(t, p) * sizeof(u64));
+		}
+		cond_resched();
+	}
+	/* two rounds: the first may only clear the refs */
 	for (step = 0; t->resident > budget && step < 2 * t->nr_pages; step++) {
 		p = next_hand(t);
-		if (!READ_ONCE(t->pages[p]) || (t->state[p] & L2P_COMING))
+		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
 			continue;
-		if (!(t->state[p] & L2P_LEAVING) && READ_ONCE(t->ref[p])) {
+		if (READ_ONCE(t->ref[p])) {
 			WRITE_ONCE(t->ref[p], 0);
 			continue;
 		}
@@ -975,9 +991,15 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
 			continue;
 		WRITE_ONCE(t->state[p], t->state[p] | L2P_LEAVING);
-		t->leaving += page_words(t, p) * sizeof(u64);
+		WRITE_ONCE(t->leaving, t->leaving + page_words(t, p) * sizeof(u64));
 	}
 	return out;
+}
+
+/* Bytes of the pages marked leaving. */
+u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t)
+{
+	return READ_ONCE(t->leaving);
 }
 
 /* Whether @line's page is resident but leaving: a fill installs nothing there. */

@@ -66,12 +66,13 @@ static u64 table_budget(struct flaz_meta *m)
 	return kib << 10;
 }
 
-/* Page clean pages out down to the budget. */
+/* Page clean pages out down to the budget; pages left leaving under it stay. */
 void meta_trim(struct flaz_meta *m)
 {
 	struct flaz_cache *c = m->c;
 
-	if (flaz_l2p_resident_bytes(c->l2p) <= table_budget(m))
+	if (flaz_l2p_resident_bytes(c->l2p) <= table_budget(m) &&
+	    !flaz_l2p_leaving_bytes(c->l2p))
 		return;
 	mutex_lock(&m->page_lock);
 	flaz_l2p_trim(c->l2p, table_budget(m));
