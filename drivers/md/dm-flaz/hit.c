@@ -66,6 +66,7 @@ struct hit_read {
 	void *buf;
 	bool pooled;		/* buf came from the volume's reserve */
 	blk_status_t error;
+	u64 to_hdd;		/* a span's blocks for the HDD, after it (fallback_work()) */
 };
 
 struct flaz_hit {
@@ -380,8 +381,8 @@ static void hdd_start(struct flaz_hit *h, u32 i)
 
 /*
  * Read the blocks of @to_hdd from the HDD. Each read may wait for a buffer of
- * the pool whose buffers the read queue's work items give back: the caller
- * holds none, or a hit's buffers would wait on each other (mempool's rule).
+ * the pool whose buffers the read queue's work items give back, so this runs
+ * on the I/O queue, holding none (mempool's rule).
  */
 static void hdd_start_all(struct flaz_hit *h, u64 to_hdd)
 {
@@ -439,15 +440,33 @@ static bool span_serve(struct flaz_hit *h, u32 n, bool atomic, u64 *to_hdd)
 	return true;
 }
 
+/* A span's blocks that failed, read from the HDD off the read queue; its reference goes too. */
+static void fallback_work(struct work_struct *work)
+{
+	struct hit_read *r = container_of(work, struct hit_read, work);
+	struct flaz_hit *h = r->h;
+
+	hdd_start_all(h, r->to_hdd);
+	put_hit(h);
+}
+
 static void span_done(struct work_struct *work)
 {
 	struct hit_read *r = container_of(work, struct hit_read, work);
 	struct flaz_hit *h = r->h;
-	u64 to_hdd = 0;
 
-	span_serve(h, r - h->reads, false, &to_hdd);
+	r->to_hdd = 0;
+	span_serve(h, r - h->reads, false, &r->to_hdd);
 	buf_free(h->c, r);
-	hdd_start_all(h, to_hdd);
+	/*
+	 * The HDD reads wait for buffers that this queue's work items give
+	 * back: they start from the I/O queue (the work item is free to reuse).
+	 */
+	if (r->to_hdd) {
+		INIT_WORK(&r->work, fallback_work);
+		queue_work(h->c->wq.io, &r->work);
+		return;
+	}
 	put_hit(h);
 }
 
