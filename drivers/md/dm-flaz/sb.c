@@ -461,10 +461,10 @@ void meta_fail_closed(struct flaz_meta *m, struct bio_list *held)
 		return;
 	}
 	if (m->void_pending)
-		DMERR("%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded",
-		      name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
+		DMERR_LIMIT("%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded",
+			    name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
 	else
-		DMERR("%s: the SSD failed a write-intent mark: its cache is void", name);
+		DMERR_LIMIT("%s: the SSD failed a write-intent mark: its cache is void", name);
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_report_no_mark(c);
 	c->ev->release_writes(c, held);
