@@ -21,8 +21,7 @@ mkdir -p "$LOGS"
 : >"$TIMES"
 : >"$COUNTS"
 
-# Run one suite: keep its PASS/FAIL lines, log the rest, and flag a silent failure. It may
-# run in the background (its lines go to the files whole).
+# Run one suite: keep its PASS/FAIL lines, log the rest, and flag a silent failure.
 suite() {
 	local name=$1 out rc t0=$SECONDS
 	shift
@@ -93,18 +92,13 @@ else
 	tests/lib/trixie.sh prepare "$(tests/lib/kvers.sh 7 2>/dev/null)" >"$LOGS/trixie-prepare.log" 2>&1 &
 	suite build build_modules "${SERIES[@]}"
 	suite build-flazctl build_flazctl
-	# the host's suites are single-threaded: two at a time on CI's two cores
-	suite model tests/host/test_model.sh &
-	model=$!
 	suite host tests/host/test_flazctl.sh tools/flazctl/flazctl
 	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
 	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
-	wait $model
-	suite dkms tests/dkms.sh "${SERIES[@]}" 6.12-rt &
-	dkms=$!
-	suite uml tests/uml/run.sh
-	wait $dkms
+	suite model tests/host/test_model.sh
+	suite dkms tests/dkms.sh "${SERIES[@]}" 6.12-rt
 	suite checkpatch tests/checkpatch.sh
+	suite uml tests/uml/run.sh
 	for series in "${SERIES[@]}"; do
 		suite "qemu-$series" tests/qemu/run.sh "$(tests/lib/kvers.sh "$series")"
 		suite "crash-$series" tests/qemu/crash.sh "$(tests/lib/kvers.sh "$series")"
