@@ -297,16 +297,10 @@ scale_section() {
 	for sb_f in 1 3 10 30; do
 		sb_kib=$((sb_tb / sb_f / 1024 + 1))
 		dmsetup create bv --table "$sb_tbl 3 table_cache_kib $sb_kib cold"
-		fio --name=warm --filename=/dev/mapper/bv --rw=randread --randrepeat=0 --bs=4k \
-			--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
-			--time_based --runtime=$WARM_S --norandommap --eta=never --minimal \
-			--output=/tmp/warm.terse
+		zipf_reads /dev/mapper/bv $((sb_n / 2048)) $WARM_S /tmp/warm.terse
 		sb_h0=$(big_val read_hits) sb_m0=$(big_val read_misses)
 		sb_p0=$(big_val table_page_ins) sb_s0=$(big_val fills_skipped)
-		fio --name=run --filename=/dev/mapper/bv --rw=randread --randrepeat=0 --bs=4k \
-			--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
-			--time_based --runtime=$RUN_S --norandommap --eta=never --minimal \
-			--output=/tmp/run.terse
+		zipf_reads /dev/mapper/bv $((sb_n / 2048)) $RUN_S /tmp/run.terse
 		sb_h=$(($(big_val read_hits) - sb_h0)) sb_m=$(($(big_val read_misses) - sb_m0))
 		sb_p=$(($(big_val table_page_ins) - sb_p0)) sb_s=$(($(big_val fills_skipped) - sb_s0))
 		sb_r=$(big_val table_resident_bytes)
@@ -331,6 +325,7 @@ warm_start() {
 	ws_t0=$(cut -d' ' -f1 /proc/uptime)
 	dmsetup create bv --table "$sb_tbl 0"
 	ws_t1=$(cut -d' ' -f1 /proc/uptime)
+	# fio itself in the background (not zipf_reads in a subshell): kill must reach it
 	fio --name=warm-start --filename=/dev/mapper/bv --rw=randread --randrepeat=0 --bs=4k \
 		--random_distribution=zipf:1.2 --ioengine=libaio --iodepth=8 --direct=1 \
 		--time_based --runtime=60 --norandommap --eta=never --minimal \
