@@ -99,18 +99,21 @@ else
 	suite dkms tests/dkms.sh "${SERIES[@]}" 6.12-rt
 	suite checkpatch tests/checkpatch.sh
 	suite uml tests/uml/run.sh
-	for series in "${SERIES[@]}"; do
-		suite "qemu-$series" tests/qemu/run.sh "$(tests/lib/kvers.sh "$series")"
-		suite "crash-$series" tests/qemu/crash.sh "$(tests/lib/kvers.sh "$series")"
-	done
-	# the replay checks every FLUSH point of its log on 6.12 (271 of them, 1.5 s each),
-	# 120 of them on 6.1, from an offset that changes from run to run
-	suite replay-6.12 tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
-	suite replay-6.1 env FLAZ_SUITE_ARGS=points=120 \
+	# crash rounds: 3 on 6.12, 2 on 6.1 (about 34 s a round)
+	suite qemu-6.12 tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)"
+	suite crash-6.12 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.12)" 3
+	suite qemu-6.1 tests/qemu/run.sh "$(tests/lib/kvers.sh 6.1)"
+	suite crash-6.1 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.1)" 2
+	# the replay checks a sample of the FLUSH points of its log (about 180 of them, 1.6 s
+	# each), evenly spread from an offset that changes from run to run, so that successive
+	# runs cover them all: 100 on 6.12, 80 on 6.1 and 80 at paging geometry
+	suite replay-6.12 env FLAZ_SUITE_ARGS=points=100 \
+		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
+	suite replay-6.1 env FLAZ_SUITE_ARGS=points=80 \
 		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.1)" replay
 	# the crash suites again with the table at paging geometry (crash-lib.sh "paged")
 	suite crash-6.12-paged env FLAZ_CRASH_PAGED=1 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.12)" 2
-	suite replay-6.12-paged env FLAZ_SUITE_ARGS=paged \
+	suite replay-6.12-paged env FLAZ_SUITE_ARGS="paged points=80" \
 		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
 	wait
 	for series in "${REACH[@]}"; do

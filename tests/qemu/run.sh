@@ -11,12 +11,14 @@ KVER=${1:?usage: run.sh KVER [SUITE]}
 SUITE=${2:-e2e}
 . "$(dirname "$0")/lib.sh"
 SERIES=$(series_of "$KVER")
-# FLAZ_SUITE_ARGS: words for the suite after its name (replay: "paged"); they name the run too
+# FLAZ_SUITE_ARGS: words for the suite after its name (replay: "paged", "points=N"); they
+# name the run too, apart from a sample's size
 SUITE_ARGS=${FLAZ_SUITE_ARGS:-}
-PREFIX=qemu-$SERIES/$SUITE${SUITE_ARGS:+-${SUITE_ARGS// /-}}
+NAME_ARGS=$(tr ' ' '\n' <<<"$SUITE_ARGS" | grep -v '^points=' | paste -sd-)
+PREFIX=qemu-$SERIES/$SUITE${NAME_ARGS:+-$NAME_ARGS}
 # the guest's suite and its arguments, on the kernel command line after "--"
 GUEST_ARGS=$SUITE${SUITE_ARGS:+ $SUITE_ARGS}${FLAZ_ONLY:+ only=$FLAZ_ONLY}
-RUN=$FLAZ_CACHE/qemu/$KVER/$SUITE${SUITE_ARGS:+-${SUITE_ARGS// /-}}
+RUN=$FLAZ_CACHE/qemu/$KVER/$SUITE${NAME_ARGS:+-$NAME_ARGS}
 FAILED=0
 
 pass() { echo "PASS $1"; }

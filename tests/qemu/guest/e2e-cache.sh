@@ -561,22 +561,22 @@ t_cache_paged_budget() {
 }
 
 # Discard before reuse: a 32 MiB SSD that takes discards (holes read as zeros) under a fill
-# load 4x its size, of 2:1 data in 4 KiB extents (one slot each: thousands of extents
+# load 3x its size, of 2:1 data in 4 KiB extents (one slot each: thousands of extents
 # evicted, discarded and reused). No slot may read back discarded (zeros fail the slot's
 # checks): ssd_errors stays 0, every byte is right, and the SSD really received discards.
 t_cache_discard_reuse() {
 	[ "$(cat /sys/block/vdf/queue/discard_max_bytes)" != 0 ] || fail "$SSDDISC does not take discards"
 	d0=$(awk '{print $12}' /sys/block/vdf/stat)
-	must dmsetup create hd --table "0 $((128 * 2048)) linear $HDD 0"
+	must dmsetup create hd --table "0 $((96 * 2048)) linear $HDD 0"
 	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
-		--size=128M --direct=1 --refill_buffers --buffer_compress_percentage=50
-	want=$(sha_mib /dev/mapper/hd 0 128)
-	must dmsetup create vol --table "0 $((128 * 2048)) flaz /dev/mapper/hd $SSDDISC 3 extent_kib 4 cold"
-	got1=$(sha_mib /dev/mapper/vol 0 128)
+		--size=96M --direct=1 --refill_buffers --buffer_compress_percentage=50
+	want=$(sha_mib /dev/mapper/hd 0 96)
+	must dmsetup create vol --table "0 $((96 * 2048)) flaz /dev/mapper/hd $SSDDISC 3 extent_kib 4 cold"
+	got1=$(sha_mib /dev/mapper/vol 0 96)
 	wait_settled vol
-	got2=$(sha_mib /dev/mapper/vol 0 128)
+	got2=$(sha_mib /dev/mapper/vol 0 96)
 	wait_settled vol
-	got3=$(sha_mib /dev/mapper/vol 0 128)
+	got3=$(sha_mib /dev/mapper/vol 0 96)
 	show_status vol
 	errors=$(status_val vol ssd_errors)
 	evictions=$(status_val vol evictions)
@@ -584,8 +584,8 @@ t_cache_discard_reuse() {
 	must dmsetup remove hd
 	d1=$(awk '{print $12}' /sys/block/vdf/stat)
 	[ "$got1" = "$want" ] && [ "$got2" = "$want" ] && [ "$got3" = "$want" ] ||
-		fail "reading 128 MiB three times through the volume did not give the HDD's bytes each time"
-	[ "$evictions" -gt 0 ] || fail "evictions=0 reading 4x the SSD, want > 0"
+		fail "reading 96 MiB three times through the volume did not give the HDD's bytes each time"
+	[ "$evictions" -gt 0 ] || fail "evictions=0 reading 3x the SSD, want > 0"
 	[ $((d1 - d0)) -gt 0 ] || fail "the SSD received no discard"
 	[ "$errors" = 0 ] || fail "ssd_errors=$errors under fill load with discards, want 0"
 }

@@ -20,8 +20,9 @@ done
 . /flaz/e2e-nbd.sh
 
 # wide NAME FN [ARGS...]: a check of behaviour at scale (bigger data sets, the cleaner's
-# policies, the generations' wear, the 64 GiB SSD) that uses no kernel interface the
-# others do not: 6.12's full e2e runs it, 6.1's does not, to keep make test's time
+# policies, the generations' wear, the 64 GiB SSD) or a second variant of one (the hung
+# nbd server beside the killed one) that uses no kernel interface the others do not:
+# 6.12's full e2e runs it, 6.1's does not, to keep make test's time
 wide() {
 	case $(uname -r) in
 	6.1.*) ;;
@@ -132,6 +133,6 @@ check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 check nbd-data t_nbd_data
 check nbd-warm-restart t_nbd_warm_restart
 check nbd-server-gone t_nbd_server_gone kill
-check nbd-server-hung t_nbd_server_gone stop
+wide nbd-server-hung t_nbd_server_gone stop
 check module-unload t_module_unload
 save_dmesg

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The replay suite (tests/qemu/run.sh KVER replay): crash safety at every FLUSH/FUA point of
+# The replay suite (tests/qemu/run.sh KVER replay): crash safety at the FLUSH/FUA points of
 # a recorded workload. The HDD area (16 MiB of /dev/vda) and the SSD area (8 MiB of
 # /dev/vdb, so the cache fills and evicts) are one dm-linear device, "both", under one dm-log-writes target, so the log has
 # the writes of both disks in the order they became durable. A flaz volume (cold) runs fio
