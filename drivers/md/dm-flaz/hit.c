@@ -94,7 +94,13 @@ struct flaz_hits {
 };
 
 static mempool_t *hit_pool;	/* a hit of FLAZ_HIT_RUN blocks, when kmalloc fails */
-static mempool_t *bounce_pool;	/* a slot copied from DRAM, or a block straddling pages */
+/*
+ * A slot copied from DRAM, and a block decompressed for a bio whose pages split
+ * it: two pools, taken in that order, so that a DRAM hit holding a slot never
+ * waits for a buffer only another such hit can give back.
+ */
+static mempool_t *slot_pool;
+static mempool_t *block_pool;
 
 static size_t hit_size(u32 nr)
 {
@@ -244,11 +250,11 @@ static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *
 		flush_dcache_page(bv.bv_page);
 		return r;
 	}
-	dst = mempool_alloc(bounce_pool, GFP_NOIO);
+	dst = mempool_alloc(block_pool, GFP_NOIO);
 	r = flaz_decompress(comp, src, len, dst);
 	if (!r)
 		flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, dst, true);
-	mempool_free(dst, bounce_pool);
+	mempool_free(dst, block_pool);
 	return r;
 }
 
@@ -503,12 +509,12 @@ static void span_end_io(struct bio *bio)
 static bool serve_dram(struct flaz_hit *h, u32 i, u64 *to_hdd)
 {
 	struct hit_block *b = &h->blocks[i];
-	u8 *slot = mempool_alloc(bounce_pool, GFP_NOIO);
+	u8 *slot = mempool_alloc(slot_pool, GFP_NOIO);
 	bool found = flaz_xbuf_read(h->c->xbuf, b->e.ext, b->e.off, b->e.bytes, slot);
 
 	if (found)
 		block_end(h, i, decode(h, i, slot, false), to_hdd);
-	mempool_free(slot, bounce_pool);
+	mempool_free(slot, slot_pool);
 	return found;
 }
 
@@ -691,8 +697,9 @@ u64 flaz_hits_bytes(struct flaz_hits *hs)
 int __init flaz_hit_module_init(void)
 {
 	hit_pool = mempool_create_kmalloc_pool(HIT_RESERVE, hit_size(FLAZ_HIT_RUN));
-	bounce_pool = mempool_create_kmalloc_pool(HIT_RESERVE, FLAZ_MAX_SLOT_BYTES);
-	if (hit_pool && bounce_pool)
+	slot_pool = mempool_create_kmalloc_pool(HIT_RESERVE, FLAZ_MAX_SLOT_BYTES);
+	block_pool = mempool_create_kmalloc_pool(HIT_RESERVE, FLAZ_BLOCK_SIZE);
+	if (hit_pool && slot_pool && block_pool)
 		return 0;
 	flaz_hit_module_exit();
 	return -ENOMEM;
@@ -700,6 +707,7 @@ int __init flaz_hit_module_init(void)
 
 void flaz_hit_module_exit(void)
 {
-	mempool_destroy(bounce_pool);
+	mempool_destroy(block_pool);
+	mempool_destroy(slot_pool);
 	mempool_destroy(hit_pool);
 }
