@@ -1,5 +1,5 @@
 #!/bin/bash
-# The table's model test: the module's l2p.c, table.c and format.c built in userspace and
+# The table's model test: the module's l2p.c, resident.c, table.c and format.c built in userspace and
 # driven by tests/host/model/model.c against an oracle, millions of random steps across
 # crashes and reloads (see model.c). One PASS/FAIL line per run.
 set -uo pipefail
@@ -9,9 +9,9 @@ M=$REPO/tests/host/model
 OUT=${FLAZ_CACHE:-$REPO/.cache}/model
 STEPS=${FLAZ_MODEL_STEPS:-1000000}
 mkdir -p "$OUT"
-# format.c is plain C against the system's headers; l2p.c and table.c see the shim
+# format.c is plain C against the system's headers; l2p.c, resident.c and table.c see the shim
 if ! gcc -O2 -g -Wall -I "$SRC" -c -o "$OUT/format.o" "$SRC/format.c" ||
-   ! gcc -O2 -g -I "$M/inc" -I "$SRC" -o "$OUT/model" "$M/model.c" "$SRC/l2p.c" \
+   ! gcc -O2 -g -I "$M/inc" -I "$SRC" -o "$OUT/model" "$M/model.c" "$SRC/l2p.c" "$SRC/resident.c" \
 	"$SRC/table.c" "$OUT/format.o" 2>"$OUT/build.log"; then
 	echo "FAIL model/build: $(grep -m3 error "$OUT/build.log" | tr '\n' ' ')"
 	exit 1

@@ -210,22 +210,9 @@ u64 flaz_l2p_next_gen_dirty(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_take_gen_dirty(struct flaz_l2p *t, u64 idx);
 void flaz_l2p_set_gen_dirty(struct flaz_l2p *t, u64 idx);
 void flaz_l2p_reset_gens(struct flaz_l2p *t, u16 gen);
-void flaz_l2p_forget_ssd(struct flaz_l2p *t);
 u64 flaz_l2p_next_dirty(struct flaz_l2p *t, u64 idx);
-bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx);
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 bool flaz_l2p_resident(struct flaz_l2p *t, u64 line);
-bool flaz_l2p_leaving(struct flaz_l2p *t, u64 line);
-u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t);
-u64 flaz_l2p_nr_pages(struct flaz_l2p *t);
-u64 flaz_l2p_page_of(u64 line);
-u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first);
-u64 flaz_l2p_resident_bytes(struct flaz_l2p *t);
-u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p);
-int flaz_l2p_page_in(struct flaz_l2p *t, u64 p);
-void flaz_l2p_page_done(struct flaz_l2p *t, u64 p);
-void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p);
-u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget);
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical);
 void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold);
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t);
@@ -239,6 +226,21 @@ bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat)
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 void flaz_l2p_cool(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext);
+
+/* resident.c: which of the table's pages are in DRAM */
+void flaz_l2p_forget_ssd(struct flaz_l2p *t);
+bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx);
+bool flaz_l2p_leaving(struct flaz_l2p *t, u64 line);
+u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t);
+u64 flaz_l2p_nr_pages(struct flaz_l2p *t);
+u64 flaz_l2p_page_of(u64 line);
+u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first);
+u64 flaz_l2p_resident_bytes(struct flaz_l2p *t);
+u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p);
+int flaz_l2p_page_in(struct flaz_l2p *t, u64 p);
+void flaz_l2p_page_done(struct flaz_l2p *t, u64 p);
+void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p);
+u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget);
 
 /* table.c: table blocks on the SSD, encoded from and loaded into the table in DRAM */
 struct flaz_table_ctx {
@@ -553,6 +555,8 @@ void flaz_cleaner_starved(struct flaz_cleaner *cl);
 bool flaz_cleaner_short(struct flaz_cleaner *cl);
 void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_empty(struct flaz_cleaner *cl);
+
+/* policy.c: the cleaner's decisions, as plain functions */
 u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);
 u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
 		      u32 *fill);

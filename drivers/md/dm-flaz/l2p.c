@@ -75,63 +75,7 @@
 
 #include "flaz.h"
 #include "format.h"
-
-#define L2P_LEN_BITS		8
-#define L2P_ZERO		((1U << L2P_LEN_BITS) - 1)
-#define L2P_TOMB		(1ULL << L2P_LEN_BITS)
-#define L2P_MAX_TAG_BITS	FLAZ_TAG_BITS
-#define L2P_GROUP		64
-#define L2P_STRIPES		256
-#define L2P_HEAT_BITS		2
-#define L2P_HEAT_MAX		FLAZ_HEAT_MAX
-#define L2P_PAGE_LINES		(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
-#define L2P_COMING		1	/* page state: being paged in, tombstones wanted */
-#define L2P_LEAVING		2	/* page state: to go once clean; fills leave it be */
-#define L2P_RAW_ONE		(1 << 16)	/* a raw slot in an extent's slot counter */
-static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / 64 < L2P_RAW_ONE / 2);
-static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
-static_assert(L2P_PAGE_LINES % L2P_GROUP == 0);
-/* paging takes a page's stripes nested: lockdep tells apart 8 subclasses */
-static_assert(FLAZ_L2P_PAGE_STRIPES <= 8 && L2P_STRIPES % FLAZ_L2P_PAGE_STRIPES == 0);
-
-/* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
-struct l2p_lock {
-	spinlock_t lock;
-} ____cacheline_aligned_in_smp;
-
-struct flaz_l2p {
-	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page; NULL: absent */
-	u64 nr_pages;
-	u8 *state;		/* per page: L2P_COMING, L2P_LEAVING (paging serialised) */
-	u8 *ref;		/* per page: used since the clock hand passed */
-	u64 hand;		/* the next page trim() looks at */
-	u64 resident;		/* bytes of resident pages */
-	u64 leaving;		/* of which leaving (paging serialised, read by meta_trim()) */
-	/*
-	 * A bit per line of a page not resident that a write emptied. A word is a
-	 * group of lines, so its stripe's lock covers it.
-	 */
-	unsigned long *tombs;
-	unsigned long *dirty;	/* a bit per table block */
-	u64 *heat;		/* L2P_HEAT_BITS per line */
-	u16 *gens;		/* per extent, whole gen blocks: its generation */
-	unsigned long *gen_dirty;	/* per gen block: a gen changed since written */
-	/*
-	 * Per extent, of the slots lines point at: bytes, slots (and raw ones, in
-	 * L2P_RAW_ONE units of the same counter), cold bytes.
-	 */
-	atomic_t *live, *slots, *cold_live;
-	u64 nr_extents;
-	u64 nr_gen_blocks;
-	u64 nr_blocks;
-	u64 nr_lines;
-	u64 bytes;
-	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits, cold_bits, gen_bits;
-	u16 worn;
-	bool zero_fits;
-	atomic64_t blocks, logical, physical, raw, cold;
-	struct l2p_lock locks[L2P_STRIPES];
-};
+#include "l2p_priv.h"
 
 /* Heat words: whole groups of lines, so no word is shared by two stripes. */
 static u64 heat_words(u64 nr_lines)
@@ -142,14 +86,6 @@ static u64 heat_words(u64 nr_lines)
 static u32 bits_for(u64 max_value)
 {
 	return max_value ? fls64(max_value) : 1;
-}
-
-/* Words of page @p: its lines, the last page's rounded up to a whole group. */
-static u64 page_words(struct flaz_l2p *t, u64 p)
-{
-	u64 lines = min_t(u64, t->nr_lines - p * L2P_PAGE_LINES, L2P_PAGE_LINES);
-
-	return DIV_ROUND_UP_ULL(lines, L2P_GROUP) * t->bits;
 }
 
 struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
@@ -254,12 +190,6 @@ u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
 	return line;
 }
 
-/* Page @p's @i-th stripe: a page's groups take FLAZ_L2P_PAGE_STRIPES in turn. */
-static spinlock_t *page_stripe(struct flaz_l2p *t, u64 p, u32 i)
-{
-	return &t->locks[(p * FLAZ_L2P_PAGE_STRIPES + i) % L2P_STRIPES].lock;
-}
-
 static spinlock_t *line_lock(struct flaz_l2p *t, u64 line)
 {
 	u32 i;
@@ -308,7 +238,7 @@ static u64 get_raw(struct flaz_l2p *t, u64 line)
 	return t->bits == 64 ? v : v & GENMASK_ULL(t->bits - 1, 0);
 }
 
-static void set_raw(struct flaz_l2p *t, u64 line, u64 v)
+void l2p_set_raw(struct flaz_l2p *t, u64 line, u64 v)
 {
 	u32 shift;
 	u64 *w = entry_word(t, line, &shift);
@@ -365,7 +295,7 @@ void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 	}
 }
 
-static void account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
+void l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 {
 	if (e->kind == FLAZ_ENTRY_NONE)
 		return;
@@ -421,7 +351,7 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e, u16
 	u32 pos = L2P_LEN_BITS;
 
 	flaz_l2p_get(t, line, old);
-	account(t, old, -1);
+	l2p_account(t, old, -1);
 	if (e->kind == FLAZ_ENTRY_ZERO) {
 		v = L2P_ZERO | tag << L2P_LEN_BITS;
 	} else if (e->kind == FLAZ_ENTRY_SLOT) {
@@ -440,9 +370,9 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e, u16
 	/* emptied while its page comes in: the page-in must not fill it from the SSD */
 	if (e->kind == FLAZ_ENTRY_NONE && coming(t, line))
 		v = L2P_TOMB;
-	set_raw(t, line, v);
+	l2p_set_raw(t, line, v);
 	if (e->kind != FLAZ_ENTRY_SLOT || gen == flaz_l2p_gen(t, e->ext))
-		account(t, e, 1);
+		l2p_account(t, e, 1);
 	heat_set(t, line, 0);
 }
 
@@ -504,7 +434,7 @@ static void drop_absent(struct flaz_l2p *t, u64 line)
 	}
 	if (!coming(t, line) || get_raw(t, line))
 		return;
-	set_raw(t, line, L2P_TOMB);
+	l2p_set_raw(t, line, L2P_TOMB);
 	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 }
 
@@ -571,7 +501,7 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t)
  * Empty every line of pages @first..@end - 1, as a write to each would (their
  * table blocks dirty). Returns how many held an entry.
  */
-static u64 drop_pages(struct flaz_l2p *t, u64 first, u64 end)
+u64 l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end)
 {
 	static const struct flaz_entry none;
 	struct flaz_entry e, old;
@@ -606,7 +536,7 @@ static u64 drop_pages(struct flaz_l2p *t, u64 first, u64 end)
  */
 u64 flaz_l2p_drop_all(struct flaz_l2p *t)
 {
-	return drop_pages(t, 0, t->nr_pages);
+	return l2p_drop_pages(t, 0, t->nr_pages);
 }
 
 /* A gen of gen block @idx changed: the next commit writes it. */
@@ -795,219 +725,6 @@ bool flaz_l2p_resident(struct flaz_l2p *t, u64 line)
 	return READ_ONCE(t->pages[div_u64(line, L2P_PAGE_LINES)]);
 }
 
-u64 flaz_l2p_nr_pages(struct flaz_l2p *t)
-{
-	return t->nr_pages;
-}
-
-u64 flaz_l2p_page_of(u64 line)
-{
-	return div_u64(line, L2P_PAGE_LINES);
-}
-
-/* Bytes page @p takes resident. */
-u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p)
-{
-	return page_words(t, p) * sizeof(u64);
-}
-
-/* Bytes of the resident pages. */
-u64 flaz_l2p_resident_bytes(struct flaz_l2p *t)
-{
-	return READ_ONCE(t->resident);
-}
-
-static void lock_stripes(struct flaz_l2p *t, u64 p)
-{
-	u32 i;
-
-	for (i = 0; i < FLAZ_L2P_PAGE_STRIPES; i++)
-		spin_lock_nested(page_stripe(t, p, i), i);
-}
-
-static void unlock_stripes(struct flaz_l2p *t, u64 p)
-{
-	u32 i;
-
-	for (i = FLAZ_L2P_PAGE_STRIPES; i-- > 0;)
-		spin_unlock(page_stripe(t, p, i));
-}
-
-/* Page @p's table blocks: the first, and how many (the last page's may be fewer). */
-u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first)
-{
-	*first = p * FLAZ_L2P_PAGE_BLOCKS;
-	return min_t(u64, t->nr_blocks - *first, FLAZ_L2P_PAGE_BLOCKS);
-}
-
-/*
- * The tombstone bits of page @p's lines (its lock held, the page just made
- * resident) into tombstones in the page. Their blocks are dirty since the bits
- * were set (a commit takes a block's bit only with its page in), so the next
- * commit writes them without those lines.
- */
-static void take_tombs(struct flaz_l2p *t, u64 p)
-{
-	u64 line = p * L2P_PAGE_LINES;
-	u64 end = min(t->nr_lines, line + L2P_PAGE_LINES);
-
-	for (line = find_next_bit(t->tombs, end, line); line < end;
-	     line = find_next_bit(t->tombs, end, line + 1)) {
-		__clear_bit(line, t->tombs);
-		set_raw(t, line, L2P_TOMB);
-	}
-}
-
-/*
- * Make page @p resident and coming, all its lines empty but for tombstones,
- * for the caller to load (flaz_l2p_load()) and then call flaz_l2p_page_done().
- * Callers serialise paging. Returns -ENOMEM, the page left out, without memory.
- */
-int flaz_l2p_page_in(struct flaz_l2p *t, u64 p)
-{
-	u64 bytes = page_words(t, p) * sizeof(u64);
-	/* for a fill: reclaim must not write to the volume it serves */
-	unsigned int noio = memalloc_noio_save();
-	u64 *page = kvzalloc(bytes, GFP_KERNEL);
-
-	memalloc_noio_restore(noio);
-	if (!page)
-		return -ENOMEM;
-	if (WARN_ON_ONCE(t->pages[p])) {
-		kvfree(page);
-		return -EEXIST;
-	}
-	lock_stripes(t, p);
-	t->state[p] |= L2P_COMING;
-	t->ref[p] = 1;
-	WRITE_ONCE(t->pages[p], page);
-	take_tombs(t, p);
-	unlock_stripes(t, p);
-	WRITE_ONCE(t->resident, t->resident + bytes);
-	return 0;
-}
-
-/* Page @p is loaded: writes to its empty lines need no tombstones now. */
-void flaz_l2p_page_done(struct flaz_l2p *t, u64 p)
-{
-	/* after every store of the load: see coming() */
-	smp_store_release(&t->state[p], 0);
-}
-
-/* Empty every line of page @p, as a write to each would. */
-void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p)
-{
-	drop_pages(t, p, p + 1);
-}
-
-/*
- * Page @p out if it is clean: the SSD holds every entry it does. Its entries
- * leave the counters; the SSD's copies of them turn void as their extents are
- * evicted, by generation.
- */
-static bool page_out(struct flaz_l2p *t, u64 p)
-{
-	u64 bytes = page_words(t, p) * sizeof(u64), first, line, end;
-	u32 n = flaz_l2p_page_blocks(t, p, &first);
-	struct flaz_entry e;
-	u64 *page;
-
-	lock_stripes(t, p);
-	page = t->pages[p];
-	if (!page || (t->state[p] & L2P_COMING) ||
-	    find_next_bit(t->dirty, first + n, first) < first + n) {
-		unlock_stripes(t, p);
-		return false;
-	}
-	end = min(t->nr_lines, (p + 1) * L2P_PAGE_LINES);
-	for (line = p * L2P_PAGE_LINES; line < end; line++) {
-		flaz_l2p_get(t, line, &e);
-		account(t, &e, -1);
-	}
-	WRITE_ONCE(t->pages[p], NULL);
-	if (t->state[p] & L2P_LEAVING)
-		WRITE_ONCE(t->leaving, t->leaving - bytes);
-	WRITE_ONCE(t->state[p], 0);
-	unlock_stripes(t, p);
-	kvfree(page);
-	WRITE_ONCE(t->resident, t->resident - bytes);
-	return true;
-}
-
-/* The next page of the clock. */
-static u64 next_hand(struct flaz_l2p *t)
-{
-	u64 p = t->hand;
-
-	t->hand = p + 1 < t->nr_pages ? p + 1 : 0;
-	return p;
-}
-
-/*
- * Page out clean pages least recently used first (a clock over the pages),
- * until the resident ones take at most @budget bytes. A page goes only clean:
- * when only dirty ones are left, the next ones the clock meets are marked
- * leaving, as many as the excess, so fills stop dirtying them
- * (flaz_l2p_leaving()), and once a commit has written them a later trim takes
- * them; without that, fills under a steady load keep every resident page dirty
- * and none ever goes. Callers serialise paging and have no table block write
- * in flight. O(pages). Returns how many went.
- */
-u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
-{
-	u64 step, p, out = 0;
-
-	/*
-	 * Pages an earlier trim marked leaving go first once clean (the clock's
-	 * hand has passed them); under the budget again, the rest stay, and fills
-	 * may use them again.
-	 */
-	for (p = 0; t->leaving && p < t->nr_pages; p++) {
-		if (!(t->state[p] & L2P_LEAVING))
-			continue;
-		if (t->resident > budget && page_out(t, p)) {
-			out++;
-		} else if (t->resident <= budget) {
-			WRITE_ONCE(t->state[p], t->state[p] & ~L2P_LEAVING);
-			WRITE_ONCE(t->leaving, t->leaving - page_words(t, p) * sizeof(u64));
-		}
-		cond_resched();
-	}
-	/* two rounds: the first may only clear the refs */
-	for (step = 0; t->resident > budget && step < 2 * t->nr_pages; step++) {
-		p = next_hand(t);
-		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
-			continue;
-		if (READ_ONCE(t->ref[p])) {
-			WRITE_ONCE(t->ref[p], 0);
-			continue;
-		}
-		if (page_out(t, p))
-			out++;
-		cond_resched();
-	}
-	for (step = 0; t->resident - t->leaving > budget && step < t->nr_pages; step++) {
-		p = next_hand(t);
-		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
-			continue;
-		WRITE_ONCE(t->state[p], t->state[p] | L2P_LEAVING);
-		WRITE_ONCE(t->leaving, t->leaving + page_words(t, p) * sizeof(u64));
-	}
-	return out;
-}
-
-/* Bytes of the pages marked leaving. */
-u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t)
-{
-	return READ_ONCE(t->leaving);
-}
-
-/* Whether @line's page is resident but leaving: a fill installs nothing there. */
-bool flaz_l2p_leaving(struct flaz_l2p *t, u64 line)
-{
-	return READ_ONCE(t->state[div_u64(line, L2P_PAGE_LINES)]) & L2P_LEAVING;
-}
-
 /* Table block @idx must be written (again) by the next commit. */
 void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx)
 {
@@ -1031,54 +748,4 @@ void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold)
 {
 	*raw = atomic64_read(&t->raw);
 	*cold = atomic64_read(&t->cold);
-}
-
-/*
- * The SSD's table was voided (a new format at run time): no tombstone is
- * needed any more, a page that is out holds nothing, and the resident ones are
- * all written into the new format. O(pages + lines / 64).
- */
-void flaz_l2p_forget_ssd(struct flaz_l2p *t)
-{
-	u64 p, first, line, end;
-	u32 n, i;
-
-	for (p = 0; p < t->nr_pages; p++) {
-		n = flaz_l2p_page_blocks(t, p, &first);
-		line = p * L2P_PAGE_LINES;
-		end = min(t->nr_lines, line + L2P_PAGE_LINES);
-		lock_stripes(t, p);
-		/* a dirty word holds other pages' bits too: atomic ones */
-		for (i = 0; i < n; i++) {
-			if (t->pages[p])
-				set_bit(first + i, t->dirty);
-			else
-				clear_bit(first + i, t->dirty);
-		}
-		/* a tombstone word is a group of this page's lines: its locks cover it */
-		if (!t->pages[p])
-			bitmap_clear(t->tombs, line, end - line);
-		unlock_stripes(t, p);
-		cond_resched();
-	}
-	bitmap_fill(t->gen_dirty, t->nr_gen_blocks);
-}
-
-/*
- * Whether table block @idx, its page out, holds nothing any more: every line's
- * tombstone bit is set (an invalidate, a write or discard over all of them),
- * so the caller may write it empty without reading its page. The bits stay
- * until the page comes in, whose lines they only leave empty: should the
- * write fail, the next commit finds them again. Callers serialise paging.
- */
-bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx)
-{
-	u64 p = idx / FLAZ_L2P_PAGE_BLOCKS, line = idx * FLAZ_META_ENTRIES;
-	u64 end = min(t->nr_lines, line + FLAZ_META_ENTRIES);
-	bool all;
-
-	lock_stripes(t, p);
-	all = !t->pages[p] && find_next_zero_bit(t->tombs, end, line) >= end;
-	unlock_stripes(t, p);
-	return all;
 }

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-flaz logical-to-physical table, inside: shared by l2p.c (the entries,
+ * their locks, generations and counts) and resident.c (which pages are in
+ * DRAM), and by nothing else.
+ */
+#ifndef DM_FLAZ_L2P_PRIV_H
+#define DM_FLAZ_L2P_PRIV_H
+
+#include <linux/cache.h>
+#include <linux/math64.h>
+#include <linux/spinlock.h>
+
+#include "flaz.h"
+#include "format.h"
+
+#define L2P_LEN_BITS		8
+#define L2P_ZERO		((1U << L2P_LEN_BITS) - 1)
+#define L2P_TOMB		(1ULL << L2P_LEN_BITS)
+#define L2P_MAX_TAG_BITS	FLAZ_TAG_BITS
+#define L2P_GROUP		64
+#define L2P_STRIPES		256
+#define L2P_HEAT_BITS		2
+#define L2P_HEAT_MAX		FLAZ_HEAT_MAX
+#define L2P_PAGE_LINES		(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
+#define L2P_COMING		1	/* page state: being paged in, tombstones wanted */
+#define L2P_LEAVING		2	/* page state: to go once clean; fills leave it be */
+#define L2P_RAW_ONE		(1 << 16)	/* a raw slot in an extent's slot counter */
+static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / 64 < L2P_RAW_ONE / 2);
+static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
+static_assert(L2P_PAGE_LINES % L2P_GROUP == 0);
+/* paging takes a page's stripes nested: lockdep tells apart 8 subclasses */
+static_assert(FLAZ_L2P_PAGE_STRIPES <= 8 && L2P_STRIPES % FLAZ_L2P_PAGE_STRIPES == 0);
+
+/* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
+struct l2p_lock {
+	spinlock_t lock;
+} ____cacheline_aligned_in_smp;
+
+struct flaz_l2p {
+	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page; NULL: absent */
+	u64 nr_pages;
+	u8 *state;		/* per page: L2P_COMING, L2P_LEAVING (paging serialised) */
+	u8 *ref;		/* per page: used since the clock hand passed */
+	u64 hand;		/* the next page trim() looks at */
+	u64 resident;		/* bytes of resident pages */
+	u64 leaving;		/* of which leaving (paging serialised, read by meta_trim()) */
+	/*
+	 * A bit per line of a page not resident that a write emptied. A word is a
+	 * group of lines, so its stripe's lock covers it.
+	 */
+	unsigned long *tombs;
+	unsigned long *dirty;	/* a bit per table block */
+	u64 *heat;		/* L2P_HEAT_BITS per line */
+	u16 *gens;		/* per extent, whole gen blocks: its generation */
+	unsigned long *gen_dirty;	/* per gen block: a gen changed since written */
+	/*
+	 * Per extent, of the slots lines point at: bytes, slots (and raw ones, in
+	 * L2P_RAW_ONE units of the same counter), cold bytes.
+	 */
+	atomic_t *live, *slots, *cold_live;
+	u64 nr_extents;
+	u64 nr_gen_blocks;
+	u64 nr_blocks;
+	u64 nr_lines;
+	u64 bytes;
+	u32 bits, off_bits, ext_bits, tag_bits, full_tag_bits, cold_bits, gen_bits;
+	u16 worn;
+	bool zero_fits;
+	atomic64_t blocks, logical, physical, raw, cold;
+	struct l2p_lock locks[L2P_STRIPES];
+};
+
+/* Words of page @p: its lines, the last page's rounded up to a whole group. */
+static inline u64 page_words(struct flaz_l2p *t, u64 p)
+{
+	u64 lines = min_t(u64, t->nr_lines - p * L2P_PAGE_LINES, L2P_PAGE_LINES);
+
+	return DIV_ROUND_UP_ULL(lines, L2P_GROUP) * t->bits;
+}
+
+/* Page @p's @i-th stripe: a page's groups take FLAZ_L2P_PAGE_STRIPES in turn. */
+static inline spinlock_t *page_stripe(struct flaz_l2p *t, u64 p, u32 i)
+{
+	return &t->locks[(p * FLAZ_L2P_PAGE_STRIPES + i) % L2P_STRIPES].lock;
+}
+
+void l2p_set_raw(struct flaz_l2p *t, u64 line, u64 v);
+void l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign);
+u64 l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end);
+
+#endif
