@@ -54,6 +54,8 @@ static void opts_defaults(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_COMPRESS_MIN_SAVING], 10U);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_HOT_UNCOMPRESSED], 0U);
 	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_COLD], 0U);
+	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_SSD_HOLD_S], 30U);
+	KUNIT_EXPECT_EQ(test, o.val[FLAZ_OPT_TABLE_CACHE_KIB], 0U);
 	emit(&o, buf, sizeof(buf));
 	KUNIT_EXPECT_STREQ(test, buf, "0");
 }
@@ -95,6 +97,8 @@ static void opts_boundaries_accepted(struct kunit *test)
 		"2 compress_min_saving 100", "2 compressor deflate", "2 hot_uncompressed 0",
 		"2 cleaner_rate_mib 0", "2 cleaner_rate_mib 65536", "2 hot_max_percent 0",
 		"2 hot_max_percent 100", "2 cold_compressor none", "2 cold_compressor lzo",
+		"2 ssd_hold_s 1", "2 ssd_hold_s 3600", "2 table_cache_kib 0",
+		"2 table_cache_kib 1073741824",
 	};
 	struct flaz_opts o;
 	char *error;
@@ -114,7 +118,8 @@ static void opts_bad_refused(struct kunit *test)
 		"2 high_watermark 100", "2 hot_uncompressed 2", "2 seq_cutoff_kib 1048577",
 		"2 compress_min_saving 101", "1 compressor", "2 bogus 1", "2 cleaner_rate_mib 65537",
 		"2 hot_max_percent 101", "2 cold_compressor gzip", "2 cold_compressor 1",
-		"2 cold_compressor NONE",
+		"2 cold_compressor NONE", "2 ssd_hold_s 0", "2 ssd_hold_s 3601",
+		"2 table_cache_kib 1073741825", "2 table_cache_kib -1",
 		"2 cold cold", "4 overbook 200 overbook 300",
 		"4 low_watermark 20 high_watermark 20", "2 low_watermark 30",
 		"3 overbook 200", "23 a b c d e f g h i j k l m n o p q r s t u v w", "x",
@@ -158,6 +163,14 @@ static void opts_tunables(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_opts_set_tunable(&o, "high_watermark", "60", &error), 0);
 	KUNIT_EXPECT_EQ(test, flaz_opts_set_tunable(&o, "low_watermark", "50", &error), 0);
 	KUNIT_EXPECT_EQ(test, flaz_opt_get(&o, FLAZ_OPT_LOW_WATERMARK), 50U);
+
+	/* the hold and the table's budget change online, within their ranges */
+	KUNIT_EXPECT_EQ(test, flaz_opts_set_tunable(&o, "ssd_hold_s", "5", &error), 0);
+	KUNIT_EXPECT_EQ(test, flaz_opt_get(&o, FLAZ_OPT_SSD_HOLD_S), 5U);
+	KUNIT_EXPECT_EQ(test, flaz_opts_set_tunable(&o, "ssd_hold_s", "0", &error), -EINVAL);
+	KUNIT_EXPECT_EQ(test, flaz_opt_get(&o, FLAZ_OPT_SSD_HOLD_S), 5U);
+	KUNIT_EXPECT_EQ(test, flaz_opts_set_tunable(&o, "table_cache_kib", "65536", &error), 0);
+	KUNIT_EXPECT_EQ(test, flaz_opt_get(&o, FLAZ_OPT_TABLE_CACHE_KIB), 65536U);
 
 	KUNIT_EXPECT_EQ(test, flaz_opts_set_tunable(&o, "compressor", "lzo", &error), -EINVAL);
 	KUNIT_EXPECT_EQ(test, flaz_opts_set_tunable(&o, "extent_kib", "64", &error), -EINVAL);
