@@ -104,7 +104,7 @@ else
 	suite crash-6.12 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.12)" 3
 	suite qemu-6.1 tests/qemu/run.sh "$(tests/lib/kvers.sh 6.1)"
 	suite crash-6.1 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.1)" 2
-	# the replay checks a sample of the FLUSH points of its log (about 180 of them, 1.6 s
+	# the replay checks a sample of the FLUSH points of its log (about 190 of them, 1.6 s
 	# each), evenly spread from an offset that changes from run to run, so that successive
 	# runs cover them all: 100 on 6.12, 80 on 6.1 and 80 at paging geometry
 	suite replay-6.12 env FLAZ_SUITE_ARGS=points=100 \

@@ -31,10 +31,12 @@ static void span_aligned(struct kunit *test)
 	/* a 4Kn SSD: a slot across a 4 KiB boundary reads both blocks */
 	nr = 0;
 	KUNIT_EXPECT_EQ(test, add(s, &nr, 7, 4000, 224, 4096, SPAN_MAX), 0U);
+	KUNIT_EXPECT_EQ(test, nr, 1U);
 	KUNIT_EXPECT_EQ(test, s[0].start, 0U);
 	KUNIT_EXPECT_EQ(test, s[0].end, 8192U);
 	nr = 0;
 	KUNIT_EXPECT_EQ(test, add(s, &nr, 7, 4096, 4096, 4096, SPAN_MAX), 0U);
+	KUNIT_EXPECT_EQ(test, nr, 1U);
 	KUNIT_EXPECT_EQ(test, s[0].start, 4096U);
 	KUNIT_EXPECT_EQ(test, s[0].end, 8192U);
 }

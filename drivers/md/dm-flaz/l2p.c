@@ -69,7 +69,6 @@
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/sched.h>
-#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
@@ -238,7 +237,7 @@ static u64 get_raw(struct flaz_l2p *t, u64 line)
 	return t->bits == 64 ? v : v & GENMASK_ULL(t->bits - 1, 0);
 }
 
-void l2p_set_raw(struct flaz_l2p *t, u64 line, u64 v)
+void flaz_l2p_set_raw(struct flaz_l2p *t, u64 line, u64 v)
 {
 	u32 shift;
 	u64 *w = entry_word(t, line, &shift);
@@ -295,7 +294,7 @@ void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 	}
 }
 
-void l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
+void flaz_l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 {
 	if (e->kind == FLAZ_ENTRY_NONE)
 		return;
@@ -351,7 +350,7 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e, u16
 	u32 pos = L2P_LEN_BITS;
 
 	flaz_l2p_get(t, line, old);
-	l2p_account(t, old, -1);
+	flaz_l2p_account(t, old, -1);
 	if (e->kind == FLAZ_ENTRY_ZERO) {
 		v = L2P_ZERO | tag << L2P_LEN_BITS;
 	} else if (e->kind == FLAZ_ENTRY_SLOT) {
@@ -370,9 +369,9 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e, u16
 	/* emptied while its page comes in: the page-in must not fill it from the SSD */
 	if (e->kind == FLAZ_ENTRY_NONE && coming(t, line))
 		v = L2P_TOMB;
-	l2p_set_raw(t, line, v);
+	flaz_l2p_set_raw(t, line, v);
 	if (e->kind != FLAZ_ENTRY_SLOT || gen == flaz_l2p_gen(t, e->ext))
-		l2p_account(t, e, 1);
+		flaz_l2p_account(t, e, 1);
 	heat_set(t, line, 0);
 }
 
@@ -434,7 +433,7 @@ static void drop_absent(struct flaz_l2p *t, u64 line)
 	}
 	if (!coming(t, line) || get_raw(t, line))
 		return;
-	l2p_set_raw(t, line, L2P_TOMB);
+	flaz_l2p_set_raw(t, line, L2P_TOMB);
 	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 }
 
@@ -501,7 +500,7 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t)
  * Empty every line of pages @first..@end - 1, as a write to each would (their
  * table blocks dirty). Returns how many held an entry.
  */
-u64 l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end)
+u64 flaz_l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end)
 {
 	static const struct flaz_entry none;
 	struct flaz_entry e, old;
@@ -536,7 +535,7 @@ u64 l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end)
  */
 u64 flaz_l2p_drop_all(struct flaz_l2p *t)
 {
-	return l2p_drop_pages(t, 0, t->nr_pages);
+	return flaz_l2p_drop_pages(t, 0, t->nr_pages);
 }
 
 /* A gen of gen block @idx changed: the next commit writes it. */

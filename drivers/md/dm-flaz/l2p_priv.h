@@ -85,8 +85,8 @@ static inline spinlock_t *page_stripe(struct flaz_l2p *t, u64 p, u32 i)
 	return &t->locks[(p * FLAZ_L2P_PAGE_STRIPES + i) % L2P_STRIPES].lock;
 }
 
-void l2p_set_raw(struct flaz_l2p *t, u64 line, u64 v);
-void l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign);
-u64 l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end);
+void flaz_l2p_set_raw(struct flaz_l2p *t, u64 line, u64 v);
+void flaz_l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign);
+u64 flaz_l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end);
 
 #endif

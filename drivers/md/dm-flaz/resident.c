@@ -72,7 +72,7 @@ static void take_tombs(struct flaz_l2p *t, u64 p)
 	for (line = find_next_bit(t->tombs, end, line); line < end;
 	     line = find_next_bit(t->tombs, end, line + 1)) {
 		__clear_bit(line, t->tombs);
-		l2p_set_raw(t, line, L2P_TOMB);
+		flaz_l2p_set_raw(t, line, L2P_TOMB);
 	}
 }
 
@@ -115,7 +115,7 @@ void flaz_l2p_page_done(struct flaz_l2p *t, u64 p)
 /* Empty every line of page @p, as a write to each would. */
 void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p)
 {
-	l2p_drop_pages(t, p, p + 1);
+	flaz_l2p_drop_pages(t, p, p + 1);
 }
 
 /*
@@ -140,7 +140,7 @@ static bool page_out(struct flaz_l2p *t, u64 p)
 	end = min(t->nr_lines, (p + 1) * L2P_PAGE_LINES);
 	for (line = p * L2P_PAGE_LINES; line < end; line++) {
 		flaz_l2p_get(t, line, &e);
-		l2p_account(t, &e, -1);
+		flaz_l2p_account(t, &e, -1);
 	}
 	WRITE_ONCE(t->pages[p], NULL);
 	if (t->state[p] & L2P_LEAVING)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A randomized model test of the table and its metadata: the module's own
- * l2p.c (the table in DRAM), table.c (its blocks on the SSD) and format.c,
+ * l2p.c and resident.c (the table in DRAM), table.c (its blocks on the SSD) and format.c,
  * driven by random interleavings of fills, writes, hits, evictions, cleaner
  * moves, page-outs under a tiny budget, commits, crashes and reloads, and
  * checked after every step against a plain oracle: each HDD block's latest

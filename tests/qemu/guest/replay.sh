@@ -18,19 +18,20 @@
 # area, [32,128) the snapshot's COW.
 . /flaz/lib.sh
 . /flaz/crash-lib.sh
-# smaller than the crash suite's: every point is checked, and a check reads the whole volume
+# smaller than the crash suite's: a check reads the whole volume
 HDD_MIB=16
 SSD_MIB=8
 BOTH_MIB=$((HDD_MIB + SSD_MIB))
-# Every point is checked (about 1.5 s each under TCG: load the volume, compare it with
-# the HDD); the suite argument points=N checks N of them, evenly spread, plus the last.
+# By default every point is checked (about 1.5 s each under TCG: load the volume, compare
+# it with the HDD); the suite argument points=N checks N of them, evenly spread, plus the
+# last (make test gives it).
 MAX_POINTS=0
 for arg in "$@"; do
 	case $arg in
 	points=*) MAX_POINTS=${arg#points=} ;;
 	esac
 done
-# at paging geometry (crash-lib.sh "paged"), a sample: 120 points spread over the log
+# at paging geometry (crash-lib.sh "paged"), without points=N, a sample: 120 points
 [ -n "$PAGED" ] && [ "$MAX_POINTS" = 0 ] && MAX_POINTS=120
 LOG=/dev/mapper/logdev
 TARGET=/dev/mapper/target

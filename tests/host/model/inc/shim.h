@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Just enough of the kernel's API for l2p.c, table.c and format.c to build in
+ * Just enough of the kernel's API for l2p.c, resident.c, table.c and format.c to build in
  * userspace, single-threaded: locks are no-ops, atomics plain arithmetic.
  */
 #ifndef FLAZ_MODEL_SHIM_H
