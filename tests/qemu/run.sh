@@ -15,10 +15,11 @@ SERIES=$(series_of "$KVER")
 # name the run too, apart from a sample's size
 SUITE_ARGS=${FLAZ_SUITE_ARGS:-}
 NAME_ARGS=$(tr ' ' '\n' <<<"$SUITE_ARGS" | grep -v '^points=' | paste -sd-)
-PREFIX=qemu-$SERIES/$SUITE${NAME_ARGS:+-$NAME_ARGS}
+NAME=$SUITE${NAME_ARGS:+-$NAME_ARGS}
+PREFIX=qemu-$SERIES/$NAME
 # the guest's suite and its arguments, on the kernel command line after "--"
 GUEST_ARGS=$SUITE${SUITE_ARGS:+ $SUITE_ARGS}${FLAZ_ONLY:+ only=$FLAZ_ONLY}
-RUN=$FLAZ_CACHE/qemu/$KVER/$SUITE${NAME_ARGS:+-$NAME_ARGS}
+RUN=$FLAZ_CACHE/qemu/$KVER/$NAME
 FAILED=0
 
 pass() { echo "PASS $1"; }

@@ -83,7 +83,7 @@ static void take_tombs(struct flaz_l2p *t, u64 p)
  */
 int flaz_l2p_page_in(struct flaz_l2p *t, u64 p)
 {
-	u64 bytes = page_words(t, p) * sizeof(u64);
+	u64 bytes = flaz_l2p_page_bytes(t, p);
 	/* for a fill: reclaim must not write to the volume it serves */
 	unsigned int noio = memalloc_noio_save();
 	u64 *page = kvzalloc(bytes, GFP_KERNEL);
@@ -125,7 +125,7 @@ void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p)
  */
 static bool page_out(struct flaz_l2p *t, u64 p)
 {
-	u64 bytes = page_words(t, p) * sizeof(u64), first, line, end;
+	u64 bytes = flaz_l2p_page_bytes(t, p), first, line, end;
 	u32 n = flaz_l2p_page_blocks(t, p, &first);
 	struct flaz_entry e;
 	u64 *page;
@@ -187,7 +187,7 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 			out++;
 		} else if (t->resident <= budget) {
 			WRITE_ONCE(t->state[p], t->state[p] & ~L2P_LEAVING);
-			WRITE_ONCE(t->leaving, t->leaving - page_words(t, p) * sizeof(u64));
+			WRITE_ONCE(t->leaving, t->leaving - flaz_l2p_page_bytes(t, p));
 		}
 		cond_resched();
 	}
@@ -209,7 +209,7 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
 			continue;
 		WRITE_ONCE(t->state[p], t->state[p] | L2P_LEAVING);
-		WRITE_ONCE(t->leaving, t->leaving + page_words(t, p) * sizeof(u64));
+		WRITE_ONCE(t->leaving, t->leaving + flaz_l2p_page_bytes(t, p));
 	}
 	return out;
 }
