@@ -291,7 +291,7 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
  * Install @nr whole blocks from @block of a completed read miss or write whose
  * record is @rec: the fill takes the record over, or drops it. Costs, in a
  * work item: per block, a compression, a slot in an open extent, and a line
- * set under its lock; a page-in (one 64 KiB read) when the line's page is out.
+ * set under its lock; a page-in (one 4 KiB read) when the line's page is out.
  */
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec)

@@ -179,8 +179,12 @@ struct flaz_entry {
 
 struct flaz_l2p;
 
-/* The table is paged in and out of DRAM in pages of this many table blocks. */
-#define FLAZ_L2P_PAGE_BLOCKS	16U
+/*
+ * The table is paged in and out of DRAM in pages of this many table blocks: one,
+ * so that what stays resident is the blocks of hot lines, not pages of many
+ * blocks that each hold a few of them.
+ */
+#define FLAZ_L2P_PAGE_BLOCKS	1U
 #define FLAZ_L2P_PAGE_STRIPES	8U	/* locks a page's lines take */
 
 struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,

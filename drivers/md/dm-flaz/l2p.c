@@ -28,9 +28,11 @@
  *
  * Entries straddle u64 words, but 64 entries take exactly entry_bits words, so a
  * lock stripe covering whole groups of 64 lines never shares a word with another.
- * The entries are kept in pages of FLAZ_L2P_PAGE_BLOCKS table blocks (format.h),
- * each a whole number of such groups: a table block is in one page, so a page
- * can be read from the SSD's table on its own. Only some pages need be in DRAM
+ * The entries are kept in pages of FLAZ_L2P_PAGE_BLOCKS table blocks (format.h,
+ * flaz.h: one), each in words of its own, whole groups of them: a table block
+ * is in one page, so a page can be read from the SSD's table on its own. The
+ * per-line bitmaps (heat, tombstones) give each page whole groups too
+ * (l2p_slot()), so no word of them holds lines of two pages either. Only some pages need be in DRAM
  * (resident): meta.c pages them in from the SSD on demand and out to keep
  * within table_cache_kib, and only clean ones: a page is never dropped with a
  * change the SSD does not have. A line of a page not resident reads as empty
@@ -76,11 +78,14 @@
 #include "format.h"
 #include "l2p_priv.h"
 
-/* Heat words: whole groups of lines, so no word is shared by two stripes. */
-static u64 heat_words(u64 nr_lines)
+/* Heat words: whole groups of lines a page (l2p_slot()), so no word is shared by two stripes. */
+static u64 heat_words(u64 nr_pages)
 {
-	return DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * L2P_GROUP * L2P_HEAT_BITS / 64;
+	return nr_pages * L2P_PAGE_SLOTS * L2P_HEAT_BITS / 64;
 }
+
+/* The caches of table pages: a table's pages are all of one size, its own. */
+static atomic_t l2p_caches = ATOMIC_INIT(0);
 
 static u32 bits_for(u64 max_value)
 {
@@ -91,7 +96,7 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 				 u64 hdd_blocks, bool cold)
 {
 	struct flaz_l2p *t;
-	u64 words;
+	char name[32];
 	int i;
 
 	if (!nr_lines || !nr_extents || !hdd_blocks)
@@ -110,16 +115,20 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->bits = L2P_LEN_BITS + t->off_bits + t->ext_bits + t->tag_bits + t->cold_bits +
 		  t->gen_bits;
 	t->zero_fits = t->full_tag_bits <= t->bits - L2P_LEN_BITS;
-	words = DIV_ROUND_UP_ULL(nr_lines, L2P_GROUP) * t->bits;
-	t->bytes = words * sizeof(u64);
+	t->page_words = L2P_PAGE_SLOTS / L2P_GROUP * t->bits;
 	t->nr_blocks = DIV_ROUND_UP_ULL(nr_lines, FLAZ_META_ENTRIES);
 	t->nr_pages = DIV_ROUND_UP_ULL(nr_lines, L2P_PAGE_LINES);
+	t->bytes = t->nr_pages * t->page_words * sizeof(u64);
+	snprintf(name, sizeof(name), "flaz_l2p_%d", atomic_inc_return(&l2p_caches));
+	t->page_cache = kmem_cache_create(name, t->page_words * sizeof(u64), sizeof(u64), 0,
+					  NULL);
 	t->pages = kvcalloc(t->nr_pages, sizeof(*t->pages), GFP_KERNEL);
 	t->state = kvzalloc(t->nr_pages, GFP_KERNEL);
-	t->tombs = kvcalloc(BITS_TO_LONGS(nr_lines), sizeof(long), GFP_KERNEL);
+	t->tombs = kvcalloc(BITS_TO_LONGS(t->nr_pages * L2P_PAGE_SLOTS), sizeof(long),
+			    GFP_KERNEL);
 	t->ref = kvzalloc(t->nr_pages, GFP_KERNEL);
 	t->dirty = kvcalloc(BITS_TO_LONGS(t->nr_blocks), sizeof(long), GFP_KERNEL);
-	t->heat = kvcalloc(heat_words(nr_lines), sizeof(u64), GFP_KERNEL);
+	t->heat = kvcalloc(heat_words(t->nr_pages), sizeof(u64), GFP_KERNEL);
 	t->nr_extents = nr_extents;
 	t->nr_gen_blocks = DIV_ROUND_UP_ULL(nr_extents, FLAZ_GEN_ENTRIES);
 	t->gens = kvcalloc(t->nr_gen_blocks * FLAZ_GEN_ENTRIES, sizeof(u16), GFP_KERNEL);
@@ -128,7 +137,8 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	t->slots = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
 	if (cold)
 		t->cold_live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
-	if (!t->pages || !t->state || !t->tombs || !t->ref || !t->dirty || !t->heat ||
+	if (!t->page_cache || !t->pages || !t->state || !t->tombs || !t->ref || !t->dirty ||
+	    !t->heat ||
 	    !t->gens || !t->gen_dirty || !t->live || !t->slots || (cold && !t->cold_live)) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
@@ -145,7 +155,9 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	if (IS_ERR_OR_NULL(t))
 		return;
 	for (p = 0; t->pages && p < t->nr_pages; p++)
-		kvfree(t->pages[p]);
+		if (t->pages[p])
+			kmem_cache_free(t->page_cache, t->pages[p]);
+	kmem_cache_destroy(t->page_cache);
 	kvfree(t->pages);
 	kvfree(t->state);
 	kvfree(t->tombs);
@@ -173,9 +185,9 @@ u64 flaz_l2p_bytes(struct flaz_l2p *t)
 u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 {
 	return READ_ONCE(t->resident) + t->nr_pages * (sizeof(*t->pages) + 2) +
-	       BITS_TO_LONGS(t->nr_lines) * sizeof(long) +
+	       BITS_TO_LONGS(t->nr_pages * L2P_PAGE_SLOTS) * sizeof(long) +
 	       BITS_TO_LONGS(t->nr_blocks) * sizeof(long) +
-	       heat_words(t->nr_lines) * sizeof(u64) +
+	       heat_words(t->nr_pages) * sizeof(u64) +
 	       t->nr_gen_blocks * FLAZ_GEN_ENTRIES * sizeof(u16) +
 	       BITS_TO_LONGS(t->nr_gen_blocks) * sizeof(long) +
 	       t->nr_extents * (2 + !!t->cold_live) * sizeof(atomic_t) + sizeof(*t);
@@ -318,14 +330,14 @@ void flaz_l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 
 static u32 heat_get(struct flaz_l2p *t, u64 line)
 {
-	u64 bit = line * L2P_HEAT_BITS;
+	u64 bit = l2p_slot(line) * L2P_HEAT_BITS;
 
 	return (t->heat[bit / 64] >> (bit % 64)) & L2P_HEAT_MAX;
 }
 
 static void heat_set(struct flaz_l2p *t, u64 line, u32 v)
 {
-	u64 bit = line * L2P_HEAT_BITS;
+	u64 bit = l2p_slot(line) * L2P_HEAT_BITS;
 	u64 *w = &t->heat[bit / 64];
 
 	*w = (*w & ~((u64)L2P_HEAT_MAX << (bit % 64))) | ((u64)v << (bit % 64));
@@ -427,7 +439,7 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 static void drop_absent(struct flaz_l2p *t, u64 line)
 {
 	if (!flaz_l2p_resident(t, line)) {
-		__set_bit(line, t->tombs);
+		__set_bit(l2p_slot(line), t->tombs);
 		set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 		return;
 	}
@@ -505,11 +517,14 @@ u64 flaz_l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end)
 	static const struct flaz_entry none;
 	struct flaz_entry e, old;
 	u64 line, stop, dropped = 0;
+	u32 i;
 
 	line = first * L2P_PAGE_LINES;
 	end = min(end * L2P_PAGE_LINES, t->nr_lines);
 	for (; line < end; line = stop) {
-		stop = min(line + L2P_GROUP, end);
+		/* the rest of the line's group, within its page: one lock */
+		div_u64_rem(line, L2P_PAGE_LINES, &i);
+		stop = min3(line + L2P_GROUP - i % L2P_GROUP, line - i + L2P_PAGE_LINES, end);
 		flaz_l2p_lock(t, line);
 		for (; line < stop; line++) {
 			drop_absent(t, line);

@@ -28,7 +28,12 @@
 #define L2P_RAW_ONE		(1 << 16)	/* a raw slot in an extent's slot counter */
 static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / 64 < L2P_RAW_ONE / 2);
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
-static_assert(L2P_PAGE_LINES % L2P_GROUP == 0);
+/*
+ * A page's lines in the per-line bitmaps (heat, tombstones) take a whole number
+ * of groups, L2P_PAGE_SLOTS bits each, so that no word of them holds lines of
+ * two pages, whose locks differ (l2p_slot()).
+ */
+#define L2P_PAGE_SLOTS		(DIV_ROUND_UP(L2P_PAGE_LINES, L2P_GROUP) * L2P_GROUP)
 /* paging takes a page's stripes nested: lockdep tells apart 8 subclasses */
 static_assert(FLAZ_L2P_PAGE_STRIPES <= 8 && L2P_STRIPES % FLAZ_L2P_PAGE_STRIPES == 0);
 
@@ -39,6 +44,8 @@ struct l2p_lock {
 
 struct flaz_l2p {
 	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page; NULL: absent */
+	struct kmem_cache *page_cache;	/* of pages: page_words words each */
+	u64 page_words;
 	u64 nr_pages;
 	u8 *state;		/* per page: L2P_COMING, L2P_LEAVING (paging serialised) */
 	u8 *ref;		/* per page: used since the clock hand passed */
@@ -46,12 +53,12 @@ struct flaz_l2p {
 	u64 resident;		/* bytes of resident pages */
 	u64 leaving;		/* of which leaving (paging serialised, read by meta_trim()) */
 	/*
-	 * A bit per line of a page not resident that a write emptied. A word is a
-	 * group of lines, so its stripe's lock covers it.
+	 * A bit per line (at l2p_slot()) of a page not resident that a write
+	 * emptied. A word is a group of lines, so its stripe's lock covers it.
 	 */
 	unsigned long *tombs;
 	unsigned long *dirty;	/* a bit per table block */
-	u64 *heat;		/* L2P_HEAT_BITS per line */
+	u64 *heat;		/* L2P_HEAT_BITS per line, at l2p_slot() */
 	u16 *gens;		/* per extent, whole gen blocks: its generation */
 	unsigned long *gen_dirty;	/* per gen block: a gen changed since written */
 	/*
@@ -71,12 +78,22 @@ struct flaz_l2p {
 	struct l2p_lock locks[L2P_STRIPES];
 };
 
-/* Words of page @p: its lines, the last page's rounded up to a whole group. */
+/*
+ * Words of page @p: its lines' entries, rounded up to a whole group. Every page
+ * takes as many (the last one's spare lines stay empty): they come from one cache.
+ */
 static inline u64 page_words(struct flaz_l2p *t, u64 p)
 {
-	u64 lines = min_t(u64, t->nr_lines - p * L2P_PAGE_LINES, L2P_PAGE_LINES);
+	return t->page_words;
+}
 
-	return DIV_ROUND_UP_ULL(lines, L2P_GROUP) * t->bits;
+/* @line's place in the per-line bitmaps: its page's slots, then its index there. */
+static inline u64 l2p_slot(u64 line)
+{
+	u32 i;
+	u64 p = div_u64_rem(line, L2P_PAGE_LINES, &i);
+
+	return p * L2P_PAGE_SLOTS + i;
 }
 
 /* Page @p's @i-th stripe: a page's groups take FLAZ_L2P_PAGE_STRIPES in turn. */

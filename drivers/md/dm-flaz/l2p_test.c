@@ -14,7 +14,7 @@
 #include "flaz.h"
 #include "format.h"
 
-/* Lines of a page of the table in memory (l2p.c: 16 table blocks) */
+/* Lines of a page of the table in memory (l2p.c: a table block) */
 #define PAGE_LINES	(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
 /* The generation of an extent opened once in a new table: 0 (free), then 1. */
 #define GEN1		1
@@ -25,7 +25,8 @@
  * the tag cut to 4 bits, a cold bit on a cold volume, and a generation of what
  * 64 - 8 - off_bits - ext_bits - 1 (cold) - 4 (tag) leaves, 16 at most.
  * @top: the highest generation a slot can carry, in use (odd): the last even
- * one, 2^gen_bits - 2, less one.
+ * one, 2^gen_bits - 2, less one. @bytes: whole pages of 508 lines (a table
+ * block), each in 8 groups of 64 entries' words.
  */
 struct l2p_geo {
 	u64 lines, exts;
@@ -40,35 +41,35 @@ struct l2p_geo {
 
 static const struct l2p_geo geos[] = {
 	/* 8 + log2(32K/32)=10 + bits(15)=4 + bits(1599/200=7)=3 + gen 16 (37 left) */
-	{ 200, 16, 32 << 10, 200 * 8, false, 41, 3, 0xfffd, true, 4 * 41 * 8 },
+	{ 200, 16, 32 << 10, 200 * 8, false, 41, 3, 0xfffd, true, 8 * 41 * 8 },
 	/* 8 + 7 + bits(999)=10 + min(bits(4095)=12, 4) + 16 (34 left) */
-	{ 130, 1000, 4 << 10, 130 * 4096, false, 45, 4, 0xfffd, true, 3 * 45 * 8 },
+	{ 130, 1000, 4 << 10, 130 * 4096, false, 45, 4, 0xfffd, true, 8 * 45 * 8 },
 	/*
 	 * 8 + 13 + 20 + min(bits((2^40-1)/100)=34, 4) + 16 (18 left): the whole tag
 	 * fits in 53 bits
 	 */
-	{ 100, 1 << 20, 256 << 10, 1ULL << 40, false, 61, 4, 0xfffd, true, 2 * 61 * 8 },
+	{ 100, 1 << 20, 256 << 10, 1ULL << 40, false, 61, 4, 0xfffd, true, 8 * 61 * 8 },
 	/* 8 + 10 + 4 + min(bits((2^40-1)/1000)=31, 4) + 16: it fits in 34 bits */
 	{ 1000, 16, 32 << 10, 1ULL << 40, false, 42, 4, 0xfffd, true, 16 * 42 * 8 },
 	/* as above, but bits((2^45-1)/1000)=36: it does not fit in 34 */
 	{ 1000, 16, 32 << 10, 1ULL << 45, false, 42, 4, 0xfffd, false, 16 * 42 * 8 },
-	/* exactly 64 lines: one group; 8 + 10 + 4 + bits(63/64=0)=1 + 16 */
-	{ 64, 16, 32 << 10, 64, false, 39, 1, 0xfffd, true, 1 * 39 * 8 },
-	/* 65 lines: two groups; 8 + 10 + bits(16)=5 + bits(129/65=1)=1 + 16 */
-	{ 65, 17, 32 << 10, 65 * 2, false, 40, 1, 0xfffd, true, 2 * 40 * 8 },
+	/* exactly 64 lines: one group, in a page; 8 + 10 + 4 + bits(63/64=0)=1 + 16 */
+	{ 64, 16, 32 << 10, 64, false, 39, 1, 0xfffd, true, 8 * 39 * 8 },
+	/* 65 lines: two groups, in a page; 8 + 10 + bits(16)=5 + bits(129/65=1)=1 + 16 */
+	{ 65, 17, 32 << 10, 65 * 2, false, 40, 1, 0xfffd, true, 8 * 40 * 8 },
 	/*
-	 * Two whole pages of 16 table blocks (8,128 lines, l2p.c) and 65 lines of a
-	 * third: 8 + 10 + bits(15)=4 + bits(1)=1 + 16; 256 groups
+	 * Two whole pages (508 lines each, l2p.c) and 65 lines of a third:
+	 * 8 + 10 + bits(15)=4 + bits(1)=1 + 16; 3 pages of 8 groups
 	 */
 	{ PAGE_LINES * 2 + 65, 16, 32 << 10, (PAGE_LINES * 2 + 65) * 2, false, 39, 1, 0xfffd,
-	  true, 256 * 39 * 8 },
+	  true, 24 * 39 * 8 },
 	/*
 	 * 1 GiB extents: 8 + log2(2^30/32)=25 + bits(4095)=12 + bits(1599/100=15)=4,
 	 * and 64 - 8 - 25 - 12 - 1 - 4 = 14 bits of gen: top 2^14 - 3
 	 */
-	{ 100, 4096, 1U << 30, 100 * 16, false, 63, 4, 0x3ffd, true, 2 * 63 * 8 },
+	{ 100, 4096, 1U << 30, 100 * 16, false, 63, 4, 0x3ffd, true, 8 * 63 * 8 },
 	/* the same with the cold bit: exactly 64 bits, entries never share a word's rest */
-	{ 100, 4096, 1U << 30, 100 * 16, true, 64, 4, 0x3ffd, true, 2 * 64 * 8 },
+	{ 100, 4096, 1U << 30, 100 * 16, true, 64, 4, 0x3ffd, true, 8 * 64 * 8 },
 };
 
 static void destroy_action(void *t)
@@ -447,11 +448,12 @@ static void l2p_tag_cut(struct kunit *test)
 
 	/*
 	 * One line, 7 + 1 + 4 + 16 (gen: 64 - 8 - 7 - 1 - 1 - 4 = 43 left) bits after
-	 * the length: a 28-bit tag is the most that fits; 36-bit entries.
+	 * the length: a 28-bit tag is the most that fits; 36-bit entries, a page
+	 * of 8 groups.
 	 */
 	t = create(test, 1, 2, 4 << 10, 1ULL << 28);
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_zero_fits(t));
-	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 36ULL * 8);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 8 * 36ULL * 8);
 	set(t, (1ULL << 28) - 1, &zero, NULL);
 	KUNIT_EXPECT_TRUE(test, lookup(t, (1ULL << 28) - 1, &e));
 	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_ZERO);
@@ -467,7 +469,7 @@ static void l2p_tag_cut(struct kunit *test)
 
 	t = create(test, 1, 2, 4 << 10, (1ULL << 28) + 1);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_zero_fits(t));
-	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 36ULL * 8);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), 8 * 36ULL * 8);
 }
 
 static void expect_usage(struct kunit *test, struct flaz_l2p *t, u64 blocks, u64 logical,
@@ -626,6 +628,7 @@ static void l2p_evict_clean(struct kunit *test)
 	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 2 * lines);
 	struct flaz_entry a = slot(3, 64, 96), b = slot(4, 64, 96), e, old;
 	bool worn;
+	u64 p;
 
 	set(t, blk[0], &a, NULL);			/* table block 0 */
 	set(t, blk[1], &b, NULL);			/* block 1 */
@@ -641,18 +644,20 @@ static void l2p_evict_clean(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, lookup(t, blk[1], &e));
 	expect_usage(test, t, 1, FLAZ_BLOCK_SIZE, 96);
 
-	/* clean: the page goes (the clock's first round only clears its use) */
-	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0), 1ULL);
+	/* clean: the three pages go (the clock's first round only clears their use) */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0), 3ULL);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_resident(t, 0));
 	expect_usage(test, t, 0, 0, 0);
 	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 4), 0U);
 
 	/* in again from the SSD, which still holds all three, a's of gen 1 */
-	page_in(test, t, 0);
+	for (p = 0; p < 3; p++)
+		page_in(test, t, p);
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, blk[0], &a));
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, blk[1], &b));
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, blk[2], &a));
-	flaz_l2p_page_done(t, 0);
+	for (p = 0; p < 3; p++)
+		flaz_l2p_page_done(t, p);
 	KUNIT_EXPECT_FALSE(test, lookup(t, blk[0], &e));
 	KUNIT_EXPECT_EQ(test, e.kind, FLAZ_ENTRY_NONE);
 	KUNIT_EXPECT_FALSE(test, lookup(t, blk[2], &e));
@@ -752,7 +757,7 @@ static void l2p_load_tomb(struct kunit *test)
 static void l2p_paging(struct kunit *test)
 {
 	const u64 lines = 2 * PAGE_LINES + 65;
-	/* 2 pages of 16 table blocks, and one block of 65 lines */
+	/* 2 pages of a table block each, and one block of 65 lines */
 	const u64 nr_blocks = 2 * FLAZ_L2P_PAGE_BLOCKS + 1;
 	struct flaz_l2p *t = create_paged(test, lines, 16, 32 << 10, 4 * lines, false);
 	struct flaz_entry a = slot(3, 64, 96), e, old;
@@ -910,8 +915,8 @@ static void l2p_codec_usage(struct kunit *test)
 	struct flaz_entry s96 = slot(2, 4192, 96), e;
 	bool worn;
 
-	/* a bit more a line: 4 groups of 64 lines, a word more each */
-	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), flaz_l2p_bytes(plain) + 4 * 8);
+	/* a bit more a line: a page of 8 groups of 64 lines, a word more each */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_bytes(t), flaz_l2p_bytes(plain) + 8 * 8);
 	c64.cold = true;
 	set(t, 1, &c64, NULL);
 	set(t, 2, &raw, NULL);
@@ -1155,9 +1160,9 @@ static void l2p_evict_paged_out(struct kunit *test)
 	set(t, 10, &a, NULL);
 	set(t, 11, &f, NULL);
 	expect_usage(test, t, 2, 2 * FLAZ_BLOCK_SIZE, 96 + 64);
-	/* written: page 0 is clean and goes */
+	/* written: page 0 is clean and goes, and page 1 with it */
 	KUNIT_EXPECT_EQ(test, take_all_dirty(t), 1ULL);
-	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0), 1ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0), 2ULL);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_resident(t, 10));
 	expect_usage(test, t, 0, 0, 0);
 	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 0U);
@@ -1207,7 +1212,7 @@ static void l2p_write_while_out(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, lookup(t, b, &e));
 	n = flaz_l2p_page_blocks(t, 0, &first);
 	KUNIT_EXPECT_EQ(test, first, 0ULL);
-	KUNIT_EXPECT_EQ(test, n, 2U);
+	KUNIT_EXPECT_EQ(test, n, FLAZ_L2P_PAGE_BLOCKS);
 	for (i = 0; i < n; i++)
 		flaz_l2p_take_dirty(t, first + i);
 	KUNIT_EXPECT_FALSE(test, flaz_l2p_any_dirty(t));

@@ -695,7 +695,7 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	INIT_DELAYED_WORK(&m->later, later_work);
 	m->last_commit = jiffies - META_COMMIT_GAP;
 	m->buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
-	m->page_buf = vmalloc(FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE);
+	m->page_buf = vmalloc(META_LOAD_PAGES * FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE);
 	m->bitmap = kzalloc(FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
 	m->entries = kcalloc(FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
 	m->tx.entries = m->entries;

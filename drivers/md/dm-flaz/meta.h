@@ -16,6 +16,7 @@
 #define DM_MSG_PREFIX		"flaz"
 #define META_PERIOD		HZ
 #define META_READ_BLOCKS	64U	/* table blocks per read at load, or per write: 256 KiB */
+#define META_LOAD_PAGES		16U	/* pages per read of recovery and warming */
 #define META_WRITES		4U	/* runs of table or gen blocks in flight in a commit */
 #define META_COMMIT		0	/* flags: a commit was asked for */
 #define META_RETRY		(HZ / 4)	/* between tries of an SSD that failed a mark */
@@ -79,7 +80,7 @@ struct flaz_meta {
 	struct mutex page_lock;		/* paging, and a commit's table writes; inside lock */
 	struct mutex sb_lock;		/* sb, bitmap, superblock writes; inside lock */
 	atomic64_t covered;		/* extents retired before the last commit that is on the SSD */
-	u8 *page_buf;			/* a page's table blocks, read to page it in */
+	u8 *page_buf;			/* META_LOAD_PAGES pages' table blocks, paging held */
 	unsigned long flags;
 	bool loaded;
 	bool running;

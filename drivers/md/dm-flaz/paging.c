@@ -13,7 +13,9 @@
  * they fit the budget, the pages are read in order (warming), so a warm
  * restart hits at once rather than filling again.
  */
+#include <linux/bitmap.h>
 #include <linux/blkdev.h>
+#include <linux/math64.h>
 #include <linux/sched.h>
 
 #include "meta.h"
@@ -80,27 +82,41 @@ void meta_trim(struct flaz_meta *m)
 }
 
 /*
- * Read page @p from the SSD and page it in, paging held; while recovering,
- * lines of marked regions are left out. O(page). Returns 0 or -ENOMEM.
+ * Read pages @p..@p + @n - 1 (at most META_LOAD_PAGES, none resident) from the
+ * SSD in one I/O and page them in, paging held; while recovering, lines of
+ * marked regions are left out. O(pages). Returns how many came in: fewer than
+ * @n only without memory.
  */
-int meta_page_read(struct flaz_meta *m, u64 p)
+static u32 read_pages(struct flaz_meta *m, u64 p, u32 n)
 {
 	struct flaz_cache *c = m->c;
-	u64 first, gen = READ_ONCE(m->sb.gen);
-	u32 n = flaz_l2p_page_blocks(c->l2p, p, &first);
-	int r;
+	u64 first, last, gen = READ_ONCE(m->sb.gen);
+	u32 i, blocks;
+	int err;
 
 	lockdep_assert_held(&m->page_lock);
-	r = meta_io(c, c->ssd, REQ_OP_READ, c->geo->meta_start + first * FLAZ_BLOCK_SECTORS,
-		    n * FLAZ_BLOCK_SECTORS, m->page_buf);
-	if (r)
+	flaz_l2p_page_blocks(c->l2p, p, &first);
+	blocks = flaz_l2p_page_blocks(c->l2p, p + n - 1, &last) + (last - first);
+	err = meta_io(c, c->ssd, REQ_OP_READ, c->geo->meta_start + first * FLAZ_BLOCK_SECTORS,
+		      blocks * FLAZ_BLOCK_SECTORS, m->page_buf);
+	if (err)
 		meta_error(c);
-	flaz_stats_add(c->stats, FLAZ_STAT_TABLE_PAGE_INS, 1);
-	r = page_load(m, p, m->page_buf, r, gen, READ_ONCE(m->recovering));
-	/* a failed mark voided the generation meanwhile: what came in is void */
-	if (!r && READ_ONCE(m->sb.gen) != gen)
-		flaz_l2p_drop_page(c->l2p, p);
-	return r;
+	for (i = 0; i < n; i++) {
+		flaz_stats_add(c->stats, FLAZ_STAT_TABLE_PAGE_INS, 1);
+		if (page_load(m, p + i, m->page_buf + (size_t)i * FLAZ_L2P_PAGE_BLOCKS *
+			      FLAZ_BLOCK_SIZE, err, gen, READ_ONCE(m->recovering)))
+			break;
+		/* a failed mark voided the generation meanwhile: what came in is void */
+		if (READ_ONCE(m->sb.gen) != gen)
+			flaz_l2p_drop_page(c->l2p, p + i);
+	}
+	return i;
+}
+
+/* Read page @p in, paging held (read_pages()). Returns 0 or -ENOMEM. */
+int meta_page_read(struct flaz_meta *m, u64 p)
+{
+	return read_pages(m, p, 1) ? 0 : -ENOMEM;
 }
 
 /*
@@ -149,17 +165,28 @@ int flaz_meta_page_in(struct flaz_meta *m, u64 line)
 	return r;
 }
 
+static bool page_resident(struct flaz_l2p *t, u64 p)
+{
+	return flaz_l2p_resident(t, p * FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES);
+}
+
 /*
- * Read page @p in for meta_load_work() unless it is in (a fill brought it, checked
- * as it came); paging held. Returns 0, or -ENOMEM to try again later.
+ * For meta_load_work(), paging held: read in the pages from @p that are out,
+ * up to @n (at most META_LOAD_PAGES) in one I/O; one that is in (a fill
+ * brought it, checked as it came) is passed over. Returns how many pages from
+ * @p are done, or -ENOMEM to try again later.
  */
-static int load_page(struct flaz_meta *m, u64 p)
+static int load_pages(struct flaz_meta *m, u64 p, u32 n)
 {
 	struct flaz_l2p *t = m->c->l2p;
+	u32 out = 0, got;
 
-	if (flaz_l2p_resident(t, p * FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES))
-		return 0;
-	return meta_page_read(m, p);
+	if (page_resident(t, p))
+		return 1;
+	while (out < n && !page_resident(t, p + out))
+		out++;
+	got = read_pages(m, p, out);
+	return got ? got : -ENOMEM;
 }
 
 /*
@@ -173,34 +200,38 @@ void meta_load_work(struct work_struct *work)
 {
 	struct flaz_meta *m = container_of(work, struct flaz_meta, load_work);
 	struct flaz_cache *c = m->c;
-	u64 nr = flaz_l2p_nr_pages(c->l2p), p;
+	u64 nr = flaz_l2p_nr_pages(c->l2p), p, room, page = flaz_l2p_page_bytes(c->l2p, 0);
 	bool recovered = false;
 	int r = 0;
+	u32 n;
 
 	for (;;) {
 		cond_resched();
 		mutex_lock(&m->page_lock);
 		if (READ_ONCE(m->load_stop))
 			break;
+		room = table_budget(m) - min(table_budget(m), flaz_l2p_resident_bytes(c->l2p));
 		if (m->recovering) {
 			p = find_first_bit(m->recover, nr);
 			if (p < nr) {
-				r = load_page(m, p);
-				if (r)
+				/* the marked pages in a row, as one read */
+				n = find_next_zero_bit(m->recover, min(nr, p + META_LOAD_PAGES), p) - p;
+				r = load_pages(m, p, n);
+				if (r < 0)
 					break;
-				clear_bit(p, m->recover);
-				WRITE_ONCE(m->recover_left, m->recover_left - 1);
+				bitmap_clear(m->recover, p, r);
+				WRITE_ONCE(m->recover_left, m->recover_left - r);
 			} else {
 				WRITE_ONCE(m->recovering, false);
 				recovered = true;
 			}
-		} else if (READ_ONCE(m->warming) && m->warm_next < nr &&
-			   flaz_l2p_resident_bytes(c->l2p) +
-			   flaz_l2p_page_bytes(c->l2p, m->warm_next) <= table_budget(m)) {
-			r = load_page(m, m->warm_next);
-			if (r)
+		} else if (READ_ONCE(m->warming) && m->warm_next < nr && room >= page) {
+			n = min_t(u64, min_t(u64, META_LOAD_PAGES, nr - m->warm_next),
+				  div64_u64(room, page));
+			r = load_pages(m, m->warm_next, n);
+			if (r < 0)
 				break;
-			WRITE_ONCE(m->warm_next, m->warm_next + 1);
+			WRITE_ONCE(m->warm_next, m->warm_next + r);
 		} else {
 			WRITE_ONCE(m->warming, false);
 			break;
@@ -215,7 +246,7 @@ void meta_load_work(struct work_struct *work)
 			meta_trim(m);
 	}
 	mutex_unlock(&m->page_lock);
-	if (r && !READ_ONCE(m->load_stop))
+	if (r < 0 && !READ_ONCE(m->load_stop))
 		/* no memory for a page: later */
 		queue_work(c->wq.io, &m->load_work);
 }

@@ -67,12 +67,13 @@ u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first)
 static void take_tombs(struct flaz_l2p *t, u64 p)
 {
 	u64 line = p * L2P_PAGE_LINES;
-	u64 end = min(t->nr_lines, line + L2P_PAGE_LINES);
+	u64 slot = p * L2P_PAGE_SLOTS;
+	u64 end = slot + min(t->nr_lines - line, L2P_PAGE_LINES);
 
-	for (line = find_next_bit(t->tombs, end, line); line < end;
-	     line = find_next_bit(t->tombs, end, line + 1)) {
-		__clear_bit(line, t->tombs);
-		flaz_l2p_set_raw(t, line, L2P_TOMB);
+	for (slot = find_next_bit(t->tombs, end, slot); slot < end;
+	     slot = find_next_bit(t->tombs, end, slot + 1)) {
+		__clear_bit(slot, t->tombs);
+		flaz_l2p_set_raw(t, line + slot - p * L2P_PAGE_SLOTS, L2P_TOMB);
 	}
 }
 
@@ -86,13 +87,13 @@ int flaz_l2p_page_in(struct flaz_l2p *t, u64 p)
 	u64 bytes = flaz_l2p_page_bytes(t, p);
 	/* for a fill: reclaim must not write to the volume it serves */
 	unsigned int noio = memalloc_noio_save();
-	u64 *page = kvzalloc(bytes, GFP_KERNEL);
+	u64 *page = kmem_cache_zalloc(t->page_cache, GFP_KERNEL);
 
 	memalloc_noio_restore(noio);
 	if (!page)
 		return -ENOMEM;
 	if (WARN_ON_ONCE(t->pages[p])) {
-		kvfree(page);
+		kmem_cache_free(t->page_cache, page);
 		return -EEXIST;
 	}
 	lock_stripes(t, p);
@@ -147,7 +148,7 @@ static bool page_out(struct flaz_l2p *t, u64 p)
 		WRITE_ONCE(t->leaving, t->leaving - bytes);
 	WRITE_ONCE(t->state[p], 0);
 	unlock_stripes(t, p);
-	kvfree(page);
+	kmem_cache_free(t->page_cache, page);
 	WRITE_ONCE(t->resident, t->resident - bytes);
 	return true;
 }
@@ -250,7 +251,7 @@ void flaz_l2p_forget_ssd(struct flaz_l2p *t)
 		}
 		/* a tombstone word is a group of this page's lines: its locks cover it */
 		if (!t->pages[p])
-			bitmap_clear(t->tombs, line, end - line);
+			bitmap_clear(t->tombs, p * L2P_PAGE_SLOTS, end - line);
 		unlock_stripes(t, p);
 		cond_resched();
 	}
@@ -267,11 +268,12 @@ void flaz_l2p_forget_ssd(struct flaz_l2p *t)
 bool flaz_l2p_void_block(struct flaz_l2p *t, u64 idx)
 {
 	u64 p = idx / FLAZ_L2P_PAGE_BLOCKS, line = idx * FLAZ_META_ENTRIES;
-	u64 end = min(t->nr_lines, line + FLAZ_META_ENTRIES);
+	u64 n = min(t->nr_lines - line, FLAZ_META_ENTRIES), slot = l2p_slot(line);
 	bool all;
 
+	/* a block's lines are within one page: their slots are contiguous */
 	lock_stripes(t, p);
-	all = !t->pages[p] && find_next_zero_bit(t->tombs, end, line) >= end;
+	all = !t->pages[p] && find_next_zero_bit(t->tombs, slot + n, slot) >= slot + n;
 	unlock_stripes(t, p);
 	return all;
 }

@@ -642,7 +642,7 @@ int main(int argc, char **argv)
 		flaz_l2p_gens(t)[i] = (1U << g.gen_bits) - 2 - 2 * 4;
 	for (i = 0; i < g.nr_extents; i++)
 		ext[i].state = FREE;
-	/* a page, or less: most of the table is out at any time */
+	/* a quarter of the table, or less: most of it is out at any time */
 	page_bytes = flaz_l2p_bytes(t) / nr_pages;
 	hot = g.nr_lines / 4;
 
@@ -666,7 +666,7 @@ int main(int argc, char **argv)
 		} else if (op < 630) {
 			clean_end();
 		} else if (op < 700) {
-			budget = below(2 * page_bytes);
+			budget = below(flaz_l2p_bytes(t) / 4 + page_bytes);
 			flaz_l2p_trim(t, budget);
 			stats[S_TRIM]++;
 		} else if (op < 740) {

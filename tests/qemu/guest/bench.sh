@@ -55,13 +55,13 @@ WRITE_S=15
 # offset, extent, a cold bit and 4 tag bits, 16 at most), and per line 2 bits of heat (the
 # cleaner) and a tombstone bit. The entries are paged: at most table_cache_kib of them
 # resident, by default 1 MiB per GiB of SSD, and fills may page in an eighth more before they
-# wait for a commit; per page of 8,128 lines a pointer and two state bytes; per table block of
-# 508 lines a dirty bit.
+# wait for a commit; per page (a table block of 508 lines) a pointer, two state bytes and a
+# dirty bit.
 PER_EXTENT_BYTES=23.875
 L2P_LINE_BITS=3	# heat (2) and the tombstone bit (1)
 L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4
-L2P_PAGE_LINES=8128
+L2P_PAGE_LINES=508
 L2P_PAGE_BYTES=10
 TABLE_CACHE_PER_GIB=1048576
 . "$(dirname "$0")/dmcache.sh"
@@ -245,8 +245,7 @@ flaz_bench() {
 # The hit ratio as less of the table is resident: flaz-lz4 with a third (flaz-paged), a
 # tenth, a sixteenth (as the default budget leaves at 1 TiB: dram_size) and a thirtieth of
 # its table's bytes as table_cache_kib, after the flaz-lz4 main row that gives the table's
-# size (fully resident). The table is paged 8,128 lines at a time: at the bench's size (8
-# pages) a tenth or less is under a page, so between commits no page need stay resident.
+# size (fully resident). The table is paged a table block (508 lines) at a time.
 paged_row() {
 	pr_tb=$(awk '$1 == "main" && $2 == "flaz-lz4" && $5 + 0 > 0 { print $5 }' $ROWS)
 	[ -n "$pr_tb" ] || return 0

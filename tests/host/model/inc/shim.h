@@ -135,4 +135,25 @@ static inline s64 atomic64_read(const atomic64_t *v) { return v->v; }
 static inline void atomic_add(int i, atomic_t *v) { v->v += i; }
 static inline int atomic_read(const atomic_t *v) { return v->v; }
 static inline int atomic_xchg(atomic_t *v, int n) { int o = v->v; v->v = n; return o; }
+static inline int atomic_inc_return(atomic_t *v) { return ++v->v; }
+#define ATOMIC_INIT(i) { (i) }
+#define DIV_ROUND_UP(a, b) (((a) + (b) - 1) / (b))
+#define min3(a, b, c) min(min(a, b), c)
+
+/* a slab cache of objects of one size */
+struct kmem_cache { size_t size; };
+static inline struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+						   unsigned int align, unsigned long flags,
+						   void (*ctor)(void *))
+{
+	struct kmem_cache *k = malloc(sizeof(*k));
+
+	(void)name; (void)align; (void)flags; (void)ctor;
+	if (k)
+		k->size = size;
+	return k;
+}
+static inline void *kmem_cache_zalloc(struct kmem_cache *k, gfp_t g) { (void)g; return calloc(1, k->size); }
+static inline void kmem_cache_free(struct kmem_cache *k, void *p) { (void)k; free(p); }
+static inline void kmem_cache_destroy(struct kmem_cache *k) { free(k); }
 #endif
