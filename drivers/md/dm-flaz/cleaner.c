@@ -447,7 +447,7 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	u64 line = flaz_l2p_line(c->l2p, info->block);
 	struct flaz_move mv;
 	u32 heat = 0;
-	bool live;
+	bool live, absent;
 
 	/* older than the extent: a slot of an earlier tenant the SSD kept */
 	if (info->seq <= READ_ONCE(c->ext_seq[ext]) || info->line != line) {
@@ -456,7 +456,18 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	}
 	flaz_l2p_lock(c->l2p, line);
 	live = flaz_l2p_points(c->l2p, info->block, ext, off, &heat);
+	absent = !live && !flaz_l2p_resident(c->l2p, line) && flaz_l2p_heat(c->l2p, line);
 	flaz_l2p_unlock(c->l2p, line);
+	/*
+	 * A line hit since its fill whose page is out reads as empty: its page
+	 * comes in (a read of it, or no room: the slot drops as a dead one would),
+	 * lest the cleaner drop a hot block for its page being out.
+	 */
+	if (absent && !flaz_meta_page_in(c->meta, line)) {
+		flaz_l2p_lock(c->l2p, line);
+		live = flaz_l2p_points(c->l2p, info->block, ext, off, &heat);
+		flaz_l2p_unlock(c->l2p, line);
+	}
 	if (!live)
 		return;
 	mv = (struct flaz_move) {

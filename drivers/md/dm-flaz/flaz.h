@@ -227,6 +227,7 @@ bool flaz_l2p_any_dirty(struct flaz_l2p *t);
 #define FLAZ_HEAT_MAX		3U
 void flaz_l2p_touch(struct flaz_l2p *t, u64 line);
 bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat);
+u32 flaz_l2p_heat(struct flaz_l2p *t, u64 line);
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 void flaz_l2p_cool(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext);

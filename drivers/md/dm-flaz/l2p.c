@@ -43,8 +43,9 @@
  * out before it writes it (read, modify, write). A write costs its own line
  * only, and nothing is lost by paging.
  *
- * The counters (usage, live) count resident entries only: the cleaner takes
- * the slots of absent ones for dead, and blocks_cached is of resident lines.
+ * The counters (usage, live) count resident entries only, and blocks_cached is
+ * of resident lines; the cleaner reads a victim's hot lines that are absent in
+ * (their heat is kept for every line) before it judges their slots.
  *
  * A page's lines are locked by FLAZ_L2P_PAGE_STRIPES of the stripes, so paging
  * it in or out takes that many locks, not one per group.
@@ -689,6 +690,12 @@ bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat)
 		return false;
 	*heat = heat_get(t, flaz_l2p_line(t, block));
 	return true;
+}
+
+/* @line's heat (lock held), kept whether its page is in or out. */
+u32 flaz_l2p_heat(struct flaz_l2p *t, u64 line)
+{
+	return heat_get(t, line);
 }
 
 /* The cleaner moved @block's slot to @e (lock held): half its heat goes along. */
