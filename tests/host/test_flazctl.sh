@@ -184,6 +184,12 @@ done
 check help-after-args 0 out '^Usage: flazctl set' set vol low_watermark -h
 check list-o-help 0 out 'hit_ratio .*read_hits' list -o help
 check list-o-help-keys 0 out 'read_misses' list -o help
+# each field once: mode is a fixed field and a status key
+"$BIN" list -o help >"$T/out" 2>&1
+dups=$(awk '/^and/ { keys = 1; next } /^  / { if (keys) { for (i = 1; i <= NF; i++) print $i } else print $1 }' \
+	"$T/out" | sort | uniq -d | tr '\n' ' ')
+[ -z "$dups" ] && grep -q '^  mode ' "$T/out" && pass list-o-help-once ||
+	fail list-o-help-once "listed twice: '$dups'"
 check list-o-unknown 2 err "unknown field 'colour'" list -o name,colour
 check list-o-empty 2 err 'no field' list -o ,
 check list-o-no-value 2 err 'needs a value' list -o
@@ -562,6 +568,13 @@ zstd
 name,hit_ratio
 /dev/null'
 [ "$out" = "$want" ] && pass completion || fail completion "got '$(tr '\n' '|' <<<"$out")'"
+# the fields of -o, each once (mode is a fixed field and a status key)
+out=$(PATH=$T/bin:$PATH FAKE_DM=$T/vols bash -c '
+. "$1" || exit 1
+COMP_WORDS=(flazctl list -o ""); COMP_CWORD=3; _flazctl; printf "%s\n" "${COMPREPLY[@]}"' _ "$COMP" 2>&1)
+dups=$(sort <<<"$out" | uniq -d | tr '\n' ' ')
+[ -z "$dups" ] && grep -qx mode <<<"$out" && grep -qx slots_kept <<<"$out" && pass completion-fields-once ||
+	fail completion-fields-once "repeated: '$dups' (of $(wc -l <<<"$out") fields)"
 
 # --- the systemd units: systemd-analyze verify, and the service's command writes the file
 # atomically (run here with the fake flazctl and a temporary directory)
