@@ -115,6 +115,10 @@ check create-option-twice 2 err 'cold given twice' \
 check create-name-slash 2 err 'invalid volume name' create a/b --hdd $NOHDD --ssd $NOSSD
 check create-name-too-long 2 err 'longer than 127' \
 	create "$(printf 'n%.0s' {1..128})" --hdd $NOHDD --ssd $NOSSD
+# /dev/mapper/control is device-mapper's own node
+check create-name-control 2 err "^flazctl: invalid volume name 'control': /dev/mapper/control is device-mapper's control node\$" \
+	create control --hdd $NOHDD --ssd $NOSSD
+check create-name-control-like 1 err "HDD $NOHDD: No such file" create control2 --hdd $NOHDD --ssd $NOSSD
 
 # --- create: runtime failures on the devices themselves
 check create-missing-device 1 err "HDD $NOHDD: No such file or directory" \
@@ -848,6 +852,7 @@ bad_line unknown-option "unknown option 'frob'" 'vol /dev/a /dev/b frob=1'
 bad_line bad-compressor "unknown compressor 'gzip'" 'vol /dev/a /dev/b compressor=gzip'
 bad_line extent-kib 'extent-kib must be a power of two from 4 to 256, not 48' 'vol /dev/a /dev/b extent-kib=48'
 bad_line not-a-number "ssd-hold-s: '10s' is not a number" 'vol /dev/a /dev/b ssd-hold-s=10s'
+bad_line name-control "invalid volume name 'control'" 'control /dev/a /dev/b'
 bad_line cleaner-rate-mib 'cleaner-rate-mib must be from 0 to 65536, not 70000' 'vol /dev/a /dev/b cleaner-rate-mib=70000'
 bad_line table-cache-kib 'table-cache-kib must be from 0 to 1073741824, not 1073741825' 'vol /dev/a /dev/b table-cache-kib=1073741825'
 bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'

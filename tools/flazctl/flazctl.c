@@ -226,6 +226,9 @@ int check_name(const char *name)
 	    strspn(name, NAME_CHARS) != len)
 		return fail(EXIT_USAGE, "invalid volume name '%s': use letters, digits and . _ + - : @, not starting with -",
 			    name);
+	/* /dev/mapper/control is device-mapper's own node: no volume can have it */
+	if (!strcmp(name, "control"))
+		return fail(EXIT_USAGE, "invalid volume name 'control': /dev/mapper/control is device-mapper's control node");
 	return EXIT_OK;
 }
 
