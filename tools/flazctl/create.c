@@ -117,7 +117,7 @@ static int check_compressor(const char *s, bool cold)
 static int check_number(const char *dash, const struct table_opt *t, const char *s,
 			unsigned long *v)
 {
-	if (!parse_ulong(s, v))
+	if (!parse_bounded(s, v))
 		return fail(EXIT_USAGE, "%s%s: '%s' is not a number", dash, t->flag, s);
 	if (t->pow2 && (*v < t->min || *v > t->max || (*v & (*v - 1))))
 		return fail(EXIT_USAGE, "%s%s must be a power of two from %lu to %lu, not %s",

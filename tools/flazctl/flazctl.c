@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,16 @@ bool parse_ulong(const char *s, unsigned long *v)
 	errno = 0;
 	*v = strtoul(s, &end, 10);
 	return !errno && !*end;
+}
+
+bool parse_bounded(const char *s, unsigned long *v)
+{
+	if (parse_ulong(s, v))
+		return true;
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return false;
+	*v = ULONG_MAX;
+	return true;
 }
 
 /* A subcommand, the function that runs it on (argc, argv) from its own name on, and its help. */
