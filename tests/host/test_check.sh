@@ -228,8 +228,12 @@ expect sb-other-bad 1 'warning: superblock copy 1 .*: corrupt; copy 0 is used' c
 flip "$T/sb.img" 5000
 flip "$T/sb.img" $((4096 + 8))
 expect sb-both-bad 2 'corrupt: both superblock copies are bad' check "$T/sb.img"
+# nothing --repair can do without a sound copy: the result says so, and suggests no --repair
+expect sb-both-bad-result 2 '^result: corrupt \(1 problem\), none repairable: no superblock copy is sound \(recreate the volume with --cold: it starts empty\)$' \
+	check "$T/sb.img"
 sum=$(sha "$T/sb.img")
-expect sb-both-bad-repair 2 'none repairable' check --repair "$T/sb.img"
+expect sb-both-bad-repair 2 '^result: corrupt \(1 problem\), none repairable: no superblock copy is sound' \
+	check --repair "$T/sb.img"
 [ "$(sha "$T/sb.img")" = "$sum" ] && pass sb-both-bad-repair-writes-nothing ||
 	fail sb-both-bad-repair-writes-nothing "the image changed"
 expect sb-both-bad-dump 1 'holds no valid flaz superblock' dump "$T/sb.img"
@@ -251,6 +255,9 @@ cp "$T/clean.img" "$T/tb.img"
 flip "$T/tb.img" $(($(nth table 3 "$T/clean.map") + 1000))
 sum=$(sha "$T/tb.img")
 expect table-crc 2 'corrupt: table block 2 \(sector [0-9]+\): bad checksum' check "$T/tb.img"
+# repairable: the result suggests --repair
+expect table-crc-result 2 '^result: corrupt \(1 problem; flazctl check --repair may fix some\)$' \
+	check "$T/tb.img"
 run dump --json --entries "$T/tb.img"
 [ "$(sha "$T/tb.img")" = "$sum" ] && pass check-dump-write-nothing ||
 	fail check-dump-write-nothing "check or dump changed the image"
@@ -427,14 +434,37 @@ dd if="$T/v1.img" of="$T/v1copy.img" bs=4096 skip=1 seek=1 count=1 conv=notrunc 
 expect sb-version-1-other-copy 1 'warning: superblock copy 1 \(sector 8\): of format version 1; copy 0 is used' \
 	check "$T/v1copy.img"
 
-# --- not a flaz SSD, or not this one
+# --- not a flaz SSD, or not this one: the result says what the SSD holds (as create --cold
+# names it), and suggests no --repair, which has nothing to fix there
 truncate -s 8M "$T/blank.img"
 expect blank 2 'no flaz superblock: the superblock area is blank' check "$T/blank.img"
+expect blank-result 2 '^result: not a flaz SSD: its superblock area is blank \(a new SSD, or never used by flaz\)$' \
+	check "$T/blank.img"
+expect blank-repair-result 2 '^result: not a flaz SSD: its superblock area is blank' check --repair "$T/blank.img"
 expect blank-dump 1 'holds no valid flaz superblock' dump "$T/blank.img"
+truncate -s 8M "$T/ext4.img"
+if command -v mkfs.ext4 >/dev/null || PATH=$PATH:/sbin:/usr/sbin command -v mkfs.ext4 >/dev/null; then
+	PATH=$PATH:/sbin:/usr/sbin mkfs.ext4 -q -F "$T/ext4.img" >&2
+else
+	# the ext2/3/4 superblock's magic, at byte 1080
+	printf '\123\357' | dd of="$T/ext4.img" bs=1 seek=1080 conv=notrunc status=none
+fi
+sum=$(sha "$T/ext4.img")
+expect ext4 2 "^corrupt: $T/ext4.img holds an ext2/3/4 filesystem, not a flaz SSD\$" check "$T/ext4.img"
+expect ext4-result 2 "^result: not a flaz SSD: $T/ext4.img holds an ext2/3/4 filesystem\$" check "$T/ext4.img"
+expect ext4-repair-result 2 "^result: not a flaz SSD: $T/ext4.img holds an ext2/3/4 filesystem\$" \
+	check --repair "$T/ext4.img"
+[ "$(sha "$T/ext4.img")" = "$sum" ] && pass ext4-repair-writes-nothing ||
+	fail ext4-repair-writes-nothing "check --repair changed the ext4 image"
+jexpect ext4-json "d['verdict'] == 'corrupt' and d['problems'][0]['area'] == 'superblock' and
+	d['problems'][0]['message'].endswith('holds an ext2/3/4 filesystem, not a flaz SSD')" check --json "$T/ext4.img"
 head -c 1M /dev/urandom >"$T/random.img"
-expect not-flaz 2 'no flaz superblock, and the SSD is not blank' check "$T/random.img"
+expect not-flaz 2 "^corrupt: $T/random.img holds .*, not a flaz SSD\$" check "$T/random.img"
+expect not-flaz-result 2 "^result: not a flaz SSD: $T/random.img holds " check "$T/random.img"
 cp "$T/clean.img" "$T/grown.img"
 truncate -s +1M "$T/grown.img"
+expect size-mismatch-result 2 '^result: corrupt \(1 problem\), none repairable: the superblock does not match this SSD$' \
+	check "$T/grown.img"
 sum=$(sha "$T/grown.img")
 expect size-mismatch 2 'superblock is for an SSD of 16384 sectors' check --repair "$T/grown.img"
 [ "$(sha "$T/grown.img")" = "$sum" ] && pass size-mismatch-no-repair ||

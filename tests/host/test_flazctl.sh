@@ -97,6 +97,14 @@ check create-table-cache-kib 2 err 'table-cache-kib must be from 0 to 1073741824
 	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 1073741825
 check create-table-cache-kib-word 2 err "table-cache-kib: 'lots' is not a number" \
 	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib lots
+# a number too large for an unsigned long is out of range, not "not a number"
+HUGE=99999999999999999999
+check create-extent-kib-huge 2 err "^flazctl: --extent-kib must be a power of two from 4 to 256, not $HUGE\$" \
+	create vol --hdd $NOHDD --ssd $NOSSD --extent-kib $HUGE
+check create-overbook-huge 2 err "^flazctl: --overbook must be from 100 to 1000, not $HUGE\$" \
+	create vol --hdd $NOHDD --ssd $NOSSD --overbook $HUGE
+check create-huge-not-a-number 2 err "'${HUGE}x' is not a number" \
+	create vol --hdd $NOHDD --ssd $NOSSD --overbook ${HUGE}x
 # in range: past the option checks, on to the (missing) devices
 check create-table-cache-kib-0 1 err "HDD $NOHDD: No such file" \
 	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 0
@@ -115,6 +123,10 @@ check create-option-twice 2 err 'cold given twice' \
 check create-name-slash 2 err 'invalid volume name' create a/b --hdd $NOHDD --ssd $NOSSD
 check create-name-too-long 2 err 'longer than 127' \
 	create "$(printf 'n%.0s' {1..128})" --hdd $NOHDD --ssd $NOSSD
+# /dev/mapper/control is device-mapper's own node
+check create-name-control 2 err "^flazctl: invalid volume name 'control': /dev/mapper/control is device-mapper's control node\$" \
+	create control --hdd $NOHDD --ssd $NOSSD
+check create-name-control-like 1 err "HDD $NOHDD: No such file" create control2 --hdd $NOHDD --ssd $NOSSD
 
 # --- create: runtime failures on the devices themselves
 check create-missing-device 1 err "HDD $NOHDD: No such file or directory" \
@@ -184,6 +196,12 @@ done
 check help-after-args 0 out '^Usage: flazctl set' set vol low_watermark -h
 check list-o-help 0 out 'hit_ratio .*read_hits' list -o help
 check list-o-help-keys 0 out 'read_misses' list -o help
+# each field once: mode is a fixed field and a status key
+"$BIN" list -o help >"$T/out" 2>&1
+dups=$(awk '/^and/ { keys = 1; next } /^  / { if (keys) { for (i = 1; i <= NF; i++) print $i } else print $1 }' \
+	"$T/out" | sort | uniq -d | tr '\n' ' ')
+[ -z "$dups" ] && grep -q '^  mode ' "$T/out" && pass list-o-help-once ||
+	fail list-o-help-once "listed twice: '$dups'"
 check list-o-unknown 2 err "unknown field 'colour'" list -o name,colour
 check list-o-empty 2 err 'no field' list -o ,
 check list-o-no-value 2 err 'needs a value' list -o
@@ -215,6 +233,8 @@ check set-out-of-range-5 2 err 'hot_max_percent must be from 0 to 100, not 101' 
 	set vol hot_max_percent 101
 check set-out-of-range-6 2 err 'table_cache_kib must be from 0 to 1073741824, not 1073741825' \
 	set vol table_cache_kib 1073741825
+check set-out-of-range-huge 2 err "^flazctl: table_cache_kib must be from 0 to 1073741824, not $HUGE\$" \
+	set vol table_cache_kib $HUGE
 check set-bad-name 2 err 'invalid volume name' set a/b low_watermark 5
 check set-option 2 err 'unknown option --frob' set --frob vol low_watermark 5
 check get-unknown-key 2 err "unknown key 'colour' \\(one of compressor" get vol colour
@@ -562,6 +582,13 @@ zstd
 name,hit_ratio
 /dev/null'
 [ "$out" = "$want" ] && pass completion || fail completion "got '$(tr '\n' '|' <<<"$out")'"
+# the fields of -o, each once (mode is a fixed field and a status key)
+out=$(PATH=$T/bin:$PATH FAKE_DM=$T/vols bash -c '
+. "$1" || exit 1
+COMP_WORDS=(flazctl list -o ""); COMP_CWORD=3; _flazctl; printf "%s\n" "${COMPREPLY[@]}"' _ "$COMP" 2>&1)
+dups=$(sort <<<"$out" | uniq -d | tr '\n' ' ')
+[ -z "$dups" ] && grep -qx mode <<<"$out" && grep -qx slots_kept <<<"$out" && pass completion-fields-once ||
+	fail completion-fields-once "repeated: '$dups' (of $(wc -l <<<"$out") fields)"
 
 # --- the systemd units: systemd-analyze verify, and the service's command writes the file
 # atomically (run here with the fake flazctl and a temporary directory)
@@ -835,6 +862,8 @@ bad_line unknown-option "unknown option 'frob'" 'vol /dev/a /dev/b frob=1'
 bad_line bad-compressor "unknown compressor 'gzip'" 'vol /dev/a /dev/b compressor=gzip'
 bad_line extent-kib 'extent-kib must be a power of two from 4 to 256, not 48' 'vol /dev/a /dev/b extent-kib=48'
 bad_line not-a-number "ssd-hold-s: '10s' is not a number" 'vol /dev/a /dev/b ssd-hold-s=10s'
+bad_line huge-number "extent-kib must be a power of two from 4 to 256, not $HUGE\$" "vol /dev/a /dev/b extent-kib=$HUGE"
+bad_line name-control "invalid volume name 'control'" 'control /dev/a /dev/b'
 bad_line cleaner-rate-mib 'cleaner-rate-mib must be from 0 to 65536, not 70000' 'vol /dev/a /dev/b cleaner-rate-mib=70000'
 bad_line table-cache-kib 'table-cache-kib must be from 0 to 1073741824, not 1073741825' 'vol /dev/a /dev/b table-cache-kib=1073741825'
 bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'

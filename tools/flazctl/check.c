@@ -84,7 +84,11 @@ struct range {
 struct checker {
 	struct ssd *ssd;
 	bool repair;		/* fix what can be fixed */
-	bool repair_table;	/* the superblock matches the device: the table may be fixed */
+	bool repair_table;	/* repairing, and the superblock fits: the table may be fixed */
+	bool sb_fits;		/* the superblock matches the device: --repair may fix the table */
+	bool blank;		/* no superblock: the superblock area is blank */
+	const char *foreign;	/* no superblock: what the SSD holds instead, or NULL */
+	char foreign_buf[80];
 	bool quiet;		/* count only: the check after a repair */
 	bool json;		/* problems as JSON objects, no notes */
 	bool tty;		/* a progress line on stderr */
@@ -238,6 +242,19 @@ static void repair_sb(struct checker *c, unsigned int i)
 		    i, c->sb.cur, info.seq);
 }
 
+/*
+ * What the SSD holds where a flaz superblock would be, named as create --cold
+ * names it (a filesystem, swap, ...), or NULL when that cannot be told.
+ */
+static const char *foreign_content(struct checker *c)
+{
+	unsigned char b[SSD_PROBE_BYTES];
+
+	if (ssd_read(c->ssd, 0, b, sizeof(b)))
+		return NULL;
+	return ssd_content(b, c->foreign_buf, sizeof(c->foreign_buf));
+}
+
 /* Superblock copies: one bad copy is ignorable (the other is used), none good is fatal. */
 static bool check_superblocks(struct checker *c)
 {
@@ -298,22 +315,31 @@ static bool check_superblocks(struct checker *c)
 		c->marked = sb_marked_count(c->sb_blk, c->info->nr_regions);
 		return true;
 	}
-	if (c->other_version >= 0)
+	if (c->other_version >= 0) {
 		say(c, K_UNSUPPORTED, AT_SB(c->other_version), "superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",
 		    sb->copy[c->other_version].version, FLAZ_SB_VERSION);
-	else if (impossible)
+		return false;
+	}
+	if (impossible)
 		return false;	/* told above */
-	else if (sb->copy[0].state == SB_UNREADABLE && sb->copy[1].state == SB_UNREADABLE)
+	if (sb->copy[0].state == SB_UNREADABLE && sb->copy[1].state == SB_UNREADABLE) {
 		say(c, K_CORRUPT, AT("superblock"), "cannot read the superblock: %s",
 		    ssd_strerror(sb->copy[0].err));
-	else if (blank == FLAZ_SB_COPIES)
+	} else if (blank == FLAZ_SB_COPIES) {
+		c->blank = true;
 		say(c, K_CORRUPT, AT("superblock"), "no flaz superblock: the superblock area is blank (a new SSD, or never used by flaz)");
-	else if (corrupt)
+	} else if (corrupt) {
 		say(c, K_CORRUPT, AT("superblock"), "both superblock copies are bad (copy 0: %s, copy 1: %s)",
 		    sb_state_name(sb->copy[0].state), sb_state_name(sb->copy[1].state));
-	else
-		say(c, K_CORRUPT, AT("superblock"), "no flaz superblock, and the SSD is not blank (copy 0: %s, copy 1: %s)",
-		    sb_state_name(sb->copy[0].state), sb_state_name(sb->copy[1].state));
+	} else {
+		c->foreign = foreign_content(c);
+		if (c->foreign)
+			say(c, K_CORRUPT, AT("superblock"), "%s holds %s, not a flaz SSD",
+			    c->ssd->path, c->foreign);
+		else
+			say(c, K_CORRUPT, AT("superblock"), "no flaz superblock, and the SSD is not blank (copy 0: %s, copy 1: %s)",
+			    sb_state_name(sb->copy[0].state), sb_state_name(sb->copy[1].state));
+	}
 	return false;
 }
 
@@ -333,23 +359,24 @@ static void check_geometry(struct checker *c)
 	     ", %u write-intent regions of %llu KiB",
 	     in->hdd_sectors, codec_name(in->codec), in->gen, in->commit, in->nr_regions,
 	     4ULL << in->region_shift);
-	c->repair_table = c->repair;
+	c->sb_fits = true;
 	/* sb_load() took no copy for an SSD larger than this one: this is a smaller one */
 	if (c->ssd->bytes != g->ssd_sectors << FLAZ_SECTOR_SHIFT) {
 		say(c, K_CORRUPT, AT("superblock"), "the superblock is for an SSD of %llu sectors, %s has %llu (the kernel refuses it)",
 		    g->ssd_sectors, c->ssd->path, c->ssd->bytes >> FLAZ_SECTOR_SHIFT);
-		c->repair_table = false;
+		c->sb_fits = false;
 	}
 	if (in->codec >= NR_CODECS) {
 		say(c, K_CORRUPT, AT("superblock"), "the superblock names an unknown codec (%u)",
 		    in->codec);
-		c->repair_table = false;
+		c->sb_fits = false;
 	}
 	if (in->cold_codec > NR_CODECS) {
 		say(c, K_CORRUPT, AT("superblock"), "the superblock names an unknown cold codec (%u)",
 		    in->cold_codec - 1);
-		c->repair_table = false;
+		c->sb_fits = false;
 	}
+	c->repair_table = c->repair && c->sb_fits;
 	if (c->repair && !c->repair_table)
 		note(c, "not repairing the table: the superblock does not match this SSD");
 }
@@ -993,26 +1020,52 @@ static enum verdict recheck(struct checker *c)
 	return v;
 }
 
+/*
+ * Why --repair can fix none of @c's problems, or NULL when it may fix some: it
+ * rewrites a bad superblock copy from the sound one and the table under a
+ * superblock that fits the SSD, so without either there is nothing it can do.
+ */
+static const char *unrepairable(const struct checker *c)
+{
+	if (!c->info)
+		return "no superblock copy is sound (recreate the volume with --cold: it starts empty)";
+	if (!c->sb_fits)
+		return "the superblock does not match this SSD";
+	return NULL;
+}
+
 static void result(const struct checker *c, enum verdict v, bool repair)
 {
-	if (c->count[K_REPAIRED] && v == CORRUPT)
+	const char *why;
+
+	if (c->count[K_REPAIRED] && v == CORRUPT) {
 		printf("result: still corrupt after %llu repair%s: run flazctl check again to see what is left\n",
 		       c->count[K_REPAIRED], plural(c->count[K_REPAIRED]));
-	else if (c->count[K_REPAIRED])
+	} else if (c->count[K_REPAIRED]) {
 		printf("result: repaired (%llu repair%s)\n", c->count[K_REPAIRED],
 		       plural(c->count[K_REPAIRED]));
-	else if (c->count[K_UNSUPPORTED])
+	} else if (c->count[K_UNSUPPORTED]) {
 		printf("result: format version %u, which this flazctl does not read (recreate the volume with --cold)\n",
 		       c->sb.copy[c->other_version].version);
-	else if (v == CORRUPT)
-		printf("result: corrupt (%llu problem%s%s)\n", c->count[K_CORRUPT],
-		       plural(c->count[K_CORRUPT]),
-		       repair ? ", none repairable" : "; flazctl check --repair may fix some");
-	else if (v == IGNORABLE)
+	} else if (v == CORRUPT && c->blank) {
+		printf("result: not a flaz SSD: its superblock area is blank (a new SSD, or never used by flaz)\n");
+	} else if (v == CORRUPT && c->foreign) {
+		printf("result: not a flaz SSD: %s holds %s\n", c->ssd->path, c->foreign);
+	} else if (v == CORRUPT) {
+		why = unrepairable(c);
+		printf("result: corrupt (%llu problem%s", c->count[K_CORRUPT],
+		       plural(c->count[K_CORRUPT]));
+		if (why)
+			printf("), none repairable: %s\n", why);
+		else
+			printf("%s)\n", repair ? ", none repairable" :
+			       "; flazctl check --repair may fix some");
+	} else if (v == IGNORABLE) {
 		printf("result: %llu warning%s, nothing corrupt\n", c->count[K_WARNING],
 		       plural(c->count[K_WARNING]));
-	else
+	} else {
 		printf("result: clean\n");
+	}
 }
 
 static const char *verdict_name(const struct checker *c, enum verdict v)

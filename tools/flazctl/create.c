@@ -117,7 +117,7 @@ static int check_compressor(const char *s, bool cold)
 static int check_number(const char *dash, const struct table_opt *t, const char *s,
 			unsigned long *v)
 {
-	if (!parse_ulong(s, v))
+	if (!parse_bounded(s, v))
 		return fail(EXIT_USAGE, "%s%s: '%s' is not a number", dash, t->flag, s);
 	if (t->pow2 && (*v < t->min || *v > t->max || (*v & (*v - 1))))
 		return fail(EXIT_USAGE, "%s%s must be a power of two from %lu to %lu, not %s",
@@ -243,44 +243,6 @@ static int parse_create(int argc, char **argv, struct create_args *a)
 		return fail(EXIT_USAGE, "--force only goes with --cold");
 	r = check_name(a->name);
 	return r ? r : check_watermarks(a);
-}
-
-/* The start of an SSD that --cold may overwrite without --force: blank or flaz. */
-#define SSD_PROBE_BYTES 8192
-
-/* Whether the 4 bytes at @p are the little-endian superblock magic. */
-static bool sb_magic_at(const unsigned char *p)
-{
-	return (p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24) == FLAZ_SB_MAGIC;
-}
-
-/* What the SSD's first bytes @b hold, in words, or NULL when blank or a flaz cache. */
-static const char *ssd_content(const unsigned char *b, char *buf, size_t len)
-{
-	size_t i;
-
-	if (sb_magic_at(b) || sb_magic_at(b + FLAZ_BLOCK_SIZE))
-		return NULL;
-	for (i = 0; i < SSD_PROBE_BYTES && !b[i]; i++)
-		;
-	if (i == SSD_PROBE_BYTES)
-		return NULL;
-	if (b[1080] == 0x53 && b[1081] == 0xef)
-		return "an ext2/3/4 filesystem";
-	if (!memcmp(b, "XFSB", 4))
-		return "an XFS filesystem";
-	if (!memcmp(b, "LUKS\xba\xbe", 6))
-		return "a LUKS volume";
-	if (!memcmp(b + 512, "LABELONE", 8))
-		return "an LVM physical volume";
-	if (!memcmp(b + 4086, "SWAPSPACE2", 10) || !memcmp(b + 4086, "SWAP-SPACE", 10))
-		return "swap space";
-	if (!memcmp(b + 512, "EFI PART", 8))
-		return "a GPT partition table";
-	if (b[510] == 0x55 && b[511] == 0xaa)
-		return "a partition table or boot sector";
-	snprintf(buf, len, "data (not zeros at byte %zu, and no flaz superblock)", i);
-	return buf;
 }
 
 /*

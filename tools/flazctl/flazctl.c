@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,16 @@ bool parse_ulong(const char *s, unsigned long *v)
 	errno = 0;
 	*v = strtoul(s, &end, 10);
 	return !errno && !*end;
+}
+
+bool parse_bounded(const char *s, unsigned long *v)
+{
+	if (parse_ulong(s, v))
+		return true;
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return false;
+	*v = ULONG_MAX;
+	return true;
 }
 
 /* A subcommand, the function that runs it on (argc, argv) from its own name on, and its help. */
@@ -226,6 +237,9 @@ int check_name(const char *name)
 	    strspn(name, NAME_CHARS) != len)
 		return fail(EXIT_USAGE, "invalid volume name '%s': use letters, digits and . _ + - : @, not starting with -",
 			    name);
+	/* /dev/mapper/control is device-mapper's own node: no volume can have it */
+	if (!strcmp(name, "control"))
+		return fail(EXIT_USAGE, "invalid volume name 'control': /dev/mapper/control is device-mapper's control node");
 	return EXIT_OK;
 }
 

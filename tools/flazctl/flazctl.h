@@ -32,6 +32,13 @@ const char *command_synopsis(const char *name);
 /* A plain unsigned decimal, no sign, no spaces, no overflow. */
 bool parse_ulong(const char *s, unsigned long *v);
 
+/*
+ * parse_ulong() for a value the caller checks against a range below ULONG_MAX:
+ * digits too many for an unsigned long read as ULONG_MAX, so that the range check
+ * says they are out of range, not that they are no number.
+ */
+bool parse_bounded(const char *s, unsigned long *v);
+
 /* getopt_long() returned '?': say which option was wrong; returns EXIT_USAGE. */
 int bad_option(char **argv);
 

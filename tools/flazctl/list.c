@@ -56,30 +56,46 @@ struct list_args {
 	struct field f[MAX_FIELDS];
 };
 
-static void fields_help(void)
+/* The fixed field named @name, or NULL. */
+static const struct field *fixed_field(const char *name)
 {
 	size_t i;
+
+	for (i = 0; i < NR_FIXED; i++)
+		if (!strcmp(name, fixed_fields[i].name))
+			return &fixed_fields[i];
+	return NULL;
+}
+
+/* The fields, each once: a status key that is a fixed field too (mode) is listed as that. */
+static void fields_help(void)
+{
+	size_t i, n = 0;
 
 	puts("Fields for -o (comma-separated):");
 	for (i = 0; i < NR_FIXED; i++)
 		printf("  %-12s %s\n", fixed_fields[i].name, fixed_fields[i].help);
-	puts("and every status key (see flazctl status), as the kernel reports it:");
-	for (i = 0; status_keys[i]; i++)
-		printf("%s%s%s", i % 6 ? " " : "  ", status_keys[i],
-		       i % 6 == 5 || !status_keys[i + 1] ? "\n" : "");
+	puts("and every other status key (see flazctl status), as the kernel reports it:");
+	for (i = 0; status_keys[i]; i++) {
+		if (fixed_field(status_keys[i]))
+			continue;
+		printf("%s%s", n % 6 ? " " : "  ", status_keys[i]);
+		if (++n % 6 == 0)
+			putchar('\n');
+	}
+	if (n % 6)
+		putchar('\n');
 }
 
 /* A field by name: a fixed one, or a status key as a column of its own. */
 static bool find_field(const char *name, struct field *f)
 {
-	size_t i;
+	const struct field *fixed = fixed_field(name);
 	size_t len = strlen(name);
 
-	for (i = 0; i < NR_FIXED; i++) {
-		if (!strcmp(name, fixed_fields[i].name)) {
-			*f = fixed_fields[i];
-			return true;
-		}
+	if (fixed) {
+		*f = *fixed;
+		return true;
 	}
 	if (!known_status_key(name))
 		return false;

@@ -6,6 +6,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,40 @@ const char *ssd_strerror(int r)
 	if (r == -EOVERFLOW)
 		return "beyond the end of the device";
 	return strerror(-r);
+}
+
+/* Whether the 4 bytes at @p are the little-endian superblock magic. */
+static bool sb_magic_at(const unsigned char *p)
+{
+	return (p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24) == FLAZ_SB_MAGIC;
+}
+
+const char *ssd_content(const unsigned char *b, char *buf, size_t len)
+{
+	size_t i;
+
+	if (sb_magic_at(b) || sb_magic_at(b + FLAZ_BLOCK_SIZE))
+		return NULL;
+	for (i = 0; i < SSD_PROBE_BYTES && !b[i]; i++)
+		;
+	if (i == SSD_PROBE_BYTES)
+		return NULL;
+	if (b[1080] == 0x53 && b[1081] == 0xef)
+		return "an ext2/3/4 filesystem";
+	if (!memcmp(b, "XFSB", 4))
+		return "an XFS filesystem";
+	if (!memcmp(b, "LUKS\xba\xbe", 6))
+		return "a LUKS volume";
+	if (!memcmp(b + 512, "LABELONE", 8))
+		return "an LVM physical volume";
+	if (!memcmp(b + 4086, "SWAPSPACE2", 10) || !memcmp(b + 4086, "SWAP-SPACE", 10))
+		return "swap space";
+	if (!memcmp(b + 512, "EFI PART", 8))
+		return "a GPT partition table";
+	if (b[510] == 0x55 && b[511] == 0xaa)
+		return "a partition table or boot sector";
+	snprintf(buf, len, "data (not zeros at byte %zu, and no flaz superblock)", i);
+	return buf;
 }
 
 /*

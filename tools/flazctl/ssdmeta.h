@@ -35,6 +35,17 @@ int ssd_write(const struct ssd *s, __u64 off, const void *buf, size_t len);
 /* What a failed ssd_read() / ssd_write() means, for messages. */
 const char *ssd_strerror(int r);
 
+/* The start of an SSD that ssd_content() looks at: both superblock copies. */
+#define SSD_PROBE_BYTES (2 * FLAZ_BLOCK_SIZE)
+
+/*
+ * What the SSD's first SSD_PROBE_BYTES @b hold, in words ("an ext2/3/4
+ * filesystem", "swap space", ... or "data (...)" in @buf), or NULL when they are
+ * blank or hold the flaz superblock magic: what create --cold would overwrite,
+ * and what check found instead of a flaz SSD.
+ */
+const char *ssd_content(const unsigned char *b, char *buf, size_t len);
+
 /* One superblock copy as found on the SSD. */
 enum sb_state {
 	SB_VALID,

@@ -81,7 +81,7 @@ static int check_setting(const char *key, const char *value)
 		return fail(EXIT_USAGE, "%s cannot change on a live volume: re-create it with flazctl create --%s",
 			    key, flag);
 	}
-	if (!parse_ulong(value, &v))
+	if (!parse_bounded(value, &v))
 		return fail(EXIT_USAGE, "%s: '%s' is not a number", key, value);
 	if (v < t->min || v > t->max)
 		return fail(EXIT_USAGE, "%s must be from %lu to %lu, not %s", key, t->min, t->max, value);
