@@ -110,7 +110,7 @@ wide cache-cleaner-verify t_cache_cleaner_verify
 wide cache-cleaner-hot-raw t_cache_cleaner_hot_raw
 wide cache-cleaner-cold t_cache_cleaner_cold
 check cache-cleaner-hot-set t_cache_cleaner_hot_set
-check cache-cleaner-hot-set-paged t_cache_cleaner_hot_set paged
+wide cache-cleaner-hot-set-paged t_cache_cleaner_hot_set paged
 check cache-cleaner-fault t_cache_cleaner_fault
 check persist-warm-dmsetup t_persist_warm dmsetup
 check persist-warm-flazctl t_persist_warm flazctl
