@@ -786,11 +786,9 @@ t_persist_evict() {
 	show_status pv
 	echo "table blocks 0..$((n_tb - 1)) commits before: $before; after: $after"
 	must dmsetup remove pv
-	if have_flazctl_check; then
-		flazctl check $PSSD >/tmp/check.out 2>&1 ||
-			fail "flazctl check after the evictions: $(tail -n 3 /tmp/check.out | tr '\n' ' ')"
-		cat /tmp/check.out
-	fi
+	flazctl check $PSSD >/tmp/check.out 2>&1 ||
+		fail "flazctl check after the evictions: $(tail -n 3 /tmp/check.out | tr '\n' ' ')"
+	cat /tmp/check.out
 	p_create
 	p_read_back
 	c2=$P_C
@@ -919,9 +917,6 @@ fuzz_extent() {
 	flip_in "$1" $((fe_at + fe_off)) $((32 + fe_len))
 }
 
-# Whether flazctl has its check command yet (another helper is writing it).
-have_flazctl_check() { ! flazctl check --help 2>&1 | grep -q 'unknown command'; }
-
 # What each round damages. The seed is random and logged on the console ("note ... fuzz
 # seed N"); to replay a round set FLAZ_FUZZ_SEED=N in the guest's environment.
 P_FUZZ_ROUNDS="sb table extent table extent sb extent table both-sb extent"
@@ -929,7 +924,7 @@ P_FUZZ_ROUNDS="sb table extent table extent sb extent table both-sb extent"
 # A volume filled with the data set and removed cleanly; its SSD image, with random bytes
 # flipped (seeded) in a superblock copy, a written table block or an extent, comes back
 # without cold and returns the data set exactly (refused only when both superblock copies
-# were hit); flazctl check, if there is one, finds the damage.
+# were hit); flazctl check finds the damage.
 t_persist_fuzz() {
 	p_data
 	p_slices
@@ -946,17 +941,11 @@ t_persist_fuzz() {
 	[ -n "${FLAZ_FUZZ_SEED:-}" ] && seed=$FLAZ_FUZZ_SEED
 	P_RNG=$((seed % 2147483648))
 	note "fuzz seed $seed"
-	check_cmd=0
-	have_flazctl_check && check_cmd=1
-	if [ $check_cmd = 1 ]; then
-		# the undamaged image is clean: so a non-zero exit below is the damage's
-		flazctl check $PSSD >/tmp/check.out 2>&1
-		rc=$?
-		echo "flazctl check (undamaged) -> $rc: $(tail -n 3 /tmp/check.out)"
-		[ $rc = 0 ] || fail "flazctl check exited $rc on the undamaged image: $(tail -n 2 /tmp/check.out | tr '\n' ' ')"
-	else
-		note "flazctl has no check command: images not checked"
-	fi
+	# the undamaged image is clean: so a non-zero exit below is the damage's
+	flazctl check $PSSD >/tmp/check.out 2>&1
+	rc=$?
+	echo "flazctl check (undamaged) -> $rc: $(tail -n 3 /tmp/check.out)"
+	[ $rc = 0 ] || fail "flazctl check exited $rc on the undamaged image: $(tail -n 2 /tmp/check.out | tr '\n' ' ')"
 	round=0
 	for what in $P_FUZZ_ROUNDS; do
 		round=$((round + 1))
@@ -970,12 +959,10 @@ t_persist_fuzz() {
 		esac
 		cmp -s /tmp/fuzz.img /tmp/work.img && fail "round $round ($what, seed $seed): the image did not change"
 		p_restore /tmp/work.img
-		if [ $check_cmd = 1 ]; then
-			flazctl check $PSSD >/tmp/check.out 2>&1
-			rc=$?
-			echo "flazctl check -> $rc: $(tail -n 3 /tmp/check.out)"
-			[ $rc != 0 ] || fail "round $round ($what, seed $seed): flazctl check exited 0 on the damaged image"
-		fi
+		flazctl check $PSSD >/tmp/check.out 2>&1
+		rc=$?
+		echo "flazctl check -> $rc: $(tail -n 3 /tmp/check.out)"
+		[ $rc != 0 ] || fail "round $round ($what, seed $seed): flazctl check exited 0 on the damaged image"
 		if [ $what = both-sb ]; then
 			refused "$MSG_CORRUPT|$MSG_NOT_FLAZ" dmsetup create pv --table "$(p_table)"
 			continue
