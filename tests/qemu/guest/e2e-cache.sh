@@ -507,7 +507,7 @@ t_cache_paged() {
 	show_status vol
 	must dmsetup remove vol
 	must dmsetup create vol --table "$(flaz_table table_cache_kib 64)"
-	wait_loaded vol
+	wait_loaded vol || fail "$(head -n 1 /tmp/unloaded)"
 	held2=$(status_val vol table_resident_bytes)
 	# shellcheck disable=SC2086
 	run_fio warm-reverify $PAGED_FIO --verify_only

@@ -1016,7 +1016,7 @@ t_persist_paging() {
 	must dmsetup resume pgssd
 	# reads that page in for fills
 	sha_mib $PV 0 $PG_MIB >/dev/null
-	wait_loaded pv
+	wait_loaded pv || fail "$(head -n 1 /tmp/unloaded)"
 	wait_settled pv
 	pi=$(status_val pv table_page_ins)
 	held=$(status_val pv table_resident_bytes)

@@ -99,10 +99,11 @@ check() {
 		[ $only_hit = 1 ] || return 0
 	fi
 	record "RUN $name"
-	rm -f /tmp/why /tmp/skip
+	rm -f /tmp/why /tmp/skip /tmp/unloaded
 	blank_ssd
 	t0=$(uptime_s)
-	if ("$@") >"$LOGS/$name.log" 2>&1; then
+	# a wait_loaded that gave up fails the check even where its caller went on (in $(...))
+	if ("$@") >"$LOGS/$name.log" 2>&1 && [ ! -e /tmp/unloaded ]; then
 		if [ -e /tmp/skip ]; then
 			record "SKIP $name: $(head -n 1 /tmp/skip)"
 			echo "SKIP $name: $(head -n 1 /tmp/skip)"
@@ -113,6 +114,7 @@ check() {
 		return 0
 	fi
 	why=$(cat /tmp/why 2>/dev/null)
+	[ -e /tmp/unloaded ] && why=$(head -n 1 /tmp/unloaded)
 	record "FAIL $name: ${why:-$* failed}"
 	echo "FAIL $name: ${why:-$* failed} ($(($(uptime_s) - t0)) s)"
 	tail -n 30 "$LOGS/$name.log" | sed 's/^/    /'
@@ -147,19 +149,31 @@ sectors() { blockdev --getsz "$1"; }
 flaz_table() { echo "0 $(sectors $HDD) flaz $HDD $SSD $# $*"; }
 
 # Wait (60 s at most) until flaz volume $1 has read its table in (status loading=0), so
-# what its status says is the warm state; a device without the key does not wait.
+# what its status says is the warm state; a device without the key does not wait. Still
+# loading after 60 s: returns 1 and leaves the reason in /tmp/unloaded, which fails the
+# check (check()) even when the caller cannot, in a command substitution.
 wait_loaded() {
+	# once one wait gave up, the check has failed: the next ones do not wait 60 s again
+	[ -e /tmp/unloaded ] && return 1
 	wl_i=0
 	while wl=$(dmsetup status "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^loading=//p') &&
-		[ -n "$wl" ] && [ "$wl" != 0 ] && [ $wl_i -lt 600 ]; do
+		[ -n "$wl" ] && [ "$wl" != 0 ]; do
+		if [ $wl_i -ge 600 ]; then
+			echo "volume $1 still loading its table after 60 s (loading=$wl): $(dmsetup status "$1")" |
+				cut -c 1-400 >>/tmp/unloaded
+			echo "wait_loaded: $(tail -n 1 /tmp/unloaded)" >&2
+			return 1
+		fi
 		sleep 0.1
 		wl_i=$((wl_i + 1))
 	done
+	return 0
 }
 
-# The value of key $2 in the status line of volume $1 (once its table is in).
+# The value of key $2 in the status line of volume $1 (once its table is in; fails the
+# check if it never is).
 status_val() {
-	wait_loaded "$1"
+	wait_loaded "$1" || fail "$(head -n 1 /tmp/unloaded)"
 	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
