@@ -1,7 +1,10 @@
 #!/bin/bash
-# make test: every suite, one PASS/FAIL line per test, then "N passed, N failed".
-# Suites print only PASS/FAIL lines on stdout; their diagnostics go to
-# $FLAZ_CACHE/logs/<suite>.log. A suite that dies without saying why counts as a failure.
+# make test: every suite, one PASS/FAIL line per test (SKIP for a test whose precondition
+# this host or kernel lacks), then "N skipped" and last "N passed, N failed".
+# Suites print only PASS/FAIL/SKIP lines on stdout ("SKIP name: why"); their diagnostics go
+# to $FLAZ_CACHE/logs/<suite>.log. A suite that dies without saying why counts as a
+# failure, and so does one that prints no line at all; one whose every test was skipped
+# is reported as such (its SKIP lines), not as a failure.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
@@ -21,14 +24,14 @@ mkdir -p "$LOGS"
 : >"$TIMES"
 : >"$COUNTS"
 
-# Run one suite: keep its PASS/FAIL lines, log the rest, and flag a silent failure.
+# Run one suite: keep its PASS/FAIL/SKIP lines, log the rest, and flag a silent failure.
 suite() {
 	local name=$1 out rc t0=$SECONDS
 	shift
 	echo "== $name" >&2
 	out=$("$@" 2>"$LOGS/$name.log")
 	rc=$?
-	out=$(grep -E '^(PASS|FAIL) ' <<<"$out")
+	out=$(grep -E '^(PASS|FAIL|SKIP) ' <<<"$out")
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL ' <<<"$out"; then
 		out+=$'\n'"FAIL $name: exited $rc without naming a failure (see $LOGS/$name.log)"
 	elif [ -z "$out" ]; then
@@ -37,7 +40,7 @@ suite() {
 	sed '/^$/d' <<<"$out" | tee -a "$RESULTS"
 	echo "   ($name: $((SECONDS - t0)) s)" >&2
 	echo "$name $((SECONDS - t0)) s" >>"$TIMES"
-	echo "$name: $(grep -c '^PASS ' <<<"$out") passed, $(grep -c '^FAIL ' <<<"$out") failed" >>"$COUNTS"
+	echo "$name: $(grep -c '^PASS ' <<<"$out") passed, $(grep -c '^FAIL ' <<<"$out") failed, $(grep -c '^SKIP ' <<<"$out") skipped" >>"$COUNTS"
 }
 
 # Module for each Debian kernel series given: must build with zero warnings.
@@ -65,7 +68,7 @@ reach() {
 	local series=$1 kver label
 	if ! kver=$(tests/lib/kvers.sh "$series" 2>"$LOGS/kvers-$series.log"); then
 		echo "FAIL build/$series/kernel: $(tail -n 1 "$LOGS/kvers-$series.log")" | tee -a "$RESULTS"
-		echo "build-$series: 0 passed, 1 failed" >>"$COUNTS"
+		echo "build-$series: 0 passed, 1 failed, 0 skipped" >>"$COUNTS"
 		return
 	fi
 	label=$(. tests/qemu/lib.sh && series_of "$kver")
@@ -127,5 +130,12 @@ sed 's/^/  /' "$COUNTS"
 
 passed=$(grep -c '^PASS ' "$RESULTS")
 failed=$(grep -c '^FAIL ' "$RESULTS")
+skipped=$(grep -c '^SKIP ' "$RESULTS")
+if [ "$skipped" -gt 0 ]; then
+	echo "skipped:"
+	grep '^SKIP ' "$RESULTS" | sed 's/^SKIP /  /'
+fi
+echo "$skipped skipped"
+# the last line, exactly so: .ci/run looks for it
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

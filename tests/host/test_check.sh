@@ -3,7 +3,8 @@
 # by tests/host/mkimage.c (the module's own format.c encoders, as the kernel writes them),
 # then damaged on purpose. Ends with the fuzzer (tests/host/fuzz_check.sh).
 # Usage: tests/host/test_check.sh [path/to/flazctl]
-# Prints one PASS/FAIL line per check; exits non-zero iff any check failed.
+# Prints one PASS/FAIL line per check (SKIP name: why where this host lacks strace, script(1)
+# or working loop devices); exits non-zero iff any check failed.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${1:-$REPO/tools/flazctl/flazctl}
@@ -649,7 +650,8 @@ fi
 
 # --- a progress line on a terminal only
 if ! command -v script >/dev/null; then
-	skip progress "no script(1) here"
+	skip progress-tty "no script(1) here"
+	skip progress-not-tty "no script(1) here"
 else
 	script -qec "timeout 10 '$BIN' check '$T/reads.img'" /dev/null >"$T/tty" 2>&1
 	if grep -qE "checking extents: $reads_extents/$reads_extents \(100%\)" "$T/tty"; then

@@ -5,7 +5,8 @@
 # device-mapper (tests/host/fakedm.c); the bash completion and the systemd units.
 # Loop devices are used when losetup works here; otherwise those checks print SKIP.
 # Usage: tests/host/test_flazctl.sh [path/to/flazctl]
-# Prints one PASS/FAIL line per check; exits non-zero iff any check failed.
+# Prints one PASS/FAIL line per check (SKIP name: why where this host lacks what the check
+# needs); exits non-zero iff any check failed.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${1:-$REPO/tools/flazctl/flazctl}
@@ -766,6 +767,7 @@ FLAZTAB=$T/none check flaztab-missing-env-deactivate 1 err "^flazctl: no flaztab
 check flaztab-missing-name 1 err "no flaztab at $T/none" activate v1 --flaztab "$T/none"
 if [ -e /etc/flaztab ]; then
 	skip flaztab-missing-default "this host has an /etc/flaztab"
+	skip flaztab-missing-default-quiet "this host has an /etc/flaztab"
 else
 	check flaztab-missing-default 0 out '^$' activate --all
 	[ -s "$T/err" ] && fail flaztab-missing-default-quiet "stderr: $(head -n1 "$T/err")" ||
@@ -893,6 +895,7 @@ if [ -n "$BHDD" ]; then
 	[ -s "$T/err" ] && fail activate-device-quiet "stderr: $(head -n1 "$T/err")" || pass activate-device-quiet
 else
 	skip activate-device-none "losetup does not work on this host"
+	skip activate-device-quiet "losetup does not work on this host"
 fi
 check activate-device-missing 1 err '/dev/nonexistent: No such file' activate --device /dev/nonexistent --flaztab "$FT"
 check activate-device-not-blk 1 err "$T/plain is not a block device" activate --device "$T/plain" --flaztab "$FT"

@@ -4,7 +4,7 @@
 # volume, cold in round 1 only; runs mixed fio writes and reads; resets the machine with
 # sysrq-b after a delay drawn from the round's seed), then guest/crash-check.sh (re-creates
 # the volume without cold: it must come back; every block must equal the HDD's; clean remove).
-# stdout: only "PASS crash-<series>/roundN/<check>" and "FAIL ...: why" lines; diagnostics
+# stdout: only "PASS crash-<series>/roundN/<check>", "FAIL ...: why" and "SKIP ...: why" lines; diagnostics
 # (blocks_cached after each crash, the seed) on stderr; exit 0 iff nothing failed.
 # Run dir (disks; per boot console, results and dmesg): $FLAZ_CACHE/qemu/KVER/crash.
 # FLAZ_CRASH_SEED=N repeats a run's delays and fio streams (the seed is printed on stderr).
@@ -63,7 +63,7 @@ boot() {
 	echo "$tag: qemu exited $BOOT_RC after $((SECONDS - t0)) s" >&2
 }
 
-# report_checks PREFIX TAG: the guest's RUN/PASS/FAIL records as output lines, its INFO
+# report_checks PREFIX TAG: the guest's RUN/PASS/FAIL/SKIP records as output lines, its INFO
 # lines on stderr; prints the check that started and never ended (empty if none).
 report_checks() {
 	local prefix=$1 word rest running=
@@ -72,6 +72,7 @@ report_checks() {
 		RUN) running=$rest ;;
 		PASS) pass "$prefix/$rest" && running= ;;
 		FAIL) failed "$prefix/${rest%%: *}" "${rest#*: }" && running= ;;
+		SKIP) echo "SKIP $prefix/$rest" && running= ;;
 		INFO) echo "info: $rest" >&2 ;;
 		esac
 	done <"$RUN/$2.results"

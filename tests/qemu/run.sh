@@ -1,7 +1,8 @@
 #!/bin/bash
 # Boot Debian's kernel KVER in QEMU (TCG) and run a guest suite (tests/qemu/guest/SUITE.sh).
-# stdout: only "PASS qemu-<series>/<suite>/<check>" and "FAIL ...: why" lines (plus
-# qemu-<series>/boot); diagnostics on stderr; exit 0 iff nothing failed.
+# stdout: only "PASS qemu-<series>/<suite>/<check>", "FAIL ...: why" and "SKIP ...: why" (a
+# check whose precondition the kernel lacks) lines (plus qemu-<series>/boot); diagnostics
+# on stderr; exit 0 iff nothing failed.
 # Run dir (disks, console.log, results.txt, dmesg.txt): $FLAZ_CACHE/qemu/KVER/SUITE.
 # FLAZ_ONLY=PREFIX[,PREFIX...] (e2e only) runs just the checks whose names start with one of
 # them (and the module's load and unload), e.g. FLAZ_ONLY=flazctl; the default runs all.
@@ -33,8 +34,8 @@ console_tail() {
 	grep -av '^\s*$' "$RUN/console.log" | tail -n 4 | tr -d '\r' | tr '\n' '|' | cut -c 1-400
 }
 
-# Turn the guest's RUN/PASS/FAIL records into output lines (INFO records go to stderr); a check that started but never
-# ended is where the guest died.
+# Turn the guest's RUN/PASS/FAIL/SKIP records into output lines (INFO records go to stderr);
+# a check that started but never ended is where the guest died.
 report_checks() {
 	local word rest running=
 	while read -r word rest; do
@@ -42,6 +43,7 @@ report_checks() {
 		RUN) running=$rest ;;
 		PASS) pass "$PREFIX/$rest" && running= ;;
 		FAIL) failed "$PREFIX/${rest%%: *}" "${rest#*: }" && running= ;;
+		SKIP) echo "SKIP $PREFIX/$rest" && running= ;;
 		INFO) echo "info: $rest" >&2 ;;
 		esac
 	done <"$RUN/results.txt"
@@ -52,7 +54,7 @@ report_boot() {
 	local rc=$1 why
 	case $rc in
 	33)
-		grep -q '^PASS \|^FAIL ' "$RUN/results.txt" && pass "qemu-$SERIES/boot" && return
+		grep -q '^PASS \|^FAIL \|^SKIP ' "$RUN/results.txt" && pass "qemu-$SERIES/boot" && return
 		why="the suite recorded no check" ;;
 	124) why="timed out after ${QEMU_TIMEOUT}s" ;;
 	0) why="the guest panicked or stopped before the suite ended" ;;

@@ -80,20 +80,32 @@ table_round_trip() {
 	return 1
 }
 
-# A bad table must be refused, with a new "flaz:" line in the kernel log saying why: the last
-# such line (time-stamped) changes. Not a count of them: once the log buffer is full, a new
-# line pushes an old one out.
+# refused PATTERN TABLE: the bad table must be refused, with a new "flaz:" line in the kernel
+# log saying why, the message the module gives for it (PATTERN, an extended regular
+# expression; dm-table logs "flaz: <ti->error> (-Exxx)"): the last such line (time-stamped)
+# changes and matches. Not a count of them: once the log buffer is full, a new line pushes
+# an old one out.
 refused() {
 	local before after
 	before=$(dmesg | grep 'flaz: ' | tail -n 1)
-	if dmsetup create bad --table "$1"; then
+	if dmsetup create bad --table "$2"; then
 		dmsetup remove bad
-		echo "accepted: $1"
+		echo "accepted: $2"
 		return 1
 	fi
 	after=$(dmesg | grep 'flaz: ' | tail -n 1)
 	[ -n "$after" ] && [ "$after" != "$before" ] ||
 		{ echo "refused without a 'flaz:' kernel message"; return 1; }
+	grep -Eq "flaz: ($1)" <<<"$after" ||
+		{ echo "refused, but the kernel said '$after', want 'flaz: $1'"; return 1; }
+}
+
+# A table like the SSD's superblock but for its compressor is refused for that: a cold
+# volume (lz4, the default) writes the superblock, then deflate is asked for without cold.
+other_compressor() {
+	dmsetup create oc --table "0 $H flaz $HDD $SSD 1 cold" && dmsetup remove oc || return 1
+	refused "SSD superblock is for another volume: compressor differs \\(give 'cold' to start empty\\)" \
+		"0 $H flaz $HDD $SSD 2 compressor deflate"
 }
 
 # Tunables and the mode change online; what needs a reload or is unknown is refused.
@@ -123,11 +135,16 @@ fio_verify() {
 
 # kmemleak reports an object once it is older than 5 s and two scans in a row found it
 # unreferenced (the first scan only records its checksum).
-# Once flaz volume $1 has read its table in (loading=0; 60 s at most).
+# Once flaz volume $1 has read its table in (loading=0; 60 s at most). Still loading then:
+# no value, a message on stderr (the failing check's output) and status 1.
 status_val() {
 	local i=0 l
 	while l=$(dmsetup status "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^loading=//p') &&
-		[ -n "$l" ] && [ "$l" != 0 ] && [ $i -lt 600 ]; do
+		[ -n "$l" ] && [ "$l" != 0 ]; do
+		if [ $i -ge 600 ]; then
+			echo "volume $1 still loading its table after 60 s: $(dmsetup status "$1")" >&2
+			return 1
+		fi
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -322,17 +339,17 @@ check crash-image crash_image
 check ssd-fails ssd_fails
 check mem-pressure mem_pressure
 check cleaner cleaner
-check bad-table/other-compressor refused "0 $H flaz $HDD $SSD 2 compressor deflate"
-check bad-table/same-device refused "0 $H flaz $HDD $HDD 0"
-check bad-table/unknown-option refused "0 $H flaz $HDD $SSD 2 bogus 1"
-check bad-table/extent-kib-3 refused "0 $H flaz $HDD $SSD 2 extent_kib 3"
-check bad-table/missing-args refused "0 $H flaz $HDD"
-check bad-table/no-such-device refused "0 $H flaz /dev/nonexistent $SSD 0"
-check bad-table/beyond-hdd refused "0 $((H + 8)) flaz $HDD $SSD 0"
-check bad-table/watermarks refused "0 $H flaz $HDD $SSD 4 low_watermark 30 high_watermark 20"
-check bad-table/extra-args refused "0 $H flaz $HDD $SSD 0 junk"
+check bad-table/other-compressor other_compressor
+check bad-table/same-device refused 'HDD and SSD must be different devices' "0 $H flaz $HDD $HDD 0"
+check bad-table/unknown-option refused 'Unknown option \(known: [a-z_ ]+\)' "0 $H flaz $HDD $SSD 2 bogus 1"
+check bad-table/extent-kib-3 refused 'extent_kib must be a power of two from 4 to 256' "0 $H flaz $HDD $SSD 2 extent_kib 3"
+check bad-table/missing-args refused 'Not enough arguments: flaz <hdd> <ssd> <#opt args> \[opt args\]\.\.\.' "0 $H flaz $HDD"
+check bad-table/no-such-device refused 'Cannot open the HDD device' "0 $H flaz /dev/nonexistent $SSD 0"
+check bad-table/beyond-hdd refused 'Volume is larger than the HDD' "0 $((H + 8)) flaz $HDD $SSD 0"
+check bad-table/watermarks refused 'low_watermark must be below high_watermark' "0 $H flaz $HDD $SSD 4 low_watermark 30 high_watermark 20"
+check bad-table/extra-args refused 'Too many arguments' "0 $H flaz $HDD $SSD 0 junk"
 dmsetup create tiny --table "0 64 linear $SSD 0"
-check bad-table/ssd-too-small refused "0 $H flaz $HDD /dev/mapper/tiny 0"
+check bad-table/ssd-too-small refused 'SSD too small for the superblock, metadata and 16 extents' "0 $H flaz $HDD /dev/mapper/tiny 0"
 dmsetup remove tiny
 kmemleak_scan
 check module-unload rmmod dm_flaz

@@ -2,7 +2,8 @@
 # The UML suite: build (or reuse) the KASAN/lockdep/kmemleak UML kernel, build dm-flaz
 # against it, boot it with init.sh as PID 1, and turn what init.sh saved into PASS/FAIL
 # lines on stdout: one per KUnit case, one per e2e check, one for the boot and one for a
-# console free of kernel splats. Diagnostics go to stderr. Exits 0 iff nothing failed.
+# console free of kernel splats; a KUnit case (or suite) that KUnit skipped ("ok N name #
+# SKIP why") is a "SKIP name: why" line, not a pass. Diagnostics go to stderr. Exits 0 iff nothing failed.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -18,7 +19,7 @@ FAILED=0
 result() { # result PASS|FAIL NAME [WHY]
 	emit "$1 $2${3:+: $3}"
 }
-emit() { # emit LINE: a whole PASS/FAIL line, from a KTAP parse or init.sh
+emit() { # emit LINE: a whole PASS/FAIL/SKIP line, from a KTAP parse or init.sh
 	[[ $1 == FAIL* ]] && FAILED=1
 	echo "$1"
 }
@@ -58,7 +59,8 @@ boot() {
 }
 
 # One line per test case of a suite's KTAP (cases are the lines indented one level, 4
-# spaces, under the suite); a failure carries the diagnostic lines logged before it.
+# spaces, under the suite); a failure carries the diagnostic lines logged before it, a
+# skipped case (or a whole suite skipped) the reason KUnit gives.
 parse_ktap() {
 	awk -v s="$1" -v mod="$MOD/" '
 		{ line = $0; sub(/^[ \t]+/, "", line); indent = length($0) - length(line) }
@@ -67,10 +69,12 @@ parse_ktap() {
 		indent == 4 && match(line, /^(not )?ok [0-9]+ /) {
 			name = substr(line, RLENGTH + 1); sub(/ # .*/, "", name); cases++
 			if (line ~ /^not ok/) print "FAIL uml/kunit/" s "/" name ": " substr(diag, 1, 1500)
+			else if (line ~ / # SKIP/) { why = line; sub(/.* # SKIP */, "", why); print "SKIP uml/kunit/" s "/" name ": " (why == "" ? "skipped" : why) }
 			else print "PASS uml/kunit/" s "/" name
 			diag = ""; next
 		}
 		indent == 0 && line ~ /^not ok / { suite_failed = 1; next }
+		indent == 0 && line ~ /^ok .* # SKIP/ { suite_skip = line; sub(/.* # SKIP */, "", suite_skip); if (suite_skip == "") suite_skip = "skipped"; next }
 		indent > 0 && (i = index(line, mod)) { line = substr(line, 1, i - 1) substr(line, i + length(mod)) }
 		indent > 0 { diag = diag (diag == "" ? "" : " | ") line }
 		END {
@@ -78,6 +82,8 @@ parse_ktap() {
 				print "FAIL uml/kunit/" s ": " cases " of " planned " cases reported (crashed?)"
 			else if (!cases && suite_failed)
 				print "FAIL uml/kunit/" s ": " substr(diag, 1, 1500)
+			else if (!cases && suite_skip != "")
+				print "SKIP uml/kunit/" s ": " suite_skip
 		}' "$RUN/ktap/$1.ktap"
 }
 

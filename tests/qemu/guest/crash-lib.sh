@@ -44,7 +44,7 @@ create_vol() {
 
 # The status line's counters after the target name, for the log and INFO lines.
 vol_status() {
-	wait_loaded vol
+	wait_loaded vol || fail "$(head -n 1 /tmp/unloaded)"
 	dmsetup status vol | cut -d' ' -f4-
 }
 

@@ -48,7 +48,7 @@ t_flazctl_check_kernel_ssd() {
 	ck_run $SSD
 	[ $ck_rc -eq 0 ] || fail "check after repair: exit $ck_rc, want 0"
 	must flazctl create v --hdd $HDD --ssd $SSD
-	wait_loaded v
+	wait_loaded v || fail "$(head -n 1 /tmp/unloaded)"
 	dmsetup status v | grep -q 'blocks_cached=[1-9]' || fail "not warm after repair: $(dmsetup status v)"
 	must dd if=/dev/mapper/v of=/tmp/ck.back bs=4k count=256 skip=5000 iflag=direct
 	cmp /tmp/ck.data /tmp/ck.back || fail "data differs after the repair"

@@ -25,7 +25,11 @@ t_flazctl_create() {
 t_flazctl_status() {
 	flazctl_run status v
 	[ $rc -eq 0 ] || fail "flazctl status v exited $rc"
-	grep -q mode /tmp/flazctl.out || fail "flazctl status v shows no mode: $(head -c 200 /tmp/flazctl.out)"
+	# "v: <hdd> -> cache <ssd>", then one "  <key>  <value>" line per status key
+	grep -q '^v: .* -> cache ' /tmp/flazctl.out ||
+		fail "flazctl status v has no 'v: <hdd> -> cache <ssd>' line: $(head -c 200 /tmp/flazctl.out)"
+	grep -Eq '^  mode +normal$' /tmp/flazctl.out ||
+		fail "flazctl status v shows no '  mode  normal' line: $(head -c 200 /tmp/flazctl.out)"
 }
 
 t_flazctl_status_json() {

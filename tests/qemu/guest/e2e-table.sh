@@ -1,64 +1,74 @@
 # e2e checks of the target's table, status and messages.
 
+# The module's refusals (drivers/md/dm-flaz: ti->error, DMERR) as extended regular expressions.
+MSG_NOT_ENOUGH_ARGS='Not enough arguments: flaz <hdd> <ssd> <#opt args> \[opt args\]\.\.\.'
+MSG_COMPRESSOR='compressor must be lzo, lz4, zstd or deflate'
+MSG_WATERMARKS='low_watermark must be below high_watermark'
+MSG_RELOAD='this option can only be changed by reloading the table'
+# how a message's refusal names the volume (dm_table_device_name(): major:minor)
+VOL_DEV='[0-9]+:[0-9]+'
+
 t_module_load() {
 	must modprobe dm-flaz
 	dmsetup targets | grep -q '^flaz ' || fail "dmsetup targets does not list flaz"
 }
 
-# Each refusal must fail the create and log its reason; a refused create leaves no device.
+# Each refusal must fail the create and log its reason, the very message the module gives
+# for that line (dm-table prints it as "flaz: <ti->error> (-Exxx)"); a refused create leaves
+# no device.
 t_bad_missing_args() {
-	refused 'argument' dmsetup create bad --table "0 8 flaz $HDD"
-	refused 'argument' dmsetup create bad --table "0 8 flaz $HDD $SSD"
+	refused "$MSG_NOT_ENOUGH_ARGS" dmsetup create bad --table "0 8 flaz $HDD"
+	refused "$MSG_NOT_ENOUGH_ARGS" dmsetup create bad --table "0 8 flaz $HDD $SSD"
 }
 
 t_bad_no_device() {
-	refused 'HDD' dmsetup create bad --table "0 8 flaz /dev/nonexistent $SSD 0"
-	refused 'SSD' dmsetup create bad --table "0 8 flaz $HDD /dev/nonexistent 0"
+	refused 'Cannot open the HDD device' dmsetup create bad --table "0 8 flaz /dev/nonexistent $SSD 0"
+	refused 'Cannot open the SSD device' dmsetup create bad --table "0 8 flaz $HDD /dev/nonexistent 0"
 }
 
 t_bad_same_device() {
-	refused 'different|same' dmsetup create bad --table "0 8 flaz $HDD $HDD 0"
+	refused 'HDD and SSD must be different devices' dmsetup create bad --table "0 8 flaz $HDD $HDD 0"
 }
 
 t_bad_beyond_hdd() {
-	refused 'larger|beyond|size' dmsetup create bad --table "0 $(($(sectors $HDD) + 8)) flaz $HDD $SSD 0"
+	refused 'Volume is larger than the HDD' dmsetup create bad --table "0 $(($(sectors $HDD) + 8)) flaz $HDD $SSD 0"
 }
 
 t_bad_unknown_option() {
-	refused 'nknown option' dmsetup create bad --table "$(flaz_table frobnicate 1)"
+	refused 'Unknown option \(known: [a-z_ ]+\)' dmsetup create bad --table "$(flaz_table frobnicate 1)"
 }
 
 t_bad_option_without_value() {
-	refused 'compressor' dmsetup create bad --table "$(flaz_table compressor)"
+	refused "$MSG_COMPRESSOR" dmsetup create bad --table "$(flaz_table compressor)"
 }
 
 t_bad_compressor() {
-	refused 'compressor' dmsetup create bad --table "$(flaz_table compressor snappy)"
+	refused "$MSG_COMPRESSOR" dmsetup create bad --table "$(flaz_table compressor snappy)"
 }
 
 t_bad_extent_kib() {
 	for v in 3 512 48; do
-		refused 'extent_kib' dmsetup create bad --table "$(flaz_table extent_kib $v)"
+		refused 'extent_kib must be a power of two from 4 to 256' dmsetup create bad --table "$(flaz_table extent_kib $v)"
 	done
 }
 
 t_bad_overbook() {
-	refused 'overbook' dmsetup create bad --table "$(flaz_table overbook 50)"
+	refused 'overbook must be a percentage from 100 to 1000' dmsetup create bad --table "$(flaz_table overbook 50)"
 }
 
 t_bad_watermarks() {
-	refused 'watermark' dmsetup create bad --table "$(flaz_table low_watermark 30 high_watermark 30)"
-	refused 'watermark' dmsetup create bad --table "$(flaz_table low_watermark 40 high_watermark 30)"
+	refused "$MSG_WATERMARKS" dmsetup create bad --table "$(flaz_table low_watermark 30 high_watermark 30)"
+	refused "$MSG_WATERMARKS" dmsetup create bad --table "$(flaz_table low_watermark 40 high_watermark 30)"
 }
 
 t_bad_duplicate_option() {
-	refused 'more than once|duplicate|twice' dmsetup create bad --table "$(flaz_table overbook 300 overbook 300)"
+	refused 'Option given more than once' dmsetup create bad --table "$(flaz_table overbook 300 overbook 300)"
 }
 
 # The SSD is a 64-sector slice of vdb: far below a superblock, metadata and 16 extents.
 t_bad_ssd_too_small() {
 	must dmsetup create tiny --table "0 64 linear $SSD 0"
-	refused 'small|minimum' dmsetup create bad --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/tiny 0"
+	refused 'SSD too small for the superblock, metadata and 16 extents' dmsetup create bad --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/tiny 0"
 	must dmsetup remove tiny
 }
 
@@ -143,17 +153,17 @@ t_message_tunable() {
 
 t_message_refusals() {
 	must dmsetup create vol --table "$(flaz_table)"
-	refused 'unknown|frobnicate' dmsetup message vol 0 frobnicate 1
-	refused 'seq_cutoff_kib' dmsetup message vol 0 seq_cutoff_kib lots
-	refused 'low_watermark' dmsetup message vol 0 low_watermark 0
-	refused 'cleaner_rate_mib must be from 0' dmsetup message vol 0 cleaner_rate_mib 65537
-	refused 'compressor|reload' dmsetup message vol 0 compressor lz4
-	refused 'cold_compressor|reload' dmsetup message vol 0 cold_compressor zstd
+	refused "$VOL_DEV: message frobnicate: unknown key" dmsetup message vol 0 frobnicate 1
+	refused "$VOL_DEV: message seq_cutoff_kib: seq_cutoff_kib must be from 0 \(off\) to 1048576" dmsetup message vol 0 seq_cutoff_kib lots
+	refused "$VOL_DEV: message low_watermark: low_watermark must be a percentage from 1 to 98" dmsetup message vol 0 low_watermark 0
+	refused "$VOL_DEV: message cleaner_rate_mib: cleaner_rate_mib must be from 0 \(off\) to 65536" dmsetup message vol 0 cleaner_rate_mib 65537
+	refused "$VOL_DEV: message compressor: $MSG_RELOAD" dmsetup message vol 0 compressor lz4
+	refused "$VOL_DEV: message cold_compressor: $MSG_RELOAD" dmsetup message vol 0 cold_compressor zstd
 	got=$(dmsetup table vol | cut -d' ' -f6-)
 	# suspended, the SSD is not the volume's to write: messages that write it are refused
 	must dmsetup suspend vol
-	refused 'invalidate: the volume is suspended' dmsetup message vol 0 invalidate
-	refused 'passthrough: the volume is suspended' dmsetup message vol 0 passthrough 1
+	refused "$VOL_DEV: invalidate: the volume is suspended" dmsetup message vol 0 invalidate
+	refused "$VOL_DEV: passthrough: the volume is suspended" dmsetup message vol 0 passthrough 1
 	mode=$(status_val vol mode)
 	must dmsetup resume vol
 	must dmsetup message vol 0 invalidate
