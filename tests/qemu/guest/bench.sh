@@ -243,7 +243,7 @@ flaz_bench() {
 }
 
 # The hit ratio as less of the table is resident: flaz-lz4 with a third (flaz-paged), a
-# tenth, a sixteenth (as the default budget leaves at 1 TiB: dram_size) and a thirtieth of
+# tenth, a sixteenth and a thirtieth of
 # its table's bytes as table_cache_kib, after the flaz-lz4 main row that gives the table's
 # size (fully resident). The table is paged a table block (508 lines) at a time.
 paged_row() {
@@ -276,7 +276,7 @@ paged_row() {
 # only 8 pages). The holes read as zeros, which the table keeps as zero entries (no slot):
 # the rows differ in the table's residency alone. Each row's budget (table_cache_kib) is the
 # table's bytes over 1 (fully resident), 3, 10 and 30; the default budget of this SSD is about
-# a third, of a 1 TiB one a sixteenth. Per row: hit ratio of the measured pass, table
+# a third, of a 1 TiB one a quarter (dram_size). Per row: hit ratio of the measured pass, table
 # page-ins and fills skipped (fills past the budget's margin wait for a commit) per second,
 # the table's resident MiB after it.
 BIG_HDD=/dev/vdg
