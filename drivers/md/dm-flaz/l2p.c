@@ -139,8 +139,8 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 	if (cold)
 		t->cold_live = kvcalloc(nr_extents, sizeof(atomic_t), GFP_KERNEL);
 	if (!t->page_cache || !t->pages || !t->state || !t->tombs || !t->ref || !t->dirty ||
-	    !t->heat ||
-	    !t->gens || !t->gen_dirty || !t->live || !t->slots || (cold && !t->cold_live)) {
+	    !t->heat || !t->gens || !t->gen_dirty || !t->live || !t->slots ||
+	    (cold && !t->cold_live)) {
 		flaz_l2p_destroy(t);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -385,7 +385,6 @@ static void store(struct flaz_l2p *t, u64 block, const struct flaz_entry *e, u16
 	flaz_l2p_set_raw(t, line, v);
 	if (e->kind != FLAZ_ENTRY_SLOT || gen == flaz_l2p_gen(t, e->ext))
 		flaz_l2p_account(t, e, 1);
-	heat_set(t, line, 0);
 }
 
 /*
@@ -406,13 +405,16 @@ bool flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 		return false;
 	}
 	store(t, block, e, gen, old);
+	/* new content: not hit yet */
+	heat_set(t, line, 0);
 	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 	return true;
 }
 
 /*
  * Put loaded @e (of generation e->gen, as read) in @block's line (its page
- * coming) unless a write touched it since.
+ * coming) unless a write touched it since. The line's heat stays: it is the
+ * same block's, kept while the page was out, for the cleaner.
  */
 bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 {
@@ -440,12 +442,15 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 static void drop_absent(struct flaz_l2p *t, u64 line)
 {
 	if (!flaz_l2p_resident(t, line)) {
+		/* whatever the SSD holds for the line will not come in: its heat goes */
+		heat_set(t, line, 0);
 		__set_bit(l2p_slot(line), t->tombs);
 		set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 		return;
 	}
 	if (!coming(t, line) || get_raw(t, line))
 		return;
+	heat_set(t, line, 0);
 	flaz_l2p_set_raw(t, line, L2P_TOMB);
 	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 }
@@ -536,6 +541,7 @@ u64 flaz_l2p_drop_pages(struct flaz_l2p *t, u64 first, u64 end)
 				continue;
 			/* A line index is a block whose tag is 0: enough to address it. */
 			store(t, line, &none, 0, &old);
+			heat_set(t, line, 0);
 			set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 			dropped++;
 		}

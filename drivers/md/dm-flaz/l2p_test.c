@@ -1191,6 +1191,43 @@ static void l2p_evict_paged_out(struct kunit *test)
 }
 
 /*
+ * A line's heat outlives its page going out and coming back (the cleaner
+ * judges by it, cleaner.c), unless a write emptied the line meanwhile: what
+ * the SSD held for it does not come in, and its heat goes with it.
+ */
+static void l2p_heat_paged(struct kunit *test)
+{
+	const u64 lines = 2 * FLAZ_META_ENTRIES;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 4 * lines);
+	struct flaz_entry a = slot(3, 64, 96), f = slot(4, 160, 64), e;
+	u32 heat = 9;
+
+	set(t, 10, &a, NULL);
+	set(t, 11, &f, NULL);
+	flaz_l2p_touch(t, 10);
+	flaz_l2p_touch(t, 10);
+	flaz_l2p_touch(t, 11);
+	KUNIT_EXPECT_EQ(test, take_all_dirty(t), 1ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0), 2ULL);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_resident(t, 10));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_heat(t, 10), 2U);
+	/* a write to block 11 while its page is out */
+	flaz_l2p_lock(t, 11);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_drop_block(t, 11));
+	flaz_l2p_unlock(t, 11);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_heat(t, 11), 0U);
+
+	page_in(test, t, 0);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_load(t, 10, &a));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_load(t, 11, &f));
+	flaz_l2p_page_done(t, 0);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_points(t, 10, 3, 64, &heat));
+	KUNIT_EXPECT_EQ(test, heat, 2U);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 11, &e));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_heat(t, 11), 0U);
+}
+
+/*
  * A past bug: a write to a block whose page went out after it was loaded
  * (clean, so trim dropped it) must keep the SSD's entry for the block from
  * coming back: the line's tombstone bit, and its table block dirty (to be
@@ -1452,6 +1489,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_create_bad),
 	KUNIT_CASE(l2p_evict_extent),
 	KUNIT_CASE(l2p_evict_paged_out),
+	KUNIT_CASE(l2p_heat_paged),
 	KUNIT_CASE(l2p_write_while_out),
 	KUNIT_CASE(l2p_trim_dirty),
 	KUNIT_CASE(l2p_worn),
