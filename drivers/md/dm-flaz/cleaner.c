@@ -673,6 +673,16 @@ static void set_reserve(struct flaz_cleaner *cl)
 	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), most));
 }
 
+/*
+ * Whether victim @i is read and judged: it has live slots, or it was hit since
+ * it was written, its lines' pages out (the live bytes count resident lines
+ * only); one neither goes unread.
+ */
+static bool worth_reading(struct flaz_cleaner *cl, u32 i)
+{
+	return cl->live[i] || test_bit(cl->ids[i], cl->c->hit);
+}
+
 /* Compact victims cl->ids[0..@k): move the hit slots, drop the rest, evict them. */
 static void compact(struct flaz_cleaner *cl, u32 k)
 {
@@ -689,12 +699,12 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	batch_start(cl);
 	for (i = 0; i < k; i++) {
 		cl->io[i].ext = cl->ids[i];
-		if (cl->live[i])
+		if (worth_reading(cl, i))
 			extent_io(cl, REQ_OP_READ, &cl->io[i], cl->buf + (size_t)i * eb, eb);
 	}
 	batch_wait(cl);
 	for (i = 0; i < k; i++)
-		if (cl->live[i])
+		if (worth_reading(cl, i))
 			settle_victim(cl, i, &nr);
 	kept = bitmap_weight(cl->keep, k);
 	/* and moves need free extents */
