@@ -655,7 +655,7 @@ u64 flaz_meta_bytes(const struct flaz_geometry *g)
 	u64 nr_pages = DIV_ROUND_UP_ULL(g->nr_lines, FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES);
 
 	return sizeof(struct flaz_meta) + (1 + META_WRITES) * META_READ_BLOCKS * FLAZ_BLOCK_SIZE +
-	       FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE +
+	       META_LOAD_PAGES * FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE +
 	       FLAZ_BLOCK_SIZE + FLAZ_SB_BITMAP_BYTES + FLAZ_META_ENTRIES * sizeof(u64) +
 	       2 * META_FREE_BATCH * sizeof(u32) + BITS_TO_LONGS(g->nr_extents) * sizeof(long) +
 	       BITS_TO_LONGS(nr_pages) * sizeof(long);
