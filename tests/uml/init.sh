@@ -139,10 +139,13 @@ fio_verify() {
 # no value, a message on stderr (the failing check's output) and status 1.
 status_val() {
 	local i=0 l
+	# once a wait gave up the run has failed: later calls (a loop's) do not wait 60 s each
+	[ -e /run/unloaded ] && return 1
 	while l=$(dmsetup status "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^loading=//p') &&
 		[ -n "$l" ] && [ "$l" != 0 ]; do
 		if [ $i -ge 600 ]; then
-			echo "volume $1 still loading its table after 60 s: $(dmsetup status "$1")" >&2
+			echo "volume $1 still loading its table after 60 s: $(dmsetup status "$1")" |
+				tee /run/unloaded >&2
 			return 1
 		fi
 		sleep 0.1

@@ -514,11 +514,12 @@ t_cache_paged() {
 	errors2="$(status_val vol ssd_errors)/$(status_val vol meta_errors)"
 	show_status vol
 	must dmsetup remove vol
-	note "table $tb bytes; held $held after the writes, $held2 after the warm load; second read: $((h1 - h0)) hits, $((p1 - p0)) pages in"
+	note "table $tb bytes; $p0 pages in by the writes; held $held after the writes, $held2 after the warm load; second read: $((h1 - h0)) hits, $((p1 - p0)) pages in"
 	[ "$tb" -gt $((3 * 65536)) ] || fail "table_bytes=$tb, want over 3x the 64 KiB budget"
 	[ "$held" -le 65536 ] || fail "table_resident_bytes=$held after commits, want <= 65536"
 	[ "$held2" -le 65536 ] || fail "table_resident_bytes=$held2 after the warm load, want <= 65536"
-	[ "$p0" -ge 8 ] || fail "table_page_ins=$p0 after writes over every page, want >= 8"
+	# 129 pages of 3 KiB (a table block each), of which the writes span 121 and the budget holds 21
+	[ "$p0" -gt 24 ] || fail "table_page_ins=$p0 after writes over 121 pages, want > 24 (more than the 64 KiB budget and the fills' margin hold)"
 	[ $((h1 - h0)) -gt 0 ] || fail "the second read hit nothing"
 	[ $((p1 - p0)) -gt 0 ] || fail "the second read paged nothing in"
 	[ "$errors" = 0/0 ] && [ "$errors2" = 0/0 ] ||
@@ -884,11 +885,12 @@ hot_set_hits() { # hot_set_hits RATE COLD_MIB [OPTION VALUE]: hot-set hits, the 
 # A hot set read again and again while a cold stream of 3x the SSD passes through once:
 # whole-extent eviction (cleaner_rate_mib 0, FIFO) loses the hot set each time the log
 # wraps and refills it from the HDD; the cleaner moves its hit slots instead and keeps it.
-# "paged": the same with the table paged (issue 28): the hot set's lines in the table's
-# first page (of 8,128 lines), the cold stream's two pages further on (at 64 MiB of a 128
-# MiB volume), and table_cache_kib 64, less than a page: the stream's fills page the hot
-# set's page out after every commit, and the cleaner must read it in again to see the hot
-# slots live, or it drops them as dead and the hot set comes back from the HDD.
+# "paged": the same with the table paged (issue 28): table_cache_kib 64 holds about 23 of the
+# table's 81 pages (a table block, 508 lines, each), the hot set's lines are in its first two
+# and the cold stream's (at 64 MiB of a 128 MiB volume) in pages from the 33rd on: the
+# stream's fills page the hot set's pages out after commits, and the cleaner must read them
+# in again to see the hot slots live (their heat is kept while they are out), or it drops
+# them as dead and the hot set comes back from the HDD.
 t_cache_cleaner_hot_set() {
 	if [ "${1:-}" = paged ]; then
 		hs_mib=128 hs_cold=64 hs_opts="table_cache_kib 64"

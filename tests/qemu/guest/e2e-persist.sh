@@ -981,11 +981,11 @@ t_persist_fuzz() {
 # MB); table_cache_kib 64 holds 21 of them, so pages go out and come back all the time. A
 # cold volume is filled with fio's crc32c data over 160 MiB, then created again warm over an
 # SSD whose reads are slowed (dm-delay, 20 ms), and rewritten at once at random with new
-# data while the pages come in for fills and commits (warming stops at the budget: 21
-# pages). Afterwards, after a clean restart and after
-# yet another rewrite, fio verifies every block against what it wrote last, and the volume
-# reads the same bytes as its HDD: no write was forgotten by a page that went out and came
-# back.
+# data while the pages come in slowly for fills and commits (warming at this budget is two
+# reads and is over by then: writes during a load are persist-background-load's). Afterwards,
+# after a clean restart and after yet another rewrite, fio verifies every block against what
+# it wrote last, and the volume reads the same bytes as its HDD: no write was forgotten by a
+# page that went out and came back.
 PG_MIB=160
 PG_FIO="--name=pg --rw=randwrite --bs=4k --size=${PG_MIB}M --refill_buffers
 	--buffer_compress_percentage=50 --verify=crc32c --verify_state_save=0"
@@ -1141,7 +1141,7 @@ t_persist_gen_wear() {
 }
 
 # t_persist_big: a 64 GiB SSD over a 256 GiB HDD (sparse images: only what is written takes
-# room), at the default options: a table of 33 M lines, 4,063 pages, of which the default
+# room), at the default options: a table of 33 M lines, 65,000 pages, of which the default
 # budget (1 MiB per GiB of SSD) holds about a third, so random I/O across the whole HDD pages
 # the table in and out for real. fio writes 32 MiB at random over all 256 GiB with crc32c,
 # reads it back twice (fills, then hits: as many as the resident share of the table, for a
