@@ -912,7 +912,7 @@ t_cache_cleaner_hot_set() {
 	fifo=$(tail -n 1 /tmp/hs.fifo)
 	clean=$(tail -n 1 /tmp/hs.clean)
 	must dmsetup remove hd
-	note "hot-set hits over 6 rounds of 512 reads: FIFO eviction $fifo, cleaner $clean ($(grep slots_moved /tmp/hs.clean))"
+	note "hot-set hits over 6 rounds of 512 reads: FIFO eviction $fifo, cleaner $clean ($(grep "^slots_moved " /tmp/hs.clean))"
 	[ "$clean" -ge $((6 * 512 * 98 / 100)) ] ||
 		fail "with the cleaner the hot set hit $clean of $((6 * 512)) times, want >= 98%"
 	[ "$fifo" -lt "$clean" ] ||
