@@ -1190,6 +1190,81 @@ static void l2p_evict_paged_out(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 4), 0U);
 }
 
+static bool always_durable(void *data, u32 ext)
+{
+	return true;
+}
+
+static bool never_marked(void *data, u64 block)
+{
+	return false;
+}
+
+/*
+ * A table block read from the SSD (table.c) is loaded entry by entry: a sound
+ * entry of its extent's generation comes in; one that cannot be (its slot past
+ * the end of its extent) is left out and the block reported damaged (-EILSEQ),
+ * to be written again; one of an older generation is left out quietly.
+ */
+static void l2p_table_load_checks(struct kunit *test)
+{
+	struct flaz_geometry g;
+	struct flaz_entry_info ei = { .units = 129, .ext = 3, .tag = 0 };
+	struct flaz_table_ctx x = { .durable = always_durable, .marked = never_marked };
+	struct flaz_l2p *t;
+	struct flaz_entry e;
+	bool worn;
+	u64 *entries;
+	u32 eb;
+	void *blk;
+
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1 << 16, 32, 200), 0);
+	eb = 32 << 10;
+	t = create_paged(test, g.nr_lines, g.nr_extents, eb, 2 * g.nr_lines, false);
+	entries = kunit_kcalloc(test, FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
+	x.entries = kunit_kcalloc(test, FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
+	blk = kunit_kzalloc(test, FLAZ_BLOCK_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, entries && x.entries && blk);
+	x.l2p = t;
+	x.geo = &g;
+	x.hdd_blocks = 2 * g.nr_lines;
+	/* extent 3 evicted once and in use again: at GEN1 + 2 */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_evict_extent(t, 3, &worn), 0U);
+	flaz_l2p_open_extent(t, 3);
+	KUNIT_ASSERT_EQ(test, flaz_l2p_gen(t, 3), GEN1 + 2);
+
+	/* line 4: a slot that ends at its extent's end, at the extent's generation */
+	ei.gen = flaz_l2p_gen(t, 3);
+	ei.off = eb - 129 * FLAZ_SLOT_ALIGN;
+	entries[4] = flaz_entry_pack(&ei, &g);
+	/* line 5: the same a unit further on, past the end: impossible */
+	ei.off += FLAZ_SLOT_ALIGN;
+	entries[5] = flaz_entry_pack(&ei, &g);
+	/* line 6: sound, but of the extent's generation before (an eviction left it) */
+	ei.off = 64;
+	ei.gen = GEN1;
+	entries[6] = flaz_entry_pack(&ei, &g);
+	flaz_meta_encode(blk, 7, 1, 0, entries);
+
+	page_in(test, t, 0);
+	KUNIT_EXPECT_EQ(test, flaz_table_load(&x, 0, blk, 7, false), -EILSEQ);
+	flaz_l2p_page_done(t, 0);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 4, &e));
+	KUNIT_EXPECT_EQ(test, e.ext, 3U);
+	KUNIT_EXPECT_EQ(test, e.off, eb - 129 * FLAZ_SLOT_ALIGN);
+	KUNIT_EXPECT_FALSE(test, lookup(t, 5, &e));
+	KUNIT_EXPECT_FALSE(test, lookup(t, 6, &e));
+
+	/* the block without its damaged entry loads clean */
+	entries[5] = 0;
+	flaz_meta_encode(blk, 7, 1, 0, entries);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0), 1ULL);
+	page_in(test, t, 0);
+	KUNIT_EXPECT_EQ(test, flaz_table_load(&x, 0, blk, 7, false), 0);
+	flaz_l2p_page_done(t, 0);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 4, &e));
+}
+
 /*
  * A line's heat outlives its page going out and coming back (the cleaner
  * judges by it, cleaner.c), unless a write emptied the line meanwhile: what
@@ -1490,6 +1565,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_evict_extent),
 	KUNIT_CASE(l2p_evict_paged_out),
 	KUNIT_CASE(l2p_heat_paged),
+	KUNIT_CASE(l2p_table_load_checks),
 	KUNIT_CASE(l2p_write_while_out),
 	KUNIT_CASE(l2p_trim_dirty),
 	KUNIT_CASE(l2p_worn),
