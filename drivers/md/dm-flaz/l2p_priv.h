@@ -45,6 +45,10 @@ struct l2p_lock {
 struct flaz_l2p {
 	u64 **pages;		/* entry words, L2P_PAGE_LINES lines a page; NULL: absent */
 	struct kmem_cache *page_cache;	/* of pages: page_words words each */
+	/*
+	 * Words of a page: its lines' entries, whole groups. Every page takes as
+	 * many (the last one's spare lines stay empty): they come from one cache.
+	 */
 	u64 page_words;
 	u64 nr_pages;
 	u8 *state;		/* per page: L2P_COMING, L2P_LEAVING (paging serialised) */
@@ -77,15 +81,6 @@ struct flaz_l2p {
 	atomic64_t blocks, logical, physical, raw, cold;
 	struct l2p_lock locks[L2P_STRIPES];
 };
-
-/*
- * Words of page @p: its lines' entries, rounded up to a whole group. Every page
- * takes as many (the last one's spare lines stay empty): they come from one cache.
- */
-static inline u64 page_words(struct flaz_l2p *t, u64 p)
-{
-	return t->page_words;
-}
 
 /* @line's place in the per-line bitmaps: its page's slots, then its index there. */
 static inline u64 l2p_slot(u64 line)

@@ -23,10 +23,10 @@ u64 flaz_l2p_page_of(u64 line)
 	return div_u64(line, L2P_PAGE_LINES);
 }
 
-/* Bytes page @p takes resident. */
+/* Bytes page @p takes resident: as many as any other page. */
 u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p)
 {
-	return page_words(t, p) * sizeof(u64);
+	return t->page_words * sizeof(u64);
 }
 
 /* Bytes of the resident pages. */
