@@ -655,7 +655,7 @@ u64 flaz_meta_bytes(const struct flaz_geometry *g)
 	u64 nr_pages = DIV_ROUND_UP_ULL(g->nr_lines, FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES);
 
 	return sizeof(struct flaz_meta) + (1 + META_WRITES) * META_READ_BLOCKS * FLAZ_BLOCK_SIZE +
-	       META_LOAD_PAGES * FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE +
+	       META_PAGE_BUF_BYTES +
 	       FLAZ_BLOCK_SIZE + FLAZ_SB_BITMAP_BYTES + FLAZ_META_ENTRIES * sizeof(u64) +
 	       2 * META_FREE_BATCH * sizeof(u32) + BITS_TO_LONGS(g->nr_extents) * sizeof(long) +
 	       BITS_TO_LONGS(nr_pages) * sizeof(long);
@@ -695,7 +695,7 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 	INIT_DELAYED_WORK(&m->later, later_work);
 	m->last_commit = jiffies - META_COMMIT_GAP;
 	m->buf = vmalloc(META_READ_BLOCKS * FLAZ_BLOCK_SIZE);
-	m->page_buf = vmalloc(META_LOAD_PAGES * FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE);
+	m->page_buf = vmalloc(META_PAGE_BUF_BYTES);
 	m->bitmap = kzalloc(FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
 	m->entries = kcalloc(FLAZ_META_ENTRIES, sizeof(u64), GFP_KERNEL);
 	m->tx.entries = m->entries;

@@ -17,6 +17,7 @@
 #define META_PERIOD		HZ
 #define META_READ_BLOCKS	64U	/* table blocks per read at load, or per write: 256 KiB */
 #define META_LOAD_PAGES		16U	/* pages per read of recovery and warming */
+#define META_PAGE_BUF_BYTES	(META_LOAD_PAGES * FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE)
 #define META_WRITES		4U	/* runs of table or gen blocks in flight in a commit */
 #define META_COMMIT		0	/* flags: a commit was asked for */
 #define META_RETRY		(HZ / 4)	/* between tries of an SSD that failed a mark */
