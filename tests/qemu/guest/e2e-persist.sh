@@ -1142,7 +1142,7 @@ t_persist_gen_wear() {
 
 # t_persist_big: a 64 GiB SSD over a 256 GiB HDD (sparse images: only what is written takes
 # room), at the default options: a table of 33 M lines, 65,000 pages, of which the default
-# budget (1 MiB per GiB of SSD) holds about a third, so random I/O across the whole HDD pages
+# budget (512 KiB per GiB of SSD) holds about a sixth, so random I/O across the whole HDD pages
 # the table in and out for real. fio writes 32 MiB at random over all 256 GiB with crc32c,
 # reads it back twice (fills, then hits: as many as the resident share of the table, for a
 # block whose page is out is a miss), and verifies; the volume is created again (warm) and
