@@ -293,7 +293,6 @@ struct flaz_wq {
 	struct workqueue_struct *read;	/* high priority: a reader waits */
 	struct workqueue_struct *write;	/* CPU intensive: compression */
 	struct workqueue_struct *io;	/* extent writes and reclaim */
-	atomic_t next;
 };
 
 int flaz_wq_init(struct flaz_wq *w, const char *name);

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-flaz work queues: per-CPU (bound) queues, so a bio's 4 KiB units are
- * compressed or decompressed on several CPUs at once, each with its CPU's codec
- * stream. Decompression serves a waiting reader, so its queue is high priority;
+ * dm-flaz work queues: per-CPU (bound) queues, each CPU's work on its own
+ * worker with its CPU's codec stream. Work runs on the CPU it arose on (where a
+ * read or fill completed: blk-mq completes on the submitter's CPU or near it),
+ * whose caches hold the bio and the stream, as FlaZ's per-CPU queues do. A
+ * bio's units are not spread over other CPUs: a fill does not hold its reader
+ * up (the bio has ended) and one CPU compresses faster than an HDD reads; a
+ * hit's decompression is mostly done in its completion (hit.c).
+ * Decompression serves a waiting reader, so its queue is high priority;
  * compression fills the cache off the I/O path and is CPU intensive, so it does
  * not hold up other per-CPU work. Extent writes and reclaim have a queue of
  * their own: compression units wait on them for buffers.
@@ -12,7 +17,6 @@
  * buffers, and every extent written wakes them all. Two per CPU: one
  * compressing while the other waits for a buffer or copies its slot in.
  */
-#include <linux/cpumask.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
@@ -22,7 +26,6 @@
 
 int flaz_wq_init(struct flaz_wq *w, const char *name)
 {
-	atomic_set(&w->next, 0);
 	w->read = alloc_workqueue("flaz-rd/%s", WQ_PERCPU | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0, name);
 	w->write = alloc_workqueue("flaz-wr/%s", WQ_PERCPU | WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM,
 				   WRITE_ACTIVE, name);
@@ -48,20 +51,13 @@ void flaz_wq_exit(struct flaz_wq *w)
 	w->io = NULL;
 }
 
-/* The next online CPU in turn. */
-static int next_cpu(struct flaz_wq *w)
-{
-	unsigned int i = atomic_inc_return(&w->next);
-
-	return cpumask_local_spread(i % num_online_cpus(), NUMA_NO_NODE);
-}
-
+/* queue_work() on a per-CPU queue: this CPU's worker */
 void flaz_wq_read(struct flaz_wq *w, struct work_struct *work)
 {
-	queue_work_on(next_cpu(w), w->read, work);
+	queue_work(w->read, work);
 }
 
 void flaz_wq_write(struct flaz_wq *w, struct work_struct *work)
 {
-	queue_work_on(next_cpu(w), w->write, work);
+	queue_work(w->write, work);
 }
