@@ -26,6 +26,17 @@
 #endif
 
 /*
+ * 6.9 added BH workqueues (system_bh_wq: work run in softirq context), where
+ * dm-crypt and dm-verity moved their completion work out of hard IRQ. Older
+ * kernels have none: NULL, and the work goes to a high-priority per-CPU queue.
+ */
+#ifdef FLAZ_HAVE_BH_WQ
+#define flaz_bh_wq() system_bh_wq
+#else
+#define flaz_bh_wq() ((struct workqueue_struct *)NULL)
+#endif
+
+/*
  * Newer kernels' dm_io() (7.x) report BLK_STS_NOTSUPP and BLK_STS_INVAL apart
  * from other errors: a sync_unsup_bits argument, and an unsup argument to the
  * notify function. Kbuild finds which in <linux/dm-io.h> (FLAZ_DM_IO_UNSUP).

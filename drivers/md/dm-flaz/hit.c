@@ -12,9 +12,11 @@
  * without waiting; otherwise one work item copies the slots still in the
  * extent buffer and starts the reads, waiting on the reserves if it must. A
  * read's completion checks each slot and decompresses it straight into the
- * bio's page: lzo, lz4 and raw slots in the completion itself, the rest (and
- * a block straddling pages, through a bounce buffer) on the per-CPU read
- * queues. A slot that fails its checks is counted as an SSD fault and its
+ * bio's page: lzo, lz4 and raw slots of a short span in the completion itself
+ * when it runs in softirq or task context, or from hard IRQ in a BH work item
+ * (as dm-crypt and dm-verity do since 6.9; never with interrupts off), the
+ * rest (and a block straddling pages, through a bounce buffer) on the per-CPU
+ * read queues. A slot that fails its checks is counted as an SSD fault and its
  * block is read from the HDD, also asynchronously; the bio ends when the last
  * read is done.
  *
@@ -35,6 +37,7 @@
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 
+#include "compat.h"
 #include "flaz.h"
 #include "format.h"
 
@@ -42,7 +45,7 @@
 #define SPAN_MAX_BYTES		(64U << 10)
 #define HIT_PIN_BITS		12
 #define HIT_RESERVE		4	/* per pool: enough for one hit at a time */
-#define HIT_INLINE_IRQ		2	/* blocks a completion serves with interrupts off */
+#define HIT_INLINE		2	/* blocks a span's completion serves itself */
 static_assert(FLAZ_HIT_RUN <= 64);	/* a u64 lists a hit's blocks for the HDD */
 
 enum hit_state {
@@ -271,6 +274,8 @@ static int decode(struct flaz_hit *h, u32 i, const u8 *slot, bool atomic)
 	struct flaz_slot_info info;
 	int r;
 
+	/* checksums and decompression never hold interrupts off (span_end_io()) */
+	lockdep_assert_irqs_enabled();
 	r = flaz_slot_decode(slot, e->bytes, &info);
 	if (r)
 		return r;
@@ -486,23 +491,53 @@ static u32 span_left(struct flaz_hit *h, u32 n)
 	return nr;
 }
 
-static void span_end_io(struct bio *bio)
+/*
+ * Serve span @r where the completion runs (softirq or task context): waking a
+ * worker costs more than checking and decompressing a few lzo, lz4 or raw
+ * blocks. A longer span, a failed read, or a block that needs a workspace or
+ * failed its checks goes to the read queue.
+ */
+static void span_inline(struct hit_read *r)
 {
-	struct hit_read *r = bio->bi_private;
 	struct flaz_hit *h = r->h;
 	u32 n = r - h->reads;
 	u64 to_hdd = 0;	/* stays empty: a block that failed stops the atomic way */
 
-	r->error = bio->bi_status;
-	bio_put(bio);
-	/* with interrupts off only a short span, not to hold them off long */
-	if (r->error || ((in_hardirq() || irqs_disabled()) && span_left(h, n) > HIT_INLINE_IRQ) ||
-	    !span_serve(h, n, true, &to_hdd)) {
+	if (r->error || span_left(h, n) > HIT_INLINE || !span_serve(h, n, true, &to_hdd)) {
+		INIT_WORK(&r->work, span_done);
 		flaz_wq_read(&h->c->wq, &r->work);
 		return;
 	}
 	buf_free(h->c, r);
 	put_hit(h);
+}
+
+static void span_bh(struct work_struct *work)
+{
+	span_inline(container_of(work, struct hit_read, work));
+}
+
+/*
+ * Nothing is checked or decompressed with interrupts off: a driver may end a
+ * whole completion queue's reads in one interrupt. From hard IRQ the span goes
+ * to a BH work item (softirq), where the kernel has them, else to the read
+ * queue (high priority, per CPU).
+ */
+static void span_end_io(struct bio *bio)
+{
+	struct hit_read *r = bio->bi_private;
+	struct workqueue_struct *bh = flaz_bh_wq();
+
+	r->error = bio->bi_status;
+	bio_put(bio);
+	if (!in_hardirq() && !irqs_disabled()) {
+		span_inline(r);
+	} else if (bh && !r->error) {
+		INIT_WORK(&r->work, span_bh);
+		queue_work(bh, &r->work);
+	} else {
+		flaz_wq_read(&r->h->c->wq, &r->work);
+	}
 }
 
 /* Serve block @i from the extent buffer if its slot is still there (or list it in @to_hdd). */
