@@ -350,6 +350,9 @@ static struct bio *read_prepare(struct flaz_hit *h, struct hit_read *r,
 		return NULL;
 	}
 	bio->bi_iter.bi_sector = sector;
+	/* on the reader's behalf: its cgroup's limits and its priority apply */
+	bio_clone_blkg_association(bio, h->bio);
+	bio->bi_ioprio = h->bio->bi_ioprio;
 	/* one multi-page vector: kmalloc memory is physically contiguous */
 	__bio_add_page(bio, virt_to_page(r->buf), bytes, offset_in_page(r->buf));
 	bio->bi_end_io = read_end_io;
