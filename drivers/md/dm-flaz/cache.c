@@ -320,7 +320,14 @@ int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 	case REQ_OP_DISCARD:
 		return map_discard(c, bio, pb, mode);
 	default:
-		return remap(c, bio);
+		/*
+		 * None other comes: the target asks for no write zeroes or
+		 * secure erase bios and is not zoned. One that did would
+		 * change the HDD behind the table's back: refused, not passed.
+		 */
+		DMERR_LIMIT("%s: operation %u not supported", dm_table_device_name(c->ti->table),
+			    bio_op(bio));
+		return DM_MAPIO_KILL;
 	}
 }
 
