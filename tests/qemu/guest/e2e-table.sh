@@ -108,6 +108,23 @@ t_table_no_options() {
 	[ "$got" = 0 ] || fail "options of a table created with none: '$got', want '0'"
 }
 
+# Only reads, writes, flushes and discards reach the target (cache.c refuses any other op):
+# the volume offers no write zeroes, so the kernel zeroes a range with plain writes, which
+# the cache takes like any other, and no secure erase, which is refused before the target.
+t_table_ops() {
+	must dmsetup create vol --table "$(flaz_table)"
+	q=/sys/block/dm-$(dmsetup info -c --noheadings -o minor vol)/queue
+	wz=$(cat "$q/write_zeroes_max_bytes")
+	disc=$(cat "$q/discard_max_bytes")
+	secure=0
+	blkdiscard -s -o 0 -l 4096 /dev/mapper/vol 2>/dev/null && secure=1
+	must dmsetup remove vol
+	# a read of sysfs that finds nothing must not pass for a 0
+	[ "$disc" -gt 0 ] || fail "discard_max_bytes='$disc' ($q): the volume offers no discards"
+	[ "$wz" = 0 ] || fail "write_zeroes_max_bytes='$wz': the volume offers write zeroes, which the target refuses"
+	[ $secure = 0 ] || fail "a secure discard of the volume succeeded"
+}
+
 STATUS_KEYS="mode reads writes read_hits read_misses write_hits write_misses fills bypasses
 blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_extents
 total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards

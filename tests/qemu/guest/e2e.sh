@@ -48,6 +48,7 @@ check bad-table-nothing-left t_nothing_left
 check create-remove t_create_remove
 check table-roundtrip t_table_roundtrip
 check table-no-options t_table_no_options
+check table-ops t_table_ops
 check status-keys t_status_keys
 check status-counters t_status_counters
 check message-tunable t_message_tunable
