@@ -40,6 +40,7 @@
 struct flaz_bio {
 	struct flaz_record rec;
 	struct work_struct work;	/* a large drop, off .map */
+	struct work_struct fill_work;	/* the copy for a fill, off the completion */
 	struct flaz_cache *c;
 	enum flaz_mode mode;		/* as mapped */
 	bool count;			/* count write hits and misses */
@@ -331,19 +332,41 @@ int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 	}
 }
 
-void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
+/* Copy a completed bio's blocks for a fill, then let the bio end (its end_io again). */
+static void fill_work(struct work_struct *work)
+{
+	struct flaz_bio *pb = container_of(work, struct flaz_bio, fill_work);
+	struct bio *bio = dm_bio_from_per_bio_data(pb, sizeof(*pb));
+
+	flaz_fill(pb->c, bio, pb->iter, pb->skip, pb->block, pb->nr_blocks, &pb->rec);
+	bio_endio(bio);
+}
+
+/*
+ * A bio's completion (any context). Its blocks to fill are copied by a work
+ * item, not here: no bio-sized copy or allocation in a completion, which may be
+ * in hard IRQ. The bio ends when the copy is done (DM_ENDIO_INCOMPLETE, then
+ * bio_endio() again, as dm-integrity's inline checks do); it comes back here
+ * untracked.
+ */
+int flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
 {
 	struct flaz_bio *pb = dm_per_bio_data(bio, sizeof(struct flaz_bio));
 
 	if (pb->intent)
 		flaz_intent_end(c->intent, pb->rec.first, pb->rec.last);
+	pb->intent = false;
 	if (!pb->tracked)
-		return;
+		return DM_ENDIO_DONE;
 	pb->tracked = false;
-	if (error || !pb->nr_blocks || READ_ONCE(pb->rec.stale))
+	if (error || !pb->nr_blocks || READ_ONCE(pb->rec.stale)) {
 		flaz_records_del(&c->records, &pb->rec);
-	else
-		flaz_fill(c, bio, pb->iter, pb->skip, pb->block, pb->nr_blocks, &pb->rec);
+		return DM_ENDIO_DONE;
+	}
+	pb->c = c;
+	INIT_WORK(&pb->fill_work, fill_work);
+	queue_work(c->wq.io, &pb->fill_work);
+	return DM_ENDIO_INCOMPLETE;
 }
 
 /* Empty the cache: the "invalidate" message. */

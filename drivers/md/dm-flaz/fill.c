@@ -249,7 +249,8 @@ static void unit_work(struct work_struct *work)
 
 /*
  * Copy @nr whole blocks of a completed bio from @block (@skip bytes into the
- * data at @iter). Runs in its completion context, so nothing here may sleep.
+ * data at @iter), before the bio ends (a work item: cache.c). Memory that does
+ * not come at once skips the fill: a cache does not wait on reclaim.
  */
 static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 				   struct bvec_iter iter, u32 skip, u64 block, u32 nr)
@@ -258,6 +259,8 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 	struct flaz_fill *fill;
 	u32 i;
 
+	/* never a completion (hard IRQ or softirq): a bio-sized copy there holds the CPU */
+	lockdep_assert(in_task());
 	fill = kzalloc(struct_size(fill, data, nr) + nr_units * sizeof(struct fill_unit),
 		       GFP_NOWAIT | __GFP_NOWARN);
 	if (!fill)

@@ -591,7 +591,7 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 				     char **error);
 void flaz_cache_destroy(struct flaz_cache *c);
 int flaz_cache_map(struct flaz_cache *c, struct bio *bio);
-void flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error);
+int flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error);
 void flaz_cache_suspend(struct flaz_cache *c);
 int flaz_cache_preresume(struct flaz_cache *c);
 void flaz_cache_resume(struct flaz_cache *c);

@@ -195,8 +195,7 @@ static int flaz_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *erro
 
 	if (*error)
 		flaz_stats_add(ft->stats, FLAZ_STAT_HDD_ERRORS, 1);
-	flaz_cache_end_io(ft->cache, bio, *error);
-	return DM_ENDIO_DONE;
+	return flaz_cache_end_io(ft->cache, bio, *error);
 }
 
 static void flaz_postsuspend(struct dm_target *ti)
