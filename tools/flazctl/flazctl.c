@@ -60,6 +60,14 @@ bool parse_bounded(const char *s, unsigned long *v)
 	return true;
 }
 
+bool opt_name_eq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
+			return false;
+	return *a == *b;
+}
+
 /* A subcommand, the function that runs it on (argc, argv) from its own name on, and its help. */
 struct command {
 	const char *name;

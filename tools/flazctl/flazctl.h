@@ -39,6 +39,13 @@ bool parse_ulong(const char *s, unsigned long *v);
  */
 bool parse_bounded(const char *s, unsigned long *v);
 
+/*
+ * Option names @a and @b are the same, a dash and an underscore taken as one:
+ * create, flaztab, set and get accept "extent-kib" and "extent_kib" alike (and
+ * print the dashes).
+ */
+bool opt_name_eq(const char *a, const char *b);
+
 /* getopt_long() returned '?': say which option was wrong; returns EXIT_USAGE. */
 int bad_option(char **argv);
 

@@ -221,19 +221,20 @@ t_flazctl_set_get() {
 	must flazctl create v --hdd $HDD --ssd $SSD
 	flazctl_run get v
 	[ $rc -eq 0 ] || fail "flazctl get v exited $rc"
-	grep -qx 'low_watermark=2' /tmp/flazctl.out || fail "get v: no default low_watermark=2"
+	grep -qx 'low-watermark=2' /tmp/flazctl.out || fail "get v: no default low-watermark=2"
 	grep -qx 'compressor=lz4' /tmp/flazctl.out || fail "get v: no default compressor=lz4"
 	must flazctl set v seq_cutoff_kib 1024
-	must flazctl set v high_watermark 9
+	# either spelling
+	must flazctl set v high-watermark 9
 	must flazctl set v low_watermark 6
 	[ "$(flazctl get v seq_cutoff_kib)" = 1024 ] || fail "get seq_cutoff_kib after set: $(flazctl get v seq_cutoff_kib 2>&1)"
 	[ "$(flazctl get v low_watermark)" = 6 ] || fail "get low_watermark after set: $(flazctl get v low_watermark 2>&1)"
 	dmsetup table v | grep -q ' seq_cutoff_kib 1024' || fail "dmsetup table lacks seq_cutoff_kib 1024: $(dmsetup table v)"
-	flazctl get v --json | grep -q '"low_watermark":6,' || fail "get --json: $(flazctl get v --json 2>&1)"
+	flazctl get v --json | grep -q '"low-watermark":6,' || fail "get --json: $(flazctl get v --json 2>&1)"
 	# in range, but not below high_watermark (9): the kernel refuses, flazctl says why
 	flazctl_run set v low_watermark 50
 	[ $rc -eq 1 ] || fail "set low_watermark 50 (above high): exit $rc, want 1"
-	grep -q 'kernel refused low_watermark 50: .*low_watermark must be below high_watermark' /tmp/flazctl.out ||
+	grep -q 'kernel refused low-watermark 50: .*low_watermark must be below high_watermark' /tmp/flazctl.out ||
 		fail "set refused without the kernel's reason: $(cat /tmp/flazctl.out)"
 	[ "$(flazctl get v low_watermark)" = 6 ] || fail "a refused set changed low_watermark"
 	# refused before the kernel
