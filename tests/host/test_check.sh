@@ -553,6 +553,10 @@ jexpect check-json-impossible "rc == 2 and d['verdict'] == 'corrupt' and d['curr
 	check --json "$T/hugessd.img"
 jexpect check-json-missing "rc == 2 and d['verdict'] == 'unreadable' and d['exit_code'] == 2" \
 	check --json /nonexistent/ssd
+# every JSON object flazctl prints opens with its schema version
+jexpect check-json-schema "list(d)[0] == 'schema' and d['schema'] == 1" check --json "$T/clean.img"
+jexpect check-json-missing-schema "list(d)[0] == 'schema' and d['schema'] == 1" check --json /nonexistent/ssd
+jexpect dump-json-schema "list(d)[0] == 'schema' and d['schema'] == 1" dump --json "$T/clean.img"
 
 # --- the userspace crc32c (slicing-by-8) against known vectors (RFC 3720) and bit by bit
 cat >"$T/crc.c" <<'EOF'

@@ -369,6 +369,7 @@ fsame list-o-csv "$(printf '%s\n' name,reads,ssd_used abc,0,0.0000 fast,100,0.20
 if python3 -c 'import json, sys
 v = json.load(open(sys.argv[1]))
 assert [x["name"] for x in v] == ["abc", "fast"], v
+assert all(x["schema"] == 1 for x in v), v
 f = v[1]
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["cached"] == 4096000, f
 assert v[0]["hit_ratio"] is None and v[0]["saving"] is None, v[0]' "$T/list.json" 2>"$T/py.err"; then
@@ -388,6 +389,7 @@ fcheck status-not-flaz 1 err 'lin is not a flaz volume' status lin
 if python3 -c 'import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])]
 assert [x["name"] for x in v] == ["abc", "fast"], v
+assert all(x["schema"] == 1 for x in v), v
 f = v[1]
 assert f["status"]["reads"] == 100 and f["status"]["ratio"] == 2.0, f
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["ssd_used"] == 0.2, f
@@ -528,6 +530,7 @@ FAKE_DM_GROW=50 "$FAKE" stats fast --count 1 --json >"$T/stats.json" 2>"$T/err"
 if python3 -c 'import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])]
 assert len(v) == 2 and v[0]["kind"] == "total" and v[1]["kind"] == "interval", v
+assert all(x["schema"] == 1 for x in v), v
 assert v[0]["reads"] == 100 and v[0]["ssd_read_bytes"] == 300 * 4096 and v[0]["hit_ratio"] == 0.75, v[0]
 assert 45 < v[1]["reads_per_s"] < 55 and v[1]["hit_ratio"] == 1 and v[1]["volume"] == "fast", v[1]
 assert 0.9 < v[1]["seconds"] < 1.5, v[1]' "$T/stats.json" 2>"$T/py.err"; then
@@ -543,10 +546,10 @@ fsame get-all "$(printf '%s\n' compressor=zstd extent-kib=32 overbook=200 low-wa
 	cleaner-rate-mib=0 hot-max-percent=10 cold-compressor=none table-cache-kib=0)" get fast
 fcheck get-one 0 out '^1$' get fast low_watermark
 fcheck get-one-dashed 0 out '^1$' get fast low-watermark
-fcheck get-json-one-dashed 0 out '^\{"low-watermark":1\}$' get fast low-watermark --json
+fcheck get-json-one-dashed 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low-watermark --json
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0\}$' get abc --json
-fcheck get-json-one 0 out '^\{"low-watermark":1\}$' get fast low_watermark --json
+fcheck get-json 0 out '^\{"schema":1,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0\}$' get abc --json
+fcheck get-json-one 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
 fcheck set 0 out '^$' set fast seq_cutoff_kib 1024
@@ -940,8 +943,8 @@ FAKE_DM=$T/vols fcheck deactivate-absent 0 out '^$' deactivate --all --flaztab "
 # status shows the device-mapper UUID
 printf 'u\t2048\t9999:4 9999:5 0\tmode=normal reads=0\tFLAZ-00112233445566778899aabbccddeeff\n' >"$T/vols-uuid"
 FAKE_DM=$T/vols-uuid fcheck status-uuid 0 out '^  uuid +FLAZ-00112233445566778899aabbccddeeff$' status u
-FAKE_DM=$T/vols-uuid fcheck status-uuid-json 0 out '^\{"name":"u","uuid":"FLAZ-00112233445566778899aabbccddeeff",' status u --json
-FAKE_DM=$T/vols fcheck status-no-uuid-json 0 out '^\{"name":"fast","uuid":null,' status fast --json
+FAKE_DM=$T/vols-uuid fcheck status-uuid-json 0 out '^\{"schema":1,"name":"u","uuid":"FLAZ-00112233445566778899aabbccddeeff",' status u --json
+FAKE_DM=$T/vols fcheck status-no-uuid-json 0 out '^\{"schema":1,"name":"fast","uuid":null,' status fast --json
 
 # --- the activation units and the udev rule: systemd-analyze verify, and udevadm test
 # (systemd 252, Debian 12, has no `udevadm verify`: the rule is put in /run/udev/rules.d

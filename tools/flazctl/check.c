@@ -1100,7 +1100,8 @@ int cmd_check(int argc, char **argv)
 	}
 	if (r) {
 		if (o.json) {
-			fputs("{\"device\":", stdout);
+			json_object_start();
+			fputs(",\"device\":", stdout);
 			json_string(o.path);
 			printf(",\"verdict\":\"unreadable\",\"damaged\":null,\"exit_code\":%d}\n", r);
 		}
@@ -1111,7 +1112,8 @@ int cmd_check(int argc, char **argv)
 	c->json = o.json;
 	c->tty = isatty(STDERR_FILENO);
 	if (o.json) {
-		fputs("{\"device\":", stdout);
+		json_object_start();
+		fputs(",\"device\":", stdout);
 		json_string(o.path);
 		printf(",\"size_sectors\":%llu,\"in_use\":%s,\"repair\":%s,\"problems\":[",
 		       ssd.bytes >> FLAZ_SECTOR_SHIFT, ssd.busy ? "true" : "false",

@@ -409,7 +409,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	sb_load(&s, sb);
 	if (o.json) {
-		fputs("{\"device\":", stdout);
+		json_object_start();
+		fputs(",\"device\":", stdout);
 		json_string(o.path);
 		printf(",\"size_sectors\":%llu,\"in_use\":%s,\"superblocks\":[",
 		       s.bytes >> FLAZ_SECTOR_SHIFT, s.busy ? "true" : "false");

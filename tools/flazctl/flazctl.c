@@ -251,6 +251,11 @@ int check_name(const char *name)
 	return EXIT_OK;
 }
 
+void json_object_start(void)
+{
+	printf("{\"schema\":%d", JSON_SCHEMA);
+}
+
 /* @s as a JSON string, quotes and escapes included. */
 void json_string(const char *s)
 {

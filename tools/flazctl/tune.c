@@ -195,7 +195,7 @@ int cmd_get(int argc, char **argv)
 	char kname[KEY_LEN];
 	struct flaz_vol vol;
 	bool json = false;
-	size_t i, shown = 0;
+	size_t i;
 	int c, r;
 
 	opterr = 0;
@@ -238,13 +238,12 @@ int cmd_get(int argc, char **argv)
 		value[i] = defaults[i];
 	}
 	if (json)
-		putchar('{');
+		json_object_start();
 	for (i = 0; i < NR_TUNABLES; i++) {
 		if (only && only != &tunables[i])
 			continue;
 		if (json) {
-			if (shown++)
-				putchar(',');
+			putchar(',');
 			json_string(dashed(&tunables[i], kname));
 			putchar(':');
 			json_value(value[i]);
