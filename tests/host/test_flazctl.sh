@@ -1016,6 +1016,12 @@ for c in $cmds; do
 	[ -z "$missing" ] && pass "docs/$c" || fail "docs/$c" "not documented in:$missing"
 done
 
+# one exit-status table: the codes of flazctl.h's enum are the man page's EXIT STATUS entries
+codes=$(grep -oE '^[[:space:]]*EXIT_[A-Z]+ = [0-9]+' "$REPO/tools/flazctl/flazctl.h" | awk '{print $3}' | sort -n | tr '\n' ' ')
+man_codes=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$REPO/tools/flazctl/flazctl.8" | grep -A1 '^\.TP' |
+	sed -n 's/^\.B \([0-9]*\)$/\1/p' | sort -n | tr '\n' ' ')
+[ -n "$codes" ] && [ "$codes" = "$man_codes" ] && pass docs/exit-codes ||
+	fail docs/exit-codes "flazctl.h's exit codes '$codes', the man page's EXIT STATUS '$man_codes'"
 # the flaztab options the man page lists are create's long options, every one of them (the
 # bare words cold, noauto and defaults apart)
 flaz_opts=$("$BIN" create --help | sed -n 's/^  --\([a-z][a-z-]*\).*/\1/p' | grep -vxE 'cold|force' | sort)

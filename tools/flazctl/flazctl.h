@@ -10,11 +10,13 @@
 
 #define FLAZCTL_VERSION "0.4.0"
 
-/* Exit codes, documented in flazctl(8). */
+/* Exit codes, one table for every command, documented in flazctl(8). */
 enum {
-	EXIT_OK = 0,
+	EXIT_OK = 0,		/* check: the SSD is clean */
 	EXIT_FAIL = 1,		/* a device, device-mapper or the kernel said no */
 	EXIT_USAGE = 2,		/* the command line itself is wrong */
+	EXIT_PROBLEMS = 3,	/* check: only ignorable problems, or all repaired */
+	EXIT_CORRUPT = 4,	/* check, dump: the SSD's metadata is not sound */
 };
 
 /* Print "flazctl: <message>" on stderr and return @code, for `return fail(...)`. */
