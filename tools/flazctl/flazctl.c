@@ -201,7 +201,8 @@ void usage(FILE *out)
 	      "command's options.\n"
 	      "\n"
 	      "Exit status, every command: 0 ok (check: clean), 1 failure, 2 usage error,\n"
-	      "3 check: ignorable problems or repaired, 4 check, dump: corrupt. See flazctl(8).\n", out);
+	      "3 check: ignorable problems or repaired, 4 check, dump: corrupt. See flazctl(8).\n",
+	      out);
 }
 
 /* "flazctl COMMAND --help": the command's synopsis and options. */

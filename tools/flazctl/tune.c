@@ -97,7 +97,8 @@ static int check_setting(const char *key, const char *value)
 	if (!parse_bounded(value, &v))
 		return fail(EXIT_USAGE, "%s: '%s' is not a number", name, value);
 	if (v < t->min || v > t->max)
-		return fail(EXIT_USAGE, "%s must be from %lu to %lu, not %s", name, t->min, t->max, value);
+		return fail(EXIT_USAGE, "%s must be from %lu to %lu, not %s", name, t->min, t->max,
+			    value);
 	return EXIT_OK;
 }
 
