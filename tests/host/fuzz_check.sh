@@ -156,7 +156,7 @@ class Seed:
         return int.from_bytes(self.data[off:off + 2], 'little')
 
 seeds = [Seed(n) for n in names]
-print('fuzz seeds: ' + ', '.join(f'{s.name} (check {s.rc})' for s in seeds), file=sys.stderr)
+print('fuzz seeds: ' + ', '.join(f'{s.name} (check {(0, 3, 4)[s.rc]})' for s in seeds), file=sys.stderr)
 
 U64 = [0, 1, 2**31, 2**32 - 1, 2**32, 2**54 - 1, 2**54, 2**62, 2**63 - 1, 2**63, 2**64 - 1]
 U32 = [0, 1, 3, 4, 8, 32, 100, 255, 256, 1000, 1001, 30720, 30721, 2**31, 2**32 - 1]
