@@ -98,6 +98,7 @@ else
 	suite host tests/host/test_flazctl.sh tools/flazctl/flazctl
 	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
 	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
+	suite status-keys tests/host/test_status_keys.sh tools/flazctl/flazctl
 	suite model tests/host/test_model.sh
 	suite dkms tests/dkms.sh "${SERIES[@]}" 6.12-rt
 	suite checkpatch tests/checkpatch.sh

@@ -19,11 +19,11 @@
 # exit_code being check's exit status). On a seed that checks clean or with warnings
 # only, byte flips must also give the right verdict: check exits non-zero when a flip
 # hit the current superblock, a table block, a gen block, an extent header or a live
-# slot, 1 when only the other superblock copy was hit, as on the unharmed seed when only
+# slot, 3 (ignorable) when only the other superblock copy was hit, as on the unharmed seed when only
 # superseded slots or evicted extents were (a table or gen block whose magic and gen are
 # both hit looks like leftovers from before the format and may pass as empty, as the
 # kernel takes it). Every 10th round runs check --repair on a copy: afterwards check
-# must exit 0 or 1 (2 only when both superblock copies were hit, or the seed was
+# must exit 0 or 3 (4, corrupt, only when both superblock copies were hit, or the seed was
 # beyond repair). The image must be unchanged after check and dump: they never write
 # without --repair. Two workers run until FUZZ_SECONDS (60) or ITERATIONS rounds.
 # Usage: tests/host/fuzz_check.sh [ITERATIONS (100000)] [SEED]
@@ -117,6 +117,10 @@ def run(*args):
         return None, '', ''
     return p.returncode, p.stdout, p.stderr
 
+# check's exit code as a level: 0 clean, 1 ignorable or repaired (exit 3), 2 corrupt (exit 4)
+def level(rc):
+    return {0: 0, 3: 1}.get(rc, 2)
+
 def crashed(rc, err):
     return rc < 0 or rc >= 64 or any(s in err for s in SANITIZER)
 
@@ -130,7 +134,7 @@ class Seed:
         for l in open(f'{T}/{name}.map'):
             kind, off, length = l.split()
             self.ranges.setdefault(kind, []).append((int(off), int(length)))
-        self.rc = run('check', self.img)[0]
+        self.rc = level(run('check', self.img)[0])
         d = json.loads(run('dump', '--json', self.img)[1])
         cur = d['superblocks'][d['current']] if d['current'] is not None else None
         self.nr_extents = cur['geometry']['nr_extents'] if cur else 64
@@ -152,7 +156,7 @@ class Seed:
         return int.from_bytes(self.data[off:off + 2], 'little')
 
 seeds = [Seed(n) for n in names]
-print('fuzz seeds: ' + ', '.join(f'{s.name} (check {s.rc})' for s in seeds), file=sys.stderr)
+print('fuzz seeds: ' + ', '.join(f'{s.name} (check {(0, 3, 4)[s.rc]})' for s in seeds), file=sys.stderr)
 
 U64 = [0, 1, 2**31, 2**32 - 1, 2**32, 2**54 - 1, 2**54, 2**62, 2**63 - 1, 2**63, 2**64 - 1]
 U32 = [0, 1, 3, 4, 8, 32, 100, 255, 256, 1000, 1001, 30720, 30721, 2**31, 2**32 - 1]
@@ -258,17 +262,17 @@ def round_(it, rng, work):
         counts['runs'] += 1
         counts[mode] += 1
         if rc is not None:
-            counts[['clean', 'warned', 'detected'][min(max(rc, 0), 2)]] += 1
+            counts[['clean', 'warned', 'detected'][level(rc)]] += 1
     if rc is None:
         return failed(f'{what}: check ran over {LIMIT} s')
     if crashed(rc, err):
         return failed(f'{what}: check crashed (exit {rc}): {err.strip()[:400]}')
     if semantic and hit & MUST_FAIL and rc == 0:
         failed(f'{what}: check exited 0')
-    elif semantic and not hit & MUST_FAIL and 'sbold' in hit and rc != 1 and not spared:
-        failed(f'{what}: check exited {rc}, want 1 (only the other copy hit)')
-    elif semantic and hit <= UNREAD and rc != s.rc and not spared:
-        failed(f'{what}: check exited {rc}, want {s.rc} (only superseded slots or evicted extents hit)')
+    elif semantic and not hit & MUST_FAIL and 'sbold' in hit and rc != 3 and not spared:
+        failed(f'{what}: check exited {rc}, want 3 (only the other copy hit)')
+    elif semantic and hit <= UNREAD and level(rc) != s.rc and not spared:
+        failed(f'{what}: check exited {rc}, want what the unharmed image gave (level {s.rc}; only superseded slots or evicted extents hit)')
     if it % 3 == 0:
         rcj, out, err = run('check', '--json', path)
         if rcj is None or crashed(rcj, err):
@@ -281,7 +285,7 @@ def round_(it, rng, work):
             except (ValueError, KeyError) as e:
                 failed(f'{what}: check --json printed no JSON verdict ({e})')
     rcd, out, err = run('dump', '--json', '--entries', path)
-    if rcd is None or crashed(rcd, err) or rcd not in (0, 1):
+    if rcd is None or crashed(rcd, err) or rcd not in (0, 1, 4):
         failed(f'{what}: dump crashed or ran over {LIMIT} s (exit {rcd}): {err.strip()[:400]}')
     else:
         try:
@@ -300,7 +304,7 @@ def round_(it, rng, work):
             failed(f'{what}: check --repair or the check after it ran over {LIMIT} s')
         elif crashed(rc, err) or crashed(rc2, err2):
             failed(f'{what}: check --repair crashed: {(err + err2).strip()[:400]}')
-        elif rc2 > 1 and not both and semantic:
+        elif level(rc2) > 1 and not both and semantic:
             failed(f'{what}: check exits {rc2} after --repair (exit {rc}): '
                    + ' | '.join(l for l in out2.splitlines() if l.startswith('corrupt'))[:300])
 
@@ -326,7 +330,7 @@ for t in threads:
     t.join()
 
 print(f'fuzz: {counts["runs"]} runs ({counts["flips"]} byte flips, {counts["fields"]} superblock '
-      f'fields, {counts["entries"]} table entries): exit 2 {counts["detected"]}, exit 1 '
+      f'fields, {counts["entries"]} table entries): exit 4 {counts["detected"]}, exit 3 '
       f'{counts["warned"]}, exit 0 {counts["clean"]}; {counts["repairs"]} repairs', file=sys.stderr)
 for f in failures[:10]:
     print(f, file=sys.stderr)

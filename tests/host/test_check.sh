@@ -158,7 +158,7 @@ jexpect geometry-gen-blocks "(g := d['superblocks'][0]['geometry'])['nr_extents'
 	g['ext_bits'] == 12 and g['gen_bits'] == 16 and d['gens']['valid'] == 3" dump --json "$T/g3.img"
 expect geometry-gen-blocks-clean 0 "^result: clean$" check "$T/g3.img"
 img g3bad --ssd-kib 16384 --extent-kib 4 --overbook 100 --slots 100 --zeros 10 --bad-gen-block 2
-expect geometry-gen-block-last 2 'corrupt: gen block 2 \(sector 104\): bad checksum; entries into extents 4064-4081 are unusable' \
+expect geometry-gen-block-last 4 'corrupt: gen block 2 \(sector 104\): bad checksum; entries into extents 4064-4081 are unusable' \
 	check "$T/g3bad.img"
 # every entry of the table as the documented layout has it (units in bits 0-7; a slot's
 # offset in 8-17, extent in 18-25, cold bit 26, low tag bits 27-30, gen 31-46, nothing
@@ -221,48 +221,48 @@ jexpect current-copy-1-json "d['current'] == 1 and d['superblocks'][1]['codec'] 
 # --- superblock copies: one bad is ignorable (the other serves), both bad is corrupt
 cp "$T/clean.img" "$T/sb.img"
 flip "$T/sb.img" 300
-expect sb-current-bad 1 'warning: superblock copy 0 \(sector 0\): corrupt; copy 1 is used' \
+expect sb-current-bad 3 'warning: superblock copy 0 \(sector 0\): corrupt; copy 1 is used' \
 	check "$T/sb.img"
 cp "$T/clean.img" "$T/sbold.img"
 flip "$T/sbold.img" $((4096 + 17))
-expect sb-other-bad 1 'warning: superblock copy 1 .*: corrupt; copy 0 is used' check "$T/sbold.img"
+expect sb-other-bad 3 'warning: superblock copy 1 .*: corrupt; copy 0 is used' check "$T/sbold.img"
 flip "$T/sb.img" 5000
 flip "$T/sb.img" $((4096 + 8))
-expect sb-both-bad 2 'corrupt: both superblock copies are bad' check "$T/sb.img"
+expect sb-both-bad 4 'corrupt: both superblock copies are bad' check "$T/sb.img"
 # nothing --repair can do without a sound copy: the result says so, and suggests no --repair
-expect sb-both-bad-result 2 '^result: corrupt \(1 problem\), none repairable: no superblock copy is sound \(recreate the volume with --cold: it starts empty\)$' \
+expect sb-both-bad-result 4 '^result: corrupt \(1 problem\), none repairable: no superblock copy is sound \(recreate the volume with --cold: it starts empty\)$' \
 	check "$T/sb.img"
 sum=$(sha "$T/sb.img")
-expect sb-both-bad-repair 2 '^result: corrupt \(1 problem\), none repairable: no superblock copy is sound' \
+expect sb-both-bad-repair 4 '^result: corrupt \(1 problem\), none repairable: no superblock copy is sound' \
 	check --repair "$T/sb.img"
 [ "$(sha "$T/sb.img")" = "$sum" ] && pass sb-both-bad-repair-writes-nothing ||
 	fail sb-both-bad-repair-writes-nothing "the image changed"
-expect sb-both-bad-dump 1 'holds no valid flaz superblock' dump "$T/sb.img"
+expect sb-both-bad-dump 4 'holds no valid flaz superblock' dump "$T/sb.img"
 cp "$T/clean.img" "$T/sbr.img"
 flip "$T/sbr.img" 100
 # copy 0 held seq 10, copy 1 seq 9: copy 0 comes back as seq 8, the one before copy 1's
-expect sb-repair 1 'repaired: superblock copy 0 rewritten from copy 1 \(seq 8\)' \
+expect sb-repair 3 'repaired: superblock copy 0 rewritten from copy 1 \(seq 8\)' \
 	check --repair "$T/sbr.img"
 expect sb-repaired-clean 0 '^result: clean$' check "$T/sbr.img"
 jexpect sb-repaired-json "d['current'] == 1 and d['superblocks'][0]['seq'] == 8 and
 	d['superblocks'][0]['gen'] == d['superblocks'][1]['gen']" dump --json "$T/sbr.img"
 cp "$T/clean.img" "$T/sbr2.img"
 flip "$T/sbr2.img" 5000
-expect sb-repair-other 1 'repaired: superblock copy 1 rewritten from copy 0 \(seq 9\)' \
+expect sb-repair-other 3 'repaired: superblock copy 1 rewritten from copy 0 \(seq 9\)' \
 	check --repair "$T/sbr2.img"
 
 # --- table blocks
 cp "$T/clean.img" "$T/tb.img"
 flip "$T/tb.img" $(($(nth table 3 "$T/clean.map") + 1000))
 sum=$(sha "$T/tb.img")
-expect table-crc 2 'corrupt: table block 2 \(sector [0-9]+\): bad checksum' check "$T/tb.img"
+expect table-crc 4 'corrupt: table block 2 \(sector [0-9]+\): bad checksum' check "$T/tb.img"
 # repairable: the result suggests --repair
-expect table-crc-result 2 '^result: corrupt \(1 problem; flazctl check --repair may fix some\)$' \
+expect table-crc-result 4 '^result: corrupt \(1 problem; flazctl check --repair may fix some\)$' \
 	check "$T/tb.img"
 run dump --json --entries "$T/tb.img"
 [ "$(sha "$T/tb.img")" = "$sum" ] && pass check-dump-write-nothing ||
 	fail check-dump-write-nothing "check or dump changed the image"
-expect table-repair 1 'repaired: table block 2: rewritten as an empty block' \
+expect table-repair 3 'repaired: table block 2: rewritten as an empty block' \
 	check --repair "$T/tb.img"
 run check "$T/tb.img"
 [ "$rc" -le 1 ] && pass table-repaired || fail table-repaired "check exits $rc after --repair"
@@ -271,7 +271,7 @@ jexpect table-repaired-json "d['table']['valid'] == $clean_table_blocks and
 	dump --json "$T/tb.img"
 cp "$T/clean.img" "$T/tbm.img"
 flip "$T/tbm.img" "$(nth table 1 "$T/clean.map")"
-expect table-magic 2 'table block 0 .*: bad magic' check "$T/tbm.img"
+expect table-magic 4 'table block 0 .*: bad magic' check "$T/tbm.img"
 
 img stale --stale-block 2
 expect table-stale-gen 0 '^result: clean$' check "$T/stale.img"
@@ -294,7 +294,7 @@ cp "$T/clean.img" "$T/tbm2.img"
 off=$(nth table 2 "$T/clean.map")
 flip "$T/tbm2.img" "$off"
 flip "$T/tbm2.img" $((off + 2000))
-expect table-magic-and-more 2 'table block 1 .*: bad magic' check "$T/tbm2.img"
+expect table-magic-and-more 4 'table block 1 .*: bad magic' check "$T/tbm2.img"
 
 # --- extent generations: entries left by evictions are void, not damage
 img evict --evict 3
@@ -322,7 +322,7 @@ flip "$T/evictslot.img" $(($(nth voidext 1 "$T/evict.map") + 12))
 expect gen-evicted-slot-unread 0 '^result: clean$' check "$T/evictslot.img"
 # void entries are no cached lines: the kernel drops none of them for a marked region
 img evunclean --evict 3 --unclean 3
-expect gen-evicted-unclean 1 "3 write-intent regions marked .*drops the $evunclean_dropped cached line" \
+expect gen-evicted-unclean 3 "3 write-intent regions marked .*drops the $evunclean_dropped cached line" \
 	check "$T/evunclean.img"
 # no gen block of this format: every extent at gen 0, as after a format
 img gunwritten --gens unwritten
@@ -338,9 +338,9 @@ expect gen-foreign 0 'note: 1 gen block is neither blank nor of a flaz format' c
 # a damaged gen block is damage, as a damaged table block is: no entry into its extents is usable
 img badgen --evict 2 --bad-gen-block 0
 sum=$(sha "$T/badgen.img")
-expect gen-block-crc 2 'corrupt: gen block 0 \(sector [0-9]+\): bad checksum; entries into extents 0-[0-9]+ are unusable' \
+expect gen-block-crc 4 'corrupt: gen block 0 \(sector [0-9]+\): bad checksum; entries into extents 0-[0-9]+ are unusable' \
 	check "$T/badgen.img"
-expect gen-block-crc-summary 2 "0 slots .*, 0 void entries \(left by evictions\), $((badgen_slots + badgen_void)) unusable entries" \
+expect gen-block-crc-summary 4 "0 slots .*, 0 void entries \(left by evictions\), $((badgen_slots + badgen_void)) unusable entries" \
 	check "$T/badgen.img"
 jexpect gen-block-crc-json "d['gens']['bad'] == 1 and d['gens']['bad_blocks'] == [0] and
 	d['table']['entries']['unusable'] == $badgen_slots + $badgen_void and
@@ -349,44 +349,44 @@ jexpect gen-block-crc-entries "all(e['kind'] == 'unusable' for e in d['entries']
 	dump --json --entries "$T/badgen.img"
 [ "$(sha "$T/badgen.img")" = "$sum" ] && pass gen-block-check-writes-nothing ||
 	fail gen-block-check-writes-nothing "check or dump changed the image"
-expect gen-block-repair 1 'repaired: gen block 0: rewritten at generation 0' check --repair "$T/badgen.img"
+expect gen-block-repair 3 'repaired: gen block 0: rewritten at generation 0' check --repair "$T/badgen.img"
 expect gen-block-repaired 0 '^result: clean$' check "$T/badgen.img"
 jexpect gen-block-repaired-json "d['gens']['valid'] == 1 and d['table']['entries']['slot'] == 0 and
 	d['table']['entries']['unusable'] == 0 and d['table']['entries']['zero'] == $badgen_zeros" \
 	dump --json "$T/badgen.img"
 cp "$T/clean.img" "$T/genmagic.img"
 flip "$T/genmagic.img" "$(nth gen 1 "$T/clean.map")"
-expect gen-block-magic 2 'corrupt: gen block 0 .*: bad magic' check "$T/genmagic.img"
+expect gen-block-magic 4 'corrupt: gen block 0 .*: bad magic' check "$T/genmagic.img"
 
 # --- slots and extents
 cp "$T/clean.img" "$T/slot.img"
 flip "$T/slot.img" $(($(nth slot 5 "$T/clean.map") + 40))
-expect slot-flip 2 'corrupt: line [0-9]+: no valid slot at extent' check "$T/slot.img"
-expect slot-repair 1 'cleared 1 bad entry' check --repair "$T/slot.img"
+expect slot-flip 4 'corrupt: line [0-9]+: no valid slot at extent' check "$T/slot.img"
+expect slot-repair 3 'cleared 1 bad entry' check --repair "$T/slot.img"
 expect slot-repaired 0 '^result: clean$' check "$T/slot.img"
 jexpect slot-repaired-json "d['table']['entries']['slot'] == $clean_slots - 1" dump --json "$T/slot.img"
 cp "$T/clean.img" "$T/slothdr.img"
 flip "$T/slothdr.img" $(($(nth slot 9 "$T/clean.map") + 8))
-expect slot-header-flip 2 'corrupt: line [0-9]+: no valid slot' check "$T/slothdr.img"
+expect slot-header-flip 4 'corrupt: line [0-9]+: no valid slot' check "$T/slothdr.img"
 cp "$T/clean.img" "$T/ext.img"
 flip "$T/ext.img" $(($(nth exthdr 2 "$T/clean.map") + 12))
-expect extent-header-flip 2 'corrupt: line [0-9]+: extent [0-9]+ has a bad header' check "$T/ext.img"
+expect extent-header-flip 4 'corrupt: line [0-9]+: extent [0-9]+ has a bad header' check "$T/ext.img"
 # slots whose checksum holds but that are not what the entry says
 img wcold --wrong cold
-expect slot-wrong-cold 2 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is lz4, the entry says it is in the cold codec' \
+expect slot-wrong-cold 4 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is lz4, the entry says it is in the cold codec' \
 	check "$T/wcold.img"
 img wcodec --wrong codec
-expect slot-wrong-codec 2 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is zstd, the superblock says lz4' \
+expect slot-wrong-codec 4 'corrupt: line [0-9]+: slot at extent 0 offset [0-9]+ is zstd, the superblock says lz4' \
 	check "$T/wcodec.img"
 img wline --wrong line
-expect slot-wrong-line 2 'corrupt: line ([0-9]+): slot at extent 0 offset [0-9]+ was written for line [0-9]+' \
+expect slot-wrong-line 4 'corrupt: line ([0-9]+): slot at extent 0 offset [0-9]+ was written for line [0-9]+' \
 	check "$T/wline.img"
 img wblock --wrong block
-expect slot-wrong-block 2 'holds block [0-9]+, not one of tag [0-9]+ on this line' check "$T/wblock.img"
+expect slot-wrong-block 4 'holds block [0-9]+, not one of tag [0-9]+ on this line' check "$T/wblock.img"
 img wsize --wrong size
-expect slot-wrong-size 2 'slot at extent 0 offset [0-9]+ is [0-9]+ bytes, the entry says [0-9]+' \
+expect slot-wrong-size 4 'slot at extent 0 offset [0-9]+ is [0-9]+ bytes, the entry says [0-9]+' \
 	check "$T/wsize.img"
-expect slot-wrong-repair 1 'cleared 1 bad entry' check --repair "$T/wsize.img"
+expect slot-wrong-repair 3 'cleared 1 bad entry' check --repair "$T/wsize.img"
 cp "$T/clean.img" "$T/dead.img"
 flip "$T/dead.img" $(($(nth dead 3 "$T/clean.map") + 100))
 expect dead-slot-flip 0 '^result: clean$' check "$T/dead.img"
@@ -398,10 +398,10 @@ expect tag-cut-entries 0 'tag [0-9]+ \(low bits\) in extent' dump --entries "$T/
 
 # --- write-intent bitmap: an unclean shutdown is ignorable, its regions' lines are dropped
 img unclean --unclean 3
-expect unclean 1 "unclean shutdown: 3 write-intent regions marked .*drops the $unclean_dropped cached line" \
+expect unclean 3 "unclean shutdown: 3 write-intent regions marked .*drops the $unclean_dropped cached line" \
 	check "$T/unclean.img"
 img pastbit --past-bit 1
-expect bitmap-past-end 1 'warning: the write-intent bitmap has 1 bit set past its 1024 regions' \
+expect bitmap-past-end 3 'warning: the write-intent bitmap has 1 bit set past its 1024 regions' \
 	check "$T/pastbit.img"
 jexpect unclean-json "not d['superblocks'][0]['clean'] and
 	len(d['superblocks'][0]['marked_regions']) == 3" dump --json "$T/unclean.img"
@@ -409,40 +409,40 @@ jexpect unclean-json "not d['superblocks'][0]['clean'] and
 # --- a superblock of another format version: not corrupt, just not readable here
 img v1 --sb-version 1
 sum=$(sha "$T/v1.img")
-expect sb-version-1 2 '^unsupported: superblock of format version 1; this flazctl reads version 4 \(recreate the volume with --cold' \
+expect sb-version-1 4 '^unsupported: superblock of format version 1; this flazctl reads version 4 \(recreate the volume with --cold' \
 	check "$T/v1.img"
 if grep -q '^corrupt' "$T/out"; then
 	fail sb-version-1-not-corrupt "$(grep -m1 '^corrupt' "$T/out")"
 else
 	pass sb-version-1-not-corrupt
 fi
-expect sb-version-1-repair 2 'format version 1, which this flazctl does not read' check --repair "$T/v1.img"
+expect sb-version-1-repair 4 'format version 1, which this flazctl does not read' check --repair "$T/v1.img"
 [ "$(sha "$T/v1.img")" = "$sum" ] && pass sb-version-1-repair-writes-nothing ||
 	fail sb-version-1-repair-writes-nothing "the image changed"
-expect sb-version-1-dump 1 'superblock of format version 1; this flazctl reads version 4' dump "$T/v1.img"
-expect sb-version-1-dump-copy 1 'superblock copy 1 \(sector 8\): format version 1 \(this flazctl reads version 4\)' \
+expect sb-version-1-dump 4 'superblock of format version 1; this flazctl reads version 4' dump "$T/v1.img"
+expect sb-version-1-dump-copy 4 'superblock copy 1 \(sector 8\): format version 1 \(this flazctl reads version 4\)' \
 	dump "$T/v1.img"
 jexpect sb-version-1-json "d['current'] is None and d['gens'] is None and
 	all(c['state'] == 'other format version' and c['version'] == 1 for c in d['superblocks'])" \
 	dump --json "$T/v1.img"
 # the format just before (8-bit generations, a byte each in the gen blocks): refused too
 img v3 --sb-version 3
-expect sb-version-3 2 '^unsupported: superblock of format version 3; this flazctl reads version 4' \
+expect sb-version-3 4 '^unsupported: superblock of format version 3; this flazctl reads version 4' \
 	check "$T/v3.img"
 # one copy left of the earlier version beside a sound one: that one is used
 cp "$T/clean.img" "$T/v1copy.img"
 dd if="$T/v1.img" of="$T/v1copy.img" bs=4096 skip=1 seek=1 count=1 conv=notrunc status=none
-expect sb-version-1-other-copy 1 'warning: superblock copy 1 \(sector 8\): of format version 1; copy 0 is used' \
+expect sb-version-1-other-copy 3 'warning: superblock copy 1 \(sector 8\): of format version 1; copy 0 is used' \
 	check "$T/v1copy.img"
 
 # --- not a flaz SSD, or not this one: the result says what the SSD holds (as create --cold
 # names it), and suggests no --repair, which has nothing to fix there
 truncate -s 8M "$T/blank.img"
-expect blank 2 'no flaz superblock: the superblock area is blank' check "$T/blank.img"
-expect blank-result 2 '^result: not a flaz SSD: its superblock area is blank \(a new SSD, or never used by flaz\)$' \
+expect blank 4 'no flaz superblock: the superblock area is blank' check "$T/blank.img"
+expect blank-result 4 '^result: not a flaz SSD: its superblock area is blank \(a new SSD, or never used by flaz\)$' \
 	check "$T/blank.img"
-expect blank-repair-result 2 '^result: not a flaz SSD: its superblock area is blank' check --repair "$T/blank.img"
-expect blank-dump 1 'holds no valid flaz superblock' dump "$T/blank.img"
+expect blank-repair-result 4 '^result: not a flaz SSD: its superblock area is blank' check --repair "$T/blank.img"
+expect blank-dump 4 'holds no valid flaz superblock' dump "$T/blank.img"
 truncate -s 8M "$T/ext4.img"
 if command -v mkfs.ext4 >/dev/null || PATH=$PATH:/sbin:/usr/sbin command -v mkfs.ext4 >/dev/null; then
 	PATH=$PATH:/sbin:/usr/sbin mkfs.ext4 -q -F "$T/ext4.img" >&2
@@ -451,29 +451,29 @@ else
 	printf '\123\357' | dd of="$T/ext4.img" bs=1 seek=1080 conv=notrunc status=none
 fi
 sum=$(sha "$T/ext4.img")
-expect ext4 2 "^corrupt: $T/ext4.img holds an ext2/3/4 filesystem, not a flaz SSD\$" check "$T/ext4.img"
-expect ext4-result 2 "^result: not a flaz SSD: $T/ext4.img holds an ext2/3/4 filesystem\$" check "$T/ext4.img"
-expect ext4-repair-result 2 "^result: not a flaz SSD: $T/ext4.img holds an ext2/3/4 filesystem\$" \
+expect ext4 4 "^corrupt: $T/ext4.img holds an ext2/3/4 filesystem, not a flaz SSD\$" check "$T/ext4.img"
+expect ext4-result 4 "^result: not a flaz SSD: $T/ext4.img holds an ext2/3/4 filesystem\$" check "$T/ext4.img"
+expect ext4-repair-result 4 "^result: not a flaz SSD: $T/ext4.img holds an ext2/3/4 filesystem\$" \
 	check --repair "$T/ext4.img"
 [ "$(sha "$T/ext4.img")" = "$sum" ] && pass ext4-repair-writes-nothing ||
 	fail ext4-repair-writes-nothing "check --repair changed the ext4 image"
 jexpect ext4-json "d['verdict'] == 'corrupt' and d['problems'][0]['area'] == 'superblock' and
 	d['problems'][0]['message'].endswith('holds an ext2/3/4 filesystem, not a flaz SSD')" check --json "$T/ext4.img"
 head -c 1M /dev/urandom >"$T/random.img"
-expect not-flaz 2 "^corrupt: $T/random.img holds .*, not a flaz SSD\$" check "$T/random.img"
-expect not-flaz-result 2 "^result: not a flaz SSD: $T/random.img holds " check "$T/random.img"
+expect not-flaz 4 "^corrupt: $T/random.img holds .*, not a flaz SSD\$" check "$T/random.img"
+expect not-flaz-result 4 "^result: not a flaz SSD: $T/random.img holds " check "$T/random.img"
 cp "$T/clean.img" "$T/grown.img"
 truncate -s +1M "$T/grown.img"
-expect size-mismatch-result 2 '^result: corrupt \(1 problem\), none repairable: the superblock does not match this SSD$' \
+expect size-mismatch-result 4 '^result: corrupt \(1 problem\), none repairable: the superblock does not match this SSD$' \
 	check "$T/grown.img"
 sum=$(sha "$T/grown.img")
-expect size-mismatch 2 'superblock is for an SSD of 16384 sectors' check --repair "$T/grown.img"
+expect size-mismatch 4 'superblock is for an SSD of 16384 sectors' check --repair "$T/grown.img"
 [ "$(sha "$T/grown.img")" = "$sum" ] && pass size-mismatch-no-repair ||
 	fail size-mismatch-no-repair "--repair wrote to an SSD whose superblock does not fit it"
 img shrunk --ssd-kib 1048576 --slots 20 --zeros 0
 truncate -s 2M "$T/shrunk.img"
 # a superblock for a larger SSD is never used: its areas would lie past the device's end
-expect ssd-shrunk 2 'corrupt: superblock copy 0 \(sector 0\): superblock field ssd_sectors=2097152 impossible for a device of 2097152 bytes' \
+expect ssd-shrunk 4 'corrupt: superblock copy 0 \(sector 0\): superblock field ssd_sectors=2097152 impossible for a device of 2097152 bytes' \
 	check "$T/shrunk.img"
 jexpect ssd-shrunk-json "d['current'] is None and d['table'] is None and
 	all(c['state'] == 'impossible' and c['field'] == 'ssd_sectors' and c['value'] == 2097152
@@ -482,44 +482,45 @@ jexpect ssd-shrunk-json "d['current'] is None and d['table'] is None and
 # --- crafted superblocks (checksums right): every loop is bounded by the device, so
 # check and dump answer at once (run() gives each 10 s), whatever the header says
 img hugessd --sb-ssd-sectors $((1 << 62))
-expect crafted-ssd-sectors 2 "superblock field ssd_sectors=$((1 << 62)) impossible for a device of 8388608 bytes" \
+expect crafted-ssd-sectors 4 "superblock field ssd_sectors=$((1 << 62)) impossible for a device of 8388608 bytes" \
 	check "$T/hugessd.img"
-expect crafted-ssd-sectors-dump 1 "impossible \(superblock field ssd_sectors=$((1 << 62)) impossible" \
+expect crafted-ssd-sectors-dump 4 "impossible \(superblock field ssd_sectors=$((1 << 62)) impossible" \
 	dump "$T/hugessd.img"
 # one copy so: the other serves, and --repair rewrites it from that one
 cp "$T/clean.img" "$T/hugessd1.img"
 dd if="$T/hugessd.img" of="$T/hugessd1.img" bs=4096 skip=1 seek=1 count=1 conv=notrunc status=none
-expect crafted-ssd-sectors-one-copy 1 'warning: superblock copy 1 \(sector 8\): superblock field ssd_sectors=[0-9]+ impossible .*; copy 0 is used' \
+expect crafted-ssd-sectors-one-copy 3 'warning: superblock copy 1 \(sector 8\): superblock field ssd_sectors=[0-9]+ impossible .*; copy 0 is used' \
 	check "$T/hugessd1.img"
-expect crafted-ssd-sectors-repair 1 'repaired: superblock copy 1 rewritten from copy 0' \
+expect crafted-ssd-sectors-repair 3 'repaired: superblock copy 1 rewritten from copy 0' \
 	check --repair "$T/hugessd1.img"
 expect crafted-ssd-sectors-repaired 0 '^result: clean$' check "$T/hugessd1.img"
 # 8 EiB and more: no block device is that large (a loff_t)
 img hugehdd --hdd-mib $((1 << 44))
-expect crafted-hdd-sectors 2 "superblock field hdd_sectors=$((1 << 55)) impossible: no block device holds more" \
+expect crafted-hdd-sectors 4 "superblock field hdd_sectors=$((1 << 55)) impossible: no block device holds more" \
 	check "$T/hugehdd.img"
-expect crafted-hdd-sectors-dump 1 'holds no valid flaz superblock' dump --json "$T/hugehdd.img"
+expect crafted-hdd-sectors-dump 4 'holds no valid flaz superblock' dump --json "$T/hugehdd.img"
 # a 1 EiB volume, unclean: the kernel's rule for cut tags asks 2^48 / (16 * lines) blocks
 # per entry; check asks each marked range once
 img exa --hdd-mib $((1 << 40)) --unclean 3
-expect crafted-huge-volume-unclean 1 "3 write-intent regions marked .*drops the $exa_dropped cached line" \
+expect crafted-huge-volume-unclean 3 "3 write-intent regions marked .*drops the $exa_dropped cached line" \
 	check "$T/exa.img"
 jexpect crafted-huge-volume-dump "d['table']['entries']['slot'] == $exa_slots" \
 	dump --json --entries "$T/exa.img"
 # the most lines an SSD of this size can have: 4 KiB extents, overbook 1000
 img dense --extent-kib 4 --overbook 1000 --slots 1500 --zeros 100 --unclean 30 --hdd-mib 65536
-expect crafted-dense-unclean 1 "30 write-intent regions marked .*drops the $dense_dropped cached line" \
+expect crafted-dense-unclean 3 "30 write-intent regions marked .*drops the $dense_dropped cached line" \
 	check "$T/dense.img"
 
 # --- the command line: check's usage errors are 64, apart from corrupt (2)
-expect usage-check 64 'usage: flazctl check SSD' check
-expect usage-check-extra 64 'usage: flazctl check SSD' check a b
-expect usage-check-option 64 'unknown option --yaml' check --yaml "$T/clean.img"
-expect help-check-exit 0 '2 corrupt or cannot be.*|64 usage error' check -h
+expect usage-check 2 'usage: flazctl check SSD' check
+expect usage-check-extra 2 'usage: flazctl check SSD' check a b
+expect usage-check-option 2 'unknown option --yaml' check --yaml "$T/clean.img"
+expect help-check-exit 0 'Exit status: 0 clean, 3 ignorable problems or repaired, 4 corrupt, 1 cannot be' check -h
+expect help-dump-exit 0 'Exit status: 0 ok, 4 no valid superblock' dump -h
 expect usage-dump-option 2 'unknown option --yaml' dump "$T/clean.img" --yaml
-expect check-missing 2 "/nonexistent/ssd: No such file or directory" check /nonexistent/ssd
+expect check-missing 1 "/nonexistent/ssd: No such file or directory" check /nonexistent/ssd
 expect dump-missing 1 "/nonexistent/ssd: No such file or directory" dump /nonexistent/ssd
-expect check-directory 2 'neither a block device nor an image file' check "$T"
+expect check-directory 1 'neither a block device nor an image file' check "$T"
 expect help-check 0 'flazctl check SSD \[--repair\]' --help
 
 # --- check --json: the verdict, counts and every problem with where it is
@@ -531,28 +532,34 @@ jexpect check-json-clean "rc == 0 and d['verdict'] == 'clean' and not d['damaged
 	check --json "$T/clean.img"
 cp "$T/clean.img" "$T/tbj.img"
 flip "$T/tbj.img" $(($(nth table 3 "$T/clean.map") + 1000))
-jexpect check-json-table "rc == 2 and d['verdict'] == 'corrupt' and d['damaged'] and
-	d['exit_code'] == 2 and d['counts']['corrupt'] == 1 and d['problems'][0]['kind'] == 'corrupt'
+jexpect check-json-table "rc == 4 and d['verdict'] == 'corrupt' and d['damaged'] and
+	d['exit_code'] == 4 and d['counts']['corrupt'] == 1 and d['problems'][0]['kind'] == 'corrupt'
 	and d['problems'][0]['area'] == 'table' and d['problems'][0]['block'] == 2 and
 	'bad checksum' in d['problems'][0]['message']" check "$T/tbj.img" --json
 cp "$T/clean.img" "$T/slotj.img"
 flip "$T/slotj.img" $(($(nth slot 5 "$T/clean.map") + 40))
-jexpect check-json-slot "rc == 2 and [(p['area'], p['line'] >= 0, p['extent'] >= 0, p['offset'] >= 32)
+jexpect check-json-slot "rc == 4 and [(p['area'], p['line'] >= 0, p['extent'] >= 0, p['offset'] >= 32)
 	for p in d['problems']] == [('slot', True, True, True)]" check --json "$T/slotj.img"
-jexpect check-json-repair "rc == 1 and d['verdict'] == 'repaired' and d['repair'] and
+jexpect check-json-repair "rc == 3 and d['verdict'] == 'repaired' and d['repair'] and
 	d['counts']['repaired'] == 1 and d['problems'][-1]['kind'] == 'repaired' and
 	d['problems'][-1]['area'] == 'table' and not d['damaged']" check --json --repair "$T/slotj.img"
-jexpect check-json-unclean "rc == 1 and d['verdict'] == 'ignorable' and
+jexpect check-json-unclean "rc == 3 and d['verdict'] == 'ignorable' and
 	d['summary']['marked_regions'] == 3 and d['summary']['dropped_lines'] == $unclean_dropped and
 	d['problems'][0]['kind'] == 'warning' and d['problems'][0]['area'] == 'bitmap'" \
 	check --json "$T/unclean.img"
-jexpect check-json-unsupported "rc == 2 and d['verdict'] == 'unsupported' and
+jexpect check-json-unsupported "rc == 4 and d['verdict'] == 'unsupported' and
 	d['counts']['unsupported'] == 1 and d['summary'] is None" check --json "$T/v1.img"
-jexpect check-json-impossible "rc == 2 and d['verdict'] == 'corrupt' and d['current'] is None and
+jexpect check-json-impossible "rc == 4 and d['verdict'] == 'corrupt' and d['current'] is None and
 	[(p['area'], p['copy']) for p in d['problems']] == [('superblock', 0), ('superblock', 1)]" \
 	check --json "$T/hugessd.img"
-jexpect check-json-missing "rc == 2 and d['verdict'] == 'unreadable' and d['exit_code'] == 2" \
+jexpect check-json-missing "rc == 1 and d['verdict'] == 'unreadable' and d['exit_code'] == 1" \
 	check --json /nonexistent/ssd
+# every JSON object flazctl prints opens with its schema version
+jexpect check-json-schema "list(d)[0] == 'schema' and d['schema'] == 1" check --json "$T/clean.img"
+jexpect check-json-missing-schema "list(d)[0] == 'schema' and d['schema'] == 1" check --json /nonexistent/ssd
+jexpect dump-json-missing "rc == 1 and d['verdict'] == 'unreadable' and d['exit_code'] == 1" \
+	dump --json /nonexistent/ssd
+jexpect dump-json-schema "list(d)[0] == 'schema' and d['schema'] == 1" dump --json "$T/clean.img"
 
 # --- the userspace crc32c (slicing-by-8) against known vectors (RFC 3720) and bit by bit
 cat >"$T/crc.c" <<'EOF'

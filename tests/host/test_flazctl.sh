@@ -217,25 +217,32 @@ check stats-count-0 2 err 'count must be a positive number' stats vol --count 0
 check stats-interval-no-value 2 err 'needs a value' stats vol --interval
 check stats-unknown-option 2 err 'unknown option --yaml' stats vol --yaml
 check set-no-value 2 err 'usage: flazctl set NAME KEY VALUE' set vol low_watermark
-check set-unknown-key 2 err "unknown key 'frobnicate' \\(one of low_watermark" set vol frobnicate 1
+check set-unknown-key 2 err "unknown key 'frobnicate' \\(one of low-watermark" set vol frobnicate 1
 check set-offline-key 2 err 'compressor cannot change on a live volume: re-create it with flazctl create --compressor' \
 	set vol compressor zstd
-check set-offline-key-2 2 err 'extent_kib cannot change .*--extent-kib' set vol extent_kib 64
-check set-offline-key-3 2 err 'cold_compressor cannot change .*--cold-compressor' \
+check set-offline-key-2 2 err 'extent-kib cannot change .*--extent-kib' set vol extent_kib 64
+check set-offline-key-3 2 err 'cold-compressor cannot change .*--cold-compressor' \
 	set vol cold_compressor zstd
-check set-not-a-number 2 err "seq_cutoff_kib: 'lots' is not a number" set vol seq_cutoff_kib lots
+check set-not-a-number 2 err "seq-cutoff-kib: 'lots' is not a number" set vol seq_cutoff_kib lots
 check set-negative 2 err "'-1' is not a number" set vol compress_min_saving -1
-check set-out-of-range 2 err 'low_watermark must be from 1 to 98, not 0' set vol low_watermark 0
-check set-out-of-range-2 2 err 'hot_uncompressed must be from 0 to 1, not 2' set vol hot_uncompressed 2
-check set-out-of-range-3 2 err 'ssd_hold_s must be from 1 to 3600, not 3601' set vol ssd_hold_s 3601
-check set-out-of-range-4 2 err 'cleaner_rate_mib must be from 0 to 65536, not 70000' \
+check set-out-of-range 2 err 'low-watermark must be from 1 to 98, not 0' set vol low_watermark 0
+check set-out-of-range-2 2 err 'hot-uncompressed must be from 0 to 1, not 2' set vol hot_uncompressed 2
+check set-out-of-range-3 2 err 'ssd-hold-s must be from 1 to 3600, not 3601' set vol ssd_hold_s 3601
+check set-out-of-range-4 2 err 'cleaner-rate-mib must be from 0 to 65536, not 70000' \
 	set vol cleaner_rate_mib 70000
-check set-out-of-range-5 2 err 'hot_max_percent must be from 0 to 100, not 101' \
+check set-out-of-range-5 2 err 'hot-max-percent must be from 0 to 100, not 101' \
 	set vol hot_max_percent 101
-check set-out-of-range-6 2 err 'table_cache_kib must be from 0 to 1073741824, not 1073741825' \
+check set-out-of-range-6 2 err 'table-cache-kib must be from 0 to 1073741824, not 1073741825' \
 	set vol table_cache_kib 1073741825
-check set-out-of-range-huge 2 err "^flazctl: table_cache_kib must be from 0 to 1073741824, not $HUGE\$" \
+check set-out-of-range-huge 2 err "^flazctl: table-cache-kib must be from 0 to 1073741824, not $HUGE\$" \
 	set vol table_cache_kib $HUGE
+# option names: dashes and underscores alike in create, flaztab, set and get; printed with dashes
+check create-underscore-option 2 err '^flazctl: --extent-kib must be a power of two from 4 to 256, not 3$' \
+	create vol --hdd $NOHDD --ssd $NOSSD --extent_kib 3
+check create-both-spellings-twice 2 err '^flazctl: --extent-kib given twice$' \
+	create vol --hdd $NOHDD --ssd $NOSSD --extent-kib 32 --extent_kib 64
+check set-dashed-key 2 err '^flazctl: low-watermark must be from 1 to 98, not 0$' set vol low-watermark 0
+check set-dashed-offline-key 2 err '^flazctl: extent-kib cannot change on a live volume' set vol extent-kib 64
 check set-bad-name 2 err 'invalid volume name' set a/b low_watermark 5
 check set-option 2 err 'unknown option --frob' set --frob vol low_watermark 5
 check get-unknown-key 2 err "unknown key 'colour' \\(one of compressor" get vol colour
@@ -362,6 +369,7 @@ fsame list-o-csv "$(printf '%s\n' name,reads,ssd_used abc,0,0.0000 fast,100,0.20
 if python3 -c 'import json, sys
 v = json.load(open(sys.argv[1]))
 assert [x["name"] for x in v] == ["abc", "fast"], v
+assert all(x["schema"] == 1 for x in v), v
 f = v[1]
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["cached"] == 4096000, f
 assert v[0]["hit_ratio"] is None and v[0]["saving"] is None, v[0]' "$T/list.json" 2>"$T/py.err"; then
@@ -381,6 +389,7 @@ fcheck status-not-flaz 1 err 'lin is not a flaz volume' status lin
 if python3 -c 'import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])]
 assert [x["name"] for x in v] == ["abc", "fast"], v
+assert all(x["schema"] == 1 for x in v), v
 f = v[1]
 assert f["status"]["reads"] == 100 and f["status"]["ratio"] == 2.0, f
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["ssd_used"] == 0.2, f
@@ -521,6 +530,7 @@ FAKE_DM_GROW=50 "$FAKE" stats fast --count 1 --json >"$T/stats.json" 2>"$T/err"
 if python3 -c 'import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])]
 assert len(v) == 2 and v[0]["kind"] == "total" and v[1]["kind"] == "interval", v
+assert all(x["schema"] == 1 for x in v), v
 assert v[0]["reads"] == 100 and v[0]["ssd_read_bytes"] == 300 * 4096 and v[0]["hit_ratio"] == 0.75, v[0]
 assert 45 < v[1]["reads_per_s"] < 55 and v[1]["hit_ratio"] == 1 and v[1]["volume"] == "fast", v[1]
 assert 0.9 < v[1]["seconds"] < 1.5, v[1]' "$T/stats.json" 2>"$T/py.err"; then
@@ -531,18 +541,24 @@ fi
 fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 
 # get: the table's options, defaults for the rest; set: the message, and a refusal
-fsame get-all "$(printf '%s\n' compressor=zstd extent_kib=32 overbook=200 low_watermark=1 \
-	high_watermark=3 seq_cutoff_kib=0 compress_min_saving=10 hot_uncompressed=0 ssd_hold_s=30 \
-	cleaner_rate_mib=0 hot_max_percent=10 cold_compressor=none table_cache_kib=0)" get fast
+fsame get-all "$(printf '%s\n' compressor=zstd extent-kib=32 overbook=200 low-watermark=1 \
+	high-watermark=3 seq-cutoff-kib=0 compress-min-saving=10 hot-uncompressed=0 ssd-hold-s=30 \
+	cleaner-rate-mib=0 hot-max-percent=10 cold-compressor=none table-cache-kib=0)" get fast
 fcheck get-one 0 out '^1$' get fast low_watermark
+fcheck get-one-dashed 0 out '^1$' get fast low-watermark
+fcheck get-json-one-dashed 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low-watermark --json
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"compressor":"lz4","extent_kib":32,"overbook":200,"low_watermark":2,"high_watermark":3,"seq_cutoff_kib":0,"compress_min_saving":10,"hot_uncompressed":0,"ssd_hold_s":30,"cleaner_rate_mib":32,"hot_max_percent":10,"cold_compressor":"none","table_cache_kib":0\}$' get abc --json
-fcheck get-json-one 0 out '^\{"low_watermark":1\}$' get fast low_watermark --json
+fcheck get-json 0 out '^\{"schema":1,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0\}$' get abc --json
+fcheck get-json-one 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
 fcheck set 0 out '^$' set fast seq_cutoff_kib 1024
 [ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast seq_cutoff_kib 1024" ] && pass fake/set-message ||
 	fail fake/set-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want 'fast seq_cutoff_kib 1024'"
+rm -f "$T/vols.msgs"
+fcheck set-dashed 0 out '^$' set fast seq-cutoff-kib 2048
+[ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast seq_cutoff_kib 2048" ] && pass fake/set-dashed-message ||
+	fail fake/set-dashed-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want the kernel's spelling 'fast seq_cutoff_kib 2048'"
 rm -f "$T/vols.msgs"
 fcheck set-cleaner-rate-mib 0 out '^$' set fast cleaner_rate_mib 65536
 [ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast cleaner_rate_mib 65536" ] && pass fake/set-cleaner-rate-mib-message ||
@@ -556,8 +572,8 @@ done
 # a table_cache_kib in the table, after the cold flag as the kernel emits it
 printf 'tc\t2048\t9999:6 9999:7 3 cold table_cache_kib 64\tmode=normal reads=0\n' >"$T/vols-tc"
 FAKE_DM=$T/vols-tc fcheck get-table-cache-kib 0 out '^64$' get tc table_cache_kib
-FAKE_DM=$T/vols-tc fcheck get-table-cache-kib-json 0 out '"cold_compressor":"none","table_cache_kib":64\}$' get tc --json
-FAKE_DM_REFUSE=1 fcheck set-refused 1 err '^flazctl: kernel refused low_watermark 50: ' set fast low_watermark 50
+FAKE_DM=$T/vols-tc fcheck get-table-cache-kib-json 0 out '"cold-compressor":"none","table-cache-kib":64\}$' get tc --json
+FAKE_DM_REFUSE=1 fcheck set-refused 1 err '^flazctl: kernel refused low-watermark 50: ' set fast low_watermark 50
 fcheck set-missing 1 err 'no such device: nope' set nope low_watermark 5
 unset FAKE_DM
 
@@ -578,7 +594,7 @@ t flazctl list -o name,hi
 t flazctl check /dev/nul' _ "$COMP" 2>&1)
 want='status stats
 abc fast
-low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent table_cache_kib
+low-watermark high-watermark seq-cutoff-kib compress-min-saving hot-uncompressed ssd-hold-s cleaner-rate-mib hot-max-percent table-cache-kib
 zstd
 name,hit_ratio
 /dev/null'
@@ -730,6 +746,8 @@ bad=$(grep -vE ': (HDD|warning: SSD) .* is missing' "$T/err" | head -n1)
 dry flaztab-noauto-by-name 1 '^v3: .*options low-watermark=1,cold,noauto$' v3 --flaztab "$FT"
 echo "tc /dev/nohdd /dev/nossd table-cache-kib=64,cold" >"$T/tctab"
 dry flaztab-table-cache-kib 1 '^tc: .*options cold,table-cache-kib=64$' --all --flaztab "$T/tctab"
+echo "tc /dev/nohdd /dev/nossd table_cache_kib=64,cold" >"$T/tctab"
+dry flaztab-underscore-option 1 '^tc: .*options cold,table-cache-kib=64$' --all --flaztab "$T/tctab"
 # a dry run says what activation would do: exit 0 when it would bring every line up (the
 # SSD may be missing: uncached), 1 when a line's HDD is missing, every line shown
 printf 'gone /dev/nohdd /dev/nossd\nstays %s /dev/nossd\n' "${BHDD:-/dev/nohdd2}" >"$T/drytab"
@@ -871,6 +889,8 @@ bad_line table-cache-kib 'table-cache-kib must be from 0 to 1073741824, not 1073
 bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'
 bad_line bare-with-value 'cold takes no value' 'vol /dev/a /dev/b cold=1'
 bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-kib=64'
+bad_line twice-both-spellings 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent_kib=64'
+bad_line underscore-option 'extent-kib must be a power of two from 4 to 256, not 48' 'vol /dev/a /dev/b extent_kib=48'
 bad_line empty-option "empty option in 'cold,,noauto'" 'vol /dev/a /dev/b cold,,noauto'
 bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(3, the default\)' 'vol /dev/a /dev/b low-watermark=30'
 bad_line force 'force is not a flaztab option' 'vol /dev/a /dev/b cold,force'
@@ -923,8 +943,8 @@ FAKE_DM=$T/vols fcheck deactivate-absent 0 out '^$' deactivate --all --flaztab "
 # status shows the device-mapper UUID
 printf 'u\t2048\t9999:4 9999:5 0\tmode=normal reads=0\tFLAZ-00112233445566778899aabbccddeeff\n' >"$T/vols-uuid"
 FAKE_DM=$T/vols-uuid fcheck status-uuid 0 out '^  uuid +FLAZ-00112233445566778899aabbccddeeff$' status u
-FAKE_DM=$T/vols-uuid fcheck status-uuid-json 0 out '^\{"name":"u","uuid":"FLAZ-00112233445566778899aabbccddeeff",' status u --json
-FAKE_DM=$T/vols fcheck status-no-uuid-json 0 out '^\{"name":"fast","uuid":null,' status fast --json
+FAKE_DM=$T/vols-uuid fcheck status-uuid-json 0 out '^\{"schema":1,"name":"u","uuid":"FLAZ-00112233445566778899aabbccddeeff",' status u --json
+FAKE_DM=$T/vols fcheck status-no-uuid-json 0 out '^\{"schema":1,"name":"fast","uuid":null,' status fast --json
 
 # --- the activation units and the udev rule: systemd-analyze verify, and udevadm test
 # (systemd 252, Debian 12, has no `udevadm verify`: the rule is put in /run/udev/rules.d
@@ -996,6 +1016,12 @@ for c in $cmds; do
 	[ -z "$missing" ] && pass "docs/$c" || fail "docs/$c" "not documented in:$missing"
 done
 
+# one exit-status table: the codes of flazctl.h's enum are the man page's EXIT STATUS entries
+codes=$(grep -oE '^[[:space:]]*EXIT_[A-Z]+ = [0-9]+' "$REPO/tools/flazctl/flazctl.h" | awk '{print $3}' | sort -n | tr '\n' ' ')
+man_codes=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$REPO/tools/flazctl/flazctl.8" | grep -A1 '^\.TP' |
+	sed -n 's/^\.B \([0-9]*\)$/\1/p' | sort -n | tr '\n' ' ')
+[ -n "$codes" ] && [ "$codes" = "$man_codes" ] && pass docs/exit-codes ||
+	fail docs/exit-codes "flazctl.h's exit codes '$codes', the man page's EXIT STATUS '$man_codes'"
 # the flaztab options the man page lists are create's long options, every one of them (the
 # bare words cold, noauto and defaults apart)
 flaz_opts=$("$BIN" create --help | sed -n 's/^  --\([a-z][a-z-]*\).*/\1/p' | grep -vxE 'cold|force' | sort)

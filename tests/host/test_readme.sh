@@ -3,15 +3,13 @@
 # the install and uninstall steps and fits in 300 lines; the versions it names agree with
 # dkms.conf (the one place the version is set); its uninstall names every file the installs
 # put down; every relative link in the README and docs/*.md resolves; every flazctl command
-# shown exists; and the status table of docs/operations.md and the keys the module emits
-# (stats.c) are the same set.
+# shown exists. (docs/operations.md's status table: test_status_keys.sh.)
 # Usage: tests/host/test_readme.sh [path/to/flazctl]
 # Prints one PASS/FAIL line per check; exits non-zero iff any check failed.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${1:-$REPO/tools/flazctl/flazctl}
 README=$REPO/README.md
-OPS=$REPO/docs/operations.md
 MOD=$REPO/drivers/md/dm-flaz
 DOCS=("$README" "$REPO"/docs/*.md)
 MAX_LINES=300
@@ -136,28 +134,6 @@ for cmd in $shown; do
 	fi
 done
 
-# The status table of docs/operations.md and the keys the module emits are the same set. The
-# module's keys: the counters' names table (stat_names) and the "key=%..." of its DMEMITs.
-emitted=$( (grep -oE '\] = "[a-z_]+"' "$MOD/stats.c" | grep -oE '[a-z_]+'
-	grep -oE '[" ][a-z_]+=%' "$MOD/stats.c" | grep -oE '[a-z_]+') | sort -u)
-keys=$(sed -n '/^## Status/,/^## /p' "$OPS" | grep '^| `' | cut -d'|' -f2 |
-	grep -oE '`[a-z_]+`' | tr -d '`' | sort -u)
-if [ -z "$emitted" ] || ! grep -qx mode <<<"$emitted" || ! grep -qx reads <<<"$emitted"; then
-	fail status-keys "cannot read the keys stats.c emits (found: $(echo $emitted))"
-elif [ -z "$keys" ]; then
-	fail status-keys "no status table found in docs/operations.md (## Status)"
-else
-	for k in $keys; do
-		if grep -qx "$k" <<<"$emitted"; then
-			pass "status-key/$k"
-		else
-			fail "status-key/$k" "docs/operations.md documents status key '$k', which stats.c does not emit"
-		fi
-	done
-	for k in $emitted; do
-		grep -qx "$k" <<<"$keys" ||
-			fail "status-key-documented/$k" "stats.c emits status key '$k', which docs/operations.md's status table does not document"
-	done
-	[ -z "$(comm -23 <(echo "$emitted") <(echo "$keys"))" ] && pass status-keys-documented
-fi
+# The status table of docs/operations.md against the keys the module emits: test_status_keys.sh.
+
 [ $fails -eq 0 ]

@@ -8,7 +8,8 @@
  * damaged so that it holds less but nothing wrong: a bad superblock copy from the
  * good one, a bad table block as an empty one, a bad entry as empty, a bad gen
  * block as generation 0 once every entry into its extents is cleared. Exit 0
- * clean, 1 ignorable or repaired, 2 corrupt or unreadable, 64 usage error.
+ * clean, 3 ignorable or repaired, 4 corrupt, 1 unreadable, 2 usage error: the
+ * table every command shares (flazctl.h).
  *
  * Every loop is bounded by the device: a superblock whose sizes do not fit it is
  * never used (sb_load()), and the table is walked once, its live slot entries
@@ -29,7 +30,6 @@
 #define MAX_SHOWN	20	/* problem lines printed; the rest are counted */
 #define MAX_LISTED	1000	/* problems listed in JSON; the rest are counted */
 #define PROGRESS_NS	250000000ULL	/* a progress line at most 4 times a second */
-#define CHECK_USAGE	64	/* EX_USAGE: check's 2 means corrupt */
 
 /*
  * Live slot entries queued before their extents are read (16 bytes each): memory
@@ -988,12 +988,11 @@ static int parse_check(int argc, char **argv, struct check_opts *o)
 		} else if (c == 'j') {
 			o->json = true;
 		} else {
-			bad_option(argv);
-			return CHECK_USAGE;
+			return bad_option(argv);
 		}
 	}
 	if (optind + 1 != argc)
-		return fail(CHECK_USAGE, "usage: %s", command_synopsis("check"));
+		return fail(EXIT_USAGE, "usage: %s", command_synopsis("check"));
 	o->path = argv[optind];
 	return EXIT_OK;
 }
@@ -1068,6 +1067,14 @@ static void result(const struct checker *c, enum verdict v, bool repair)
 	}
 }
 
+/* The exit code of verdict @v. */
+static int verdict_code(enum verdict v)
+{
+	if (v == CORRUPT)
+		return EXIT_CORRUPT;
+	return v == IGNORABLE ? EXIT_PROBLEMS : EXIT_OK;
+}
+
 static const char *verdict_name(const struct checker *c, enum verdict v)
 {
 	if (c->count[K_UNSUPPORTED] && !c->count[K_REPAIRED])
@@ -1090,17 +1097,18 @@ int cmd_check(int argc, char **argv)
 	r = parse_check(argc, argv, &o);
 	if (r)
 		return r;
-	r = ssd_open(&ssd, o.path, o.repair, CORRUPT);
+	r = ssd_open(&ssd, o.path, o.repair, EXIT_FAIL);
 	if (!r) {
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			ssd_close(&ssd);
-			r = fail(CORRUPT, "out of memory");
+			r = fail(EXIT_FAIL, "out of memory");
 		}
 	}
 	if (r) {
 		if (o.json) {
-			fputs("{\"device\":", stdout);
+			json_object_start();
+			fputs(",\"device\":", stdout);
 			json_string(o.path);
 			printf(",\"verdict\":\"unreadable\",\"damaged\":null,\"exit_code\":%d}\n", r);
 		}
@@ -1111,7 +1119,8 @@ int cmd_check(int argc, char **argv)
 	c->json = o.json;
 	c->tty = isatty(STDERR_FILENO);
 	if (o.json) {
-		fputs("{\"device\":", stdout);
+		json_object_start();
+		fputs(",\"device\":", stdout);
 		json_string(o.path);
 		printf(",\"size_sectors\":%llu,\"in_use\":%s,\"repair\":%s,\"problems\":[",
 		       ssd.bytes >> FLAZ_SECTOR_SHIFT, ssd.busy ? "true" : "false",
@@ -1129,12 +1138,12 @@ int cmd_check(int argc, char **argv)
 	if (o.json) {
 		summary_json(c);
 		printf(",\"verdict\":\"%s\",\"damaged\":%s,\"exit_code\":%d}\n",
-		       verdict_name(c, v), v == CORRUPT ? "true" : "false", v);
+		       verdict_name(c, v), v == CORRUPT ? "true" : "false", verdict_code(v));
 	} else {
 		summary(c);
 		result(c, v, o.repair);
 	}
 	free(c);
 	ssd_close(&ssd);
-	return v;
+	return verdict_code(v);
 }

@@ -93,8 +93,11 @@ static void build_long_opts(struct option *lo)
 		lo[n + i] = (struct option){ topts[i].flag,
 			topts[i].kind == BARE ? no_argument : required_argument,
 			NULL, OPT_TABLE + (int)i };
+		/* the table key, underscores for dashes, is the same option */
+		lo[n + NR_TOPTS + i] = lo[n + i];
+		lo[n + NR_TOPTS + i].name = topts[i].key;
 	}
-	memset(&lo[n + NR_TOPTS], 0, sizeof(*lo));
+	memset(&lo[n + 2 * NR_TOPTS], 0, sizeof(*lo));
 }
 
 /* Check a compressor name (the cold one may be "none"); EXIT_OK or EXIT_USAGE. */
@@ -153,12 +156,12 @@ int create_set_option(struct create_args *a, const char *flag, const char *value
 	size_t i;
 
 	for (i = 0; i < NR_TOPTS; i++) {
-		if (strcmp(flag, topts[i].flag))
+		if (!opt_name_eq(flag, topts[i].flag))
 			continue;
 		if (topts[i].kind == BARE && value)
-			return fail(EXIT_USAGE, "%s%s takes no value", dash(a), flag);
+			return fail(EXIT_USAGE, "%s%s takes no value", dash(a), topts[i].flag);
 		if (topts[i].kind != BARE && !value)
-			return fail(EXIT_USAGE, "%s%s needs a value", dash(a), flag);
+			return fail(EXIT_USAGE, "%s%s needs a value", dash(a), topts[i].flag);
 		return set_table_opt(a, (enum topt)i, value);
 	}
 	return fail(EXIT_USAGE, "unknown option '%s%s'", dash(a), flag);
@@ -220,7 +223,7 @@ static int handle_opt(struct create_args *a, int c, char **argv)
 /* Parse "create NAME --hdd DEV --ssd DEV [options]" (options and NAME in any order). */
 static int parse_create(int argc, char **argv, struct create_args *a)
 {
-	struct option lo[NR_FIXED_OPTS + NR_TOPTS + 1];
+	struct option lo[NR_FIXED_OPTS + 2 * NR_TOPTS + 1];
 	int c, r;
 
 	build_long_opts(lo);

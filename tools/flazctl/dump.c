@@ -397,8 +397,16 @@ int cmd_dump(int argc, char **argv)
 	if (r)
 		return r;
 	r = ssd_open(&s, o.path, false, EXIT_FAIL);
-	if (r)
+	if (r) {
+		/* as check's */
+		if (o.json) {
+			json_object_start();
+			fputs(",\"device\":", stdout);
+			json_string(o.path);
+			printf(",\"verdict\":\"unreadable\",\"exit_code\":%d}\n", r);
+		}
 		return r;
+	}
 	sb = malloc(sizeof(*sb));
 	sum = calloc(1, sizeof(*sum));
 	if (!sb || !sum) {
@@ -409,7 +417,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	sb_load(&s, sb);
 	if (o.json) {
-		fputs("{\"device\":", stdout);
+		json_object_start();
+		fputs(",\"device\":", stdout);
 		json_string(o.path);
 		printf(",\"size_sectors\":%llu,\"in_use\":%s,\"superblocks\":[",
 		       s.bytes >> FLAZ_SECTOR_SHIFT, s.busy ? "true" : "false");
@@ -445,10 +454,10 @@ int cmd_dump(int argc, char **argv)
 		fputs("}\n", stdout);
 	old = sb_other_version(sb);
 	if (old >= 0)
-		r = fail(EXIT_FAIL, "%s: superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",
+		r = fail(EXIT_CORRUPT, "%s: superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",
 			 o.path, sb->copy[old].version, FLAZ_SB_VERSION);
 	else if (sb->cur < 0)
-		r = fail(EXIT_FAIL, "%s holds no valid flaz superblock", o.path);
+		r = fail(EXIT_CORRUPT, "%s holds no valid flaz superblock", o.path);
 	gens_free(&sum->gens);
 	free(sb);
 	free(sum);

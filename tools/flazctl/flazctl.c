@@ -60,6 +60,14 @@ bool parse_bounded(const char *s, unsigned long *v)
 	return true;
 }
 
+bool opt_name_eq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
+			return false;
+	return *a == *b;
+}
+
 /* A subcommand, the function that runs it on (argc, argv) from its own name on, and its help. */
 struct command {
 	const char *name;
@@ -123,12 +131,14 @@ static const struct command commands[] = {
 	  "Verify a stopped volume's SSD (device or image) offline.\n"
 	  "  --repair       rewrite what is damaged, so the cache holds less but nothing wrong\n"
 	  "  --json         one JSON object: verdict, counts, problems with their location\n"
-	  "Exit status: 0 clean, 1 ignorable problems or repaired, 2 corrupt or cannot be\n"
-	  "read, 64 usage error.\n" },
+	  "Exit status: 0 clean, 3 ignorable problems or repaired, 4 corrupt, 1 cannot be\n"
+	  "read, 2 usage error.\n" },
 	{ "dump", cmd_dump, "flazctl dump SSD [--json] [--entries]",
 	  "Show an SSD's superblocks, gen blocks and table summary.\n"
 	  "  --json         one JSON object\n"
-	  "  --entries      list every cached line too\n" },
+	  "  --entries      list every cached line too\n"
+	  "Exit status: 0 ok, 4 no valid superblock (or another format version), 1 cannot\n"
+	  "be read, 2 usage error.\n" },
 	{ "activate", cmd_activate,
 	  "flazctl activate (--all | --device DEV | NAME...) [--flaztab FILE] [--wait S]\n"
 	  "                   [--dry-run] [-v]",
@@ -190,8 +200,9 @@ void usage(FILE *out)
 	      "volumes of /etc/flaztab (at boot: flaz-activate.service). COMMAND --help shows a\n"
 	      "command's options.\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 failure, 2 usage error; check: 0 clean, 1 ignorable\n"
-	      "problems or repaired, 2 corrupt, 64 usage error. See flazctl(8).\n", out);
+	      "Exit status, every command: 0 ok (check: clean), 1 failure, 2 usage error,\n"
+	      "3 check: ignorable problems or repaired, 4 check, dump: corrupt. See flazctl(8).\n",
+	      out);
 }
 
 /* "flazctl COMMAND --help": the command's synopsis and options. */
@@ -241,6 +252,11 @@ int check_name(const char *name)
 	if (!strcmp(name, "control"))
 		return fail(EXIT_USAGE, "invalid volume name 'control': /dev/mapper/control is device-mapper's control node");
 	return EXIT_OK;
+}
+
+void json_object_start(void)
+{
+	printf("{\"schema\":%d", JSON_SCHEMA);
 }
 
 /* @s as a JSON string, quotes and escapes included. */

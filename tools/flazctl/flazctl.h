@@ -10,11 +10,13 @@
 
 #define FLAZCTL_VERSION "0.4.0"
 
-/* Exit codes, documented in flazctl(8). */
+/* Exit codes, one table for every command, documented in flazctl(8). */
 enum {
-	EXIT_OK = 0,
+	EXIT_OK = 0,		/* check: the SSD is clean */
 	EXIT_FAIL = 1,		/* a device, device-mapper or the kernel said no */
 	EXIT_USAGE = 2,		/* the command line itself is wrong */
+	EXIT_PROBLEMS = 3,	/* check: only ignorable problems, or all repaired */
+	EXIT_CORRUPT = 4,	/* check, dump: the SSD's metadata is not sound */
 };
 
 /* Print "flazctl: <message>" on stderr and return @code, for `return fail(...)`. */
@@ -39,11 +41,28 @@ bool parse_ulong(const char *s, unsigned long *v);
  */
 bool parse_bounded(const char *s, unsigned long *v);
 
+/*
+ * Option names @a and @b are the same, a dash and an underscore taken as one:
+ * create, flaztab, set and get accept "extent-kib" and "extent_kib" alike (and
+ * print the dashes).
+ */
+bool opt_name_eq(const char *a, const char *b);
+
 /* getopt_long() returned '?': say which option was wrong; returns EXIT_USAGE. */
 int bad_option(char **argv);
 
 /* Refuse a volume name device-mapper or /dev/mapper cannot hold; EXIT_OK or EXIT_USAGE. */
 int check_name(const char *name);
+
+/*
+ * The version of flazctl's JSON: every object it prints at top level (or per
+ * line, or per element of list's array) opens with "schema":JSON_SCHEMA. It
+ * goes up when a key changes meaning or goes away; new keys do not change it.
+ */
+#define JSON_SCHEMA 1
+
+/* Open a JSON object on stdout with its "schema" key: {"schema":N (no comma). */
+void json_object_start(void);
 
 /* Print @s as a JSON string on stdout, quotes and escapes included. */
 void json_string(const char *s);

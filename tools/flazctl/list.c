@@ -296,10 +296,11 @@ static void print_json(const struct list_args *a, const struct vol_info *vis, si
 
 	putchar('[');
 	for (i = 0; i < n; i++) {
-		fputs(i ? ",{" : "{", stdout);
+		if (i)
+			putchar(',');
+		json_object_start();
 		for (j = 0; j < a->n; j++) {
-			if (j)
-				putchar(',');
+			putchar(',');
 			json_string(a->f[j].name);
 			putchar(':');
 			switch (field_value(&a->f[j], &vis[i], false, buf, sizeof(buf))) {

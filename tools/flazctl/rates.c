@@ -136,7 +136,8 @@ static void print_totals(const struct stats_args *a, const struct sample *s)
 	char hit[16];
 
 	if (a->json) {
-		fputs("{\"volume\":", stdout);
+		json_object_start();
+		fputs(",\"volume\":", stdout);
 		json_string(a->name);
 		printf(",\"kind\":\"total\",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64,
 		       c[C_READS], c[C_WRITES]);
@@ -183,7 +184,8 @@ static void print_rates(const struct stats_args *a, const struct sample *prev,
 	localtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%H:%M:%S", &tm);
 	if (a->json) {
-		fputs("{\"volume\":", stdout);
+		json_object_start();
+		fputs(",\"volume\":", stdout);
 		json_string(a->name);
 		printf(",\"kind\":\"interval\",\"time\":%lld,\"seconds\":%.3f", (long long)t, secs);
 		printf(",\"reads_per_s\":%.1f,\"writes_per_s\":%.1f", rate[C_READS], rate[C_WRITES]);

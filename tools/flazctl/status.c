@@ -93,7 +93,8 @@ static void print_json(const struct vol_info *vi)
 	const struct pairs *p = &vi->p;
 	size_t i;
 
-	fputs("{\"name\":", stdout);
+	json_object_start();
+	fputs(",\"name\":", stdout);
 	json_string(vi->name);
 	fputs(",\"uuid\":", stdout);
 	if (vi->vol.uuid)

@@ -4,7 +4,10 @@
  * value's range as the kernel would, then sends the message; the kernel alone
  * checks what depends on the other live values (the watermarks' order) and
  * logs why it refuses. get reads the options back from the table line, which
- * holds those that were set; the others have the kernel's defaults.
+ * holds those that were set; the others have the kernel's defaults. Keys are
+ * taken with dashes or underscores and printed with dashes, as create and
+ * flaztab spell them; the kernel's table and messages spell them with
+ * underscores.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,40 +54,51 @@ static const struct tunable tunables[] = {
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
-#define ONLINE_KEYS "low_watermark, high_watermark, seq_cutoff_kib, compress_min_saving, " \
-		    "hot_uncompressed, ssd_hold_s, cleaner_rate_mib, hot_max_percent, table_cache_kib"
+#define ONLINE_KEYS "low-watermark, high-watermark, seq-cutoff-kib, compress-min-saving, " \
+		    "hot-uncompressed, ssd-hold-s, cleaner-rate-mib, hot-max-percent, table-cache-kib"
+
+/* Longer than any key. */
+#define KEY_LEN 32
 
 static const struct tunable *find_tunable(const char *key)
 {
 	size_t i;
 
 	for (i = 0; i < NR_TUNABLES; i++)
-		if (!strcmp(key, tunables[i].key))
+		if (opt_name_eq(key, tunables[i].key))
 			return &tunables[i];
 	return NULL;
+}
+
+/* @t's key as flazctl prints it: with dashes. */
+static const char *dashed(const struct tunable *t, char buf[KEY_LEN])
+{
+	size_t i;
+
+	for (i = 0; t->key[i] && i + 1 < KEY_LEN; i++)
+		buf[i] = t->key[i] == '_' ? '-' : t->key[i];
+	buf[i] = '\0';
+	return buf;
 }
 
 /* Key and value as the kernel would take them; EXIT_OK or EXIT_USAGE. */
 static int check_setting(const char *key, const char *value)
 {
 	const struct tunable *t = find_tunable(key);
-	char flag[32];
+	char name[KEY_LEN];
 	unsigned long v;
-	size_t i;
 
 	if (!t)
 		return fail(EXIT_USAGE, "unknown key '%s' (one of " ONLINE_KEYS ")", key);
-	if (!t->online) {
-		for (i = 0; key[i] && i + 1 < sizeof(flag); i++)
-			flag[i] = key[i] == '_' ? '-' : key[i];
-		flag[i] = '\0';
+	dashed(t, name);
+	if (!t->online)
 		return fail(EXIT_USAGE, "%s cannot change on a live volume: re-create it with flazctl create --%s",
-			    key, flag);
-	}
+			    name, name);
 	if (!parse_bounded(value, &v))
-		return fail(EXIT_USAGE, "%s: '%s' is not a number", key, value);
+		return fail(EXIT_USAGE, "%s: '%s' is not a number", name, value);
 	if (v < t->min || v > t->max)
-		return fail(EXIT_USAGE, "%s must be from %lu to %lu, not %s", key, t->min, t->max, value);
+		return fail(EXIT_USAGE, "%s must be from %lu to %lu, not %s", name, t->min, t->max,
+			    value);
 	return EXIT_OK;
 }
 
@@ -100,7 +114,8 @@ static const char *message_reason(const char *logged)
 int cmd_set(int argc, char **argv)
 {
 	struct flaz_vol vol;
-	char msg[128], reason[512];
+	char msg[128], reason[512], name[KEY_LEN];
+	const struct tunable *t;
 	int kfd, r;
 
 	if (argc > 1 && argv[1][0] == '-')
@@ -119,14 +134,17 @@ int cmd_set(int argc, char **argv)
 	if (r)
 		return r;
 	flaz_vol_free(&vol);
-	snprintf(msg, sizeof(msg), "%s %s", argv[2], argv[3]);
+	/* the kernel's spelling */
+	t = find_tunable(argv[2]);
+	snprintf(msg, sizeof(msg), "%s %s", t->key, argv[3]);
+	dashed(t, name);
 	kfd = kmsg_open();
 	if (!dm_message(argv[1], msg)) {
 		if (kmsg_flaz_reason(kfd, reason, sizeof(reason)))
-			r = fail(EXIT_FAIL, "kernel refused %s %s: %s", argv[2], argv[3],
+			r = fail(EXIT_FAIL, "kernel refused %s %s: %s", name, argv[3],
 				 message_reason(reason));
 		else
-			r = fail(EXIT_FAIL, "kernel refused %s %s: %s (see dmesg)", argv[2], argv[3],
+			r = fail(EXIT_FAIL, "kernel refused %s %s: %s (see dmesg)", name, argv[3],
 				 dm_last_error());
 	}
 	kmsg_close(kfd);
@@ -175,9 +193,10 @@ int cmd_get(int argc, char **argv)
 	const char *value[NR_TUNABLES], *name, *key = NULL;
 	char defaults[NR_TUNABLES][24];
 	const struct tunable *only = NULL;
+	char kname[KEY_LEN];
 	struct flaz_vol vol;
 	bool json = false;
-	size_t i, shown = 0;
+	size_t i;
 	int c, r;
 
 	opterr = 0;
@@ -193,8 +212,8 @@ int cmd_get(int argc, char **argv)
 		key = argv[optind + 1];
 		only = find_tunable(key);
 		if (!only)
-			return fail(EXIT_USAGE, "unknown key '%s' (one of compressor, extent_kib, overbook, " ONLINE_KEYS
-				    ", cold_compressor)",
+			return fail(EXIT_USAGE, "unknown key '%s' (one of compressor, extent-kib, overbook, " ONLINE_KEYS
+				    ", cold-compressor)",
 				    key);
 	}
 	r = check_name(name);
@@ -220,20 +239,19 @@ int cmd_get(int argc, char **argv)
 		value[i] = defaults[i];
 	}
 	if (json)
-		putchar('{');
+		json_object_start();
 	for (i = 0; i < NR_TUNABLES; i++) {
 		if (only && only != &tunables[i])
 			continue;
 		if (json) {
-			if (shown++)
-				putchar(',');
-			json_string(tunables[i].key);
+			putchar(',');
+			json_string(dashed(&tunables[i], kname));
 			putchar(':');
 			json_value(value[i]);
 		} else if (only) {
 			puts(value[i]);
 		} else {
-			printf("%s=%s\n", tunables[i].key, value[i]);
+			printf("%s=%s\n", dashed(&tunables[i], kname), value[i]);
 		}
 	}
 	if (json)

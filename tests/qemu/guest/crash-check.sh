@@ -16,7 +16,7 @@ t_warm() {
 	linear cssd $SSD 0 $SSD_MIB
 	# flazctl's offline view of the crashed SSD, for the record (not a verdict here)
 	flazctl check /dev/mapper/cssd >/tmp/fcheck.out 2>&1
-	info "round $ROUND: flazctl check of the SSD after the crash exited $? (0 clean, 1 ignorable, 2 corrupt): $(tail -n 2 /tmp/fcheck.out | tr '\n' ' ' | cut -c 1-240)"
+	info "round $ROUND: flazctl check of the SSD after the crash exited $? (0 clean, 3 ignorable, 4 corrupt): $(tail -n 2 /tmp/fcheck.out | tr '\n' ' ' | cut -c 1-240)"
 	create_vol /dev/mapper/chdd /dev/mapper/cssd
 	cached=$(status_val vol blocks_cached)
 	[ -n "$cached" ] || fail "no blocks_cached in the status: $(vol_status)"

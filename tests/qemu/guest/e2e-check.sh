@@ -37,14 +37,14 @@ t_flazctl_check_kernel_ssd() {
 	busy=$ck_rc
 	grep -q 'in use' /tmp/ck.out || busy="$busy without 'in use'"
 	must flazctl remove v
-	[ $live -eq 1 ] || fail "check of a live volume's SSD: exit $live, want 1 (unclean)"
-	[ "$busy" = 2 ] || fail "--repair of a live SSD: exit $busy, want 2 and 'in use'"
+	[ $live -eq 3 ] || fail "check of a live volume's SSD: exit $live, want 3 (unclean)"
+	[ "$busy" = 1 ] || fail "--repair of a live SSD: exit $busy, want 1 and 'in use'"
 
 	printf 'XXXX' | dd of=$SSD bs=1 seek=$((16 * 512 + 100)) conv=notrunc,fsync 2>/dev/null
 	ck_run $SSD
-	[ $ck_rc -eq 2 ] || fail "check of a damaged table block: exit $ck_rc, want 2"
+	[ $ck_rc -eq 4 ] || fail "check of a damaged table block: exit $ck_rc, want 4"
 	ck_run --repair $SSD
-	[ $ck_rc -eq 1 ] || fail "repair: exit $ck_rc, want 1"
+	[ $ck_rc -eq 3 ] || fail "repair: exit $ck_rc, want 3"
 	ck_run $SSD
 	[ $ck_rc -eq 0 ] || fail "check after repair: exit $ck_rc, want 0"
 	must flazctl create v --hdd $HDD --ssd $SSD

@@ -155,8 +155,8 @@ t_flazctl_status_all() {
 	flazctl_run status --json
 	[ $rc -eq 0 ] || fail "flazctl status --json exited $rc"
 	[ "$(wc -l </tmp/flazctl.out)" -eq 2 ] || fail "flazctl status --json: want one line per volume"
-	grep -q '^{"name":"fa",' /tmp/flazctl.out || fail "status --json has no fa object"
-	grep -q '^{"name":"fb",' /tmp/flazctl.out || fail "status --json has no fb object"
+	grep -q '^{"schema":1,"name":"fa",' /tmp/flazctl.out || fail "status --json has no fa object"
+	grep -q '^{"schema":1,"name":"fb",' /tmp/flazctl.out || fail "status --json has no fb object"
 	grep -Eq '"ssd_used":[0-9.]+}$' /tmp/flazctl.out || fail "status --json has no numeric ssd_used"
 	grep -q '"hit_ratio":null' /tmp/flazctl.out || fail "status --json: hit_ratio before any read is not null"
 	two_volumes_remove
@@ -179,7 +179,7 @@ t_flazctl_list_fields() {
 	grep -Eq '^fb +normal +-$' /tmp/flazctl.out || fail "list -o name,mode,hit_ratio: no 'fb normal -'"
 	flazctl_run list --json
 	[ $rc -eq 0 ] || fail "flazctl list --json exited $rc"
-	grep -q '^\[{"name":"fa",.*},{"name":"fb",.*}\]$' /tmp/flazctl.out || fail "list --json is not an array of fa and fb"
+	grep -q '^\[{"schema":1,"name":"fa",.*},{"schema":1,"name":"fb",.*}\]$' /tmp/flazctl.out || fail "list --json is not an array of fa and fb"
 	flazctl_run list -o name,colour
 	[ $rc -eq 2 ] || fail "list -o with an unknown field: exit $rc, want 2"
 	two_volumes_remove
@@ -212,8 +212,8 @@ t_flazctl_stats() {
 	[ "$n" -ge 1 ] || fail "flazctl stats: no interval with hit% > 0 while re-reading cached blocks"
 	flazctl_run stats fb --count 1 --json
 	[ $rc -eq 0 ] || fail "flazctl stats --json exited $rc"
-	grep -q '^{"volume":"fb","kind":"total",' /tmp/flazctl.out || fail "stats --json: no total object"
-	grep -q '^{"volume":"fb","kind":"interval",.*"reads_per_s":' /tmp/flazctl.out || fail "stats --json: no interval object"
+	grep -q '^{"schema":1,"volume":"fb","kind":"total",' /tmp/flazctl.out || fail "stats --json: no total object"
+	grep -q '^{"schema":1,"volume":"fb","kind":"interval",.*"reads_per_s":' /tmp/flazctl.out || fail "stats --json: no interval object"
 	two_volumes_remove
 }
 
@@ -221,19 +221,20 @@ t_flazctl_set_get() {
 	must flazctl create v --hdd $HDD --ssd $SSD
 	flazctl_run get v
 	[ $rc -eq 0 ] || fail "flazctl get v exited $rc"
-	grep -qx 'low_watermark=2' /tmp/flazctl.out || fail "get v: no default low_watermark=2"
+	grep -qx 'low-watermark=2' /tmp/flazctl.out || fail "get v: no default low-watermark=2"
 	grep -qx 'compressor=lz4' /tmp/flazctl.out || fail "get v: no default compressor=lz4"
 	must flazctl set v seq_cutoff_kib 1024
-	must flazctl set v high_watermark 9
+	# either spelling
+	must flazctl set v high-watermark 9
 	must flazctl set v low_watermark 6
 	[ "$(flazctl get v seq_cutoff_kib)" = 1024 ] || fail "get seq_cutoff_kib after set: $(flazctl get v seq_cutoff_kib 2>&1)"
 	[ "$(flazctl get v low_watermark)" = 6 ] || fail "get low_watermark after set: $(flazctl get v low_watermark 2>&1)"
 	dmsetup table v | grep -q ' seq_cutoff_kib 1024' || fail "dmsetup table lacks seq_cutoff_kib 1024: $(dmsetup table v)"
-	flazctl get v --json | grep -q '"low_watermark":6,' || fail "get --json: $(flazctl get v --json 2>&1)"
+	flazctl get v --json | grep -q '"low-watermark":6,' || fail "get --json: $(flazctl get v --json 2>&1)"
 	# in range, but not below high_watermark (9): the kernel refuses, flazctl says why
 	flazctl_run set v low_watermark 50
 	[ $rc -eq 1 ] || fail "set low_watermark 50 (above high): exit $rc, want 1"
-	grep -q 'kernel refused low_watermark 50: .*low_watermark must be below high_watermark' /tmp/flazctl.out ||
+	grep -q 'kernel refused low-watermark 50: .*low_watermark must be below high_watermark' /tmp/flazctl.out ||
 		fail "set refused without the kernel's reason: $(cat /tmp/flazctl.out)"
 	[ "$(flazctl get v low_watermark)" = 6 ] || fail "a refused set changed low_watermark"
 	# refused before the kernel
@@ -301,7 +302,7 @@ want_flaz() {
 	want=$(sb_dm_uuid "$2")
 	[ "$want" != FLAZ- ] || fail "no superblock uuid on $2: $(flazctl dump "$2" 2>&1 | head -n 3)"
 	[ "$u" = "$want" ] || fail "$1 has dm UUID '$u', want '$want' (from $2's superblock)"
-	flazctl status "$1" --json | grep -q "^{\"name\":\"$1\",\"uuid\":\"$u\"," ||
+	flazctl status "$1" --json | grep -q "^{\"schema\":1,\"name\":\"$1\",\"uuid\":\"$u\"," ||
 		fail "status --json of $1 lacks uuid $u: $(flazctl status "$1" --json | head -c 120)"
 	flazctl status "$1" | grep -Eq "^  uuid +$u\$" || fail "status of $1 lacks its uuid"
 }
