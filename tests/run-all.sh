@@ -59,6 +59,12 @@ build_modules() {
 			echo "PASS build/$series/module"
 			echo "built $ko" >&2
 		fi
+		# the module users install holds no bench code (costs.c: make bench's build only)
+		if [ -n "$ko" ] && nm "$ko" | grep -q ' flaz_costs_init$'; then
+			echo "FAIL build/$series/no-bench-code: dm-flaz.ko holds costs.c"
+		elif [ -n "$ko" ]; then
+			echo "PASS build/$series/no-bench-code"
+		fi
 	done
 }
 

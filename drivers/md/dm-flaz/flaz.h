@@ -66,9 +66,17 @@ static inline unsigned int flaz_opt_get(const struct flaz_opts *o, enum flaz_opt
 
 struct flaz_compressor;
 
-/* costs.c: debugfs dm-flaz/codec_costs, a hit's CPU work per block measured per codec */
+/*
+ * costs.c: debugfs dm-flaz/codec_costs, a hit's CPU work per block measured per
+ * codec; built only for make bench (Kbuild: FLAZ_BENCH).
+ */
+#ifdef FLAZ_BENCH
 void flaz_costs_init(void);
 void flaz_costs_exit(void);
+#else
+static inline void flaz_costs_init(void) {}
+static inline void flaz_costs_exit(void) {}
+#endif
 
 /* codec.c: per-CPU compression streams over the kernel's lzo/lz4/zstd/zlib */
 int flaz_compressor_module_init(void);
