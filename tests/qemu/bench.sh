@@ -9,10 +9,12 @@ set -uo pipefail
 export FLAZ_QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-2700}
 # the module with the codec-cost debugfs (costs.c), which users' builds leave out
 export FLAZ_BENCH=1
+[ "${BENCH:-}" != only=postmark ] || export FLAZ_QEMU_MEM=${FLAZ_QEMU_MEM:-512}
 KVER=$("$(dirname "$0")/../lib/kvers.sh" 6.12) || exit 1
 . "$(dirname "$0")/lib.sh"
-# BENCH: words for the guest's bench.sh (only=cleaner, only=hits, only=paged or only=scale:
-# just that section)
+# BENCH: words for the guest's bench.sh (only=cleaner, only=hits, only=paged, only=scale or
+# only=postmark: just that section; PostMark's in a VM of 512 MiB, whose page cache is about
+# what issue 28's VM of 384 MiB had: the guest's root file system is a 135 MB initramfs)
 show_suite "$KVER" bench "Benchmark" "${BENCH:-}" || exit 1
 OUT=$FLAZ_CACHE/bench
 mkdir -p "$OUT"

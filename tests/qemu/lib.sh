@@ -69,16 +69,17 @@ make_disks() {
 }
 
 # boot_vm KVER INITRD RUNDIR SUITE SERIAL: boot the guest on run dir RUNDIR's disks and run
-# SUITE; SERIAL is a qemu -serial value. Each disk is an explicit -device, so the guest
-# names them vda, vdb, ... in this order. Returns qemu's status (33 = the suite completed,
-# 124 = timeout). tsc=reliable: on a loaded host the clocksource watchdog finds the emulated
-# TSC unstable mid-run, and the kernel's switch away from it patches its own text, which
-# multi-threaded TCG now and then turns into an int3 oops (seen on 7.3).
+# SUITE; SERIAL is a qemu -serial value; FLAZ_QEMU_MEM its RAM in MiB (2048). Each disk is
+# an explicit -device, so the guest names them vda, vdb, ... in this order. Returns qemu's
+# status (33 = the suite completed, 124 = timeout). tsc=reliable: on a loaded host the
+# clocksource watchdog finds the emulated TSC unstable mid-run, and the kernel's switch away
+# from it patches its own text, which multi-threaded TCG now and then turns into an int3 oops
+# (seen on 7.3).
 boot_vm() {
 	local kroot
 	kroot=$(kroot_of "$1") || return 1
 	timeout -k 10 "$QEMU_TIMEOUT" qemu-system-x86_64 \
-		-accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
+		-accel tcg,thread=multi -cpu max -smp 2 -m "${FLAZ_QEMU_MEM:-2048}" \
 		-nographic -no-reboot -nodefaults -serial "$5" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "${kroot%/}/boot/vmlinuz-$1" -initrd "$2" \
