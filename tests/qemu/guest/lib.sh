@@ -177,6 +177,20 @@ status_val() {
 	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# wait_status_ge VOL KEY N SECS: wait (SECS seconds at most, polling every 0.1 s) until
+# status key KEY of volume VOL is at least N; fails the check, saying what it was, if it
+# never gets there. For waiting on a counter the kernel moves in the background (commits,
+# reads) instead of sleeping and hoping it did.
+wait_status_ge() {
+	wg_i=0
+	while wg_v=$(status_val "$1" "$2") && [ "${wg_v:-0}" -lt "$3" ]; do
+		[ $wg_i -ge $(($4 * 10)) ] &&
+			fail "$1's $2 still $wg_v after $4 s, want >= $3 (status: $(dmsetup status "$1" | cut -c 1-300))"
+		sleep 0.1
+		wg_i=$((wg_i + 1))
+	done
+}
+
 # sha256 of $3 MiB of device $1 from MiB $2, read with O_DIRECT so no page cache answers.
 sha_mib() { dd if="$1" bs=1M skip="$2" count="$3" iflag=direct 2>/dev/null | sha256sum; }
 
