@@ -33,7 +33,7 @@ t_flazctl_check_kernel_ssd() {
 	ck_c0=$(status_val v commits)
 	ck_fill 5000
 	# a commit after the writes puts their table on the SSD, under a superblock still unclean
-	wait_status_ge v commits $((ck_c0 + 1)) 30
+	wait_status v commits -ge $((ck_c0 + 1)) 30
 	ck_run $SSD
 	live=$ck_rc
 	ck_run --repair $SSD

@@ -177,17 +177,17 @@ status_val() {
 	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
-# wait_status_ge VOL KEY N SECS: wait (SECS seconds at most, polling every 0.1 s) until
-# status key KEY of volume VOL is at least N; fails the check, saying what it was, if it
-# never gets there. For waiting on a counter the kernel moves in the background (commits,
-# reads) instead of sleeping and hoping it did.
-wait_status_ge() {
-	wg_i=0
-	while wg_v=$(status_val "$1" "$2") && [ "${wg_v:-0}" -lt "$3" ]; do
-		[ $wg_i -ge $(($4 * 10)) ] &&
-			fail "$1's $2 still $wg_v after $4 s, want >= $3 (status: $(dmsetup status "$1" | cut -c 1-300))"
+# wait_status VOL KEY OP N SECS: wait (SECS seconds at most, polling every 0.1 s) until
+# status key KEY of volume VOL satisfies [ value OP N ] (OP: -ge, -le, -eq, ...); fails the
+# check, saying what it was, if it never does. For waiting on what the kernel does in the
+# background (a commit, a trim, reads) instead of sleeping and hoping it did.
+wait_status() {
+	wt_i=0
+	while wt_v=$(status_val "$1" "$2") && ! [ "${wt_v:-0}" "$3" "$4" ]; do
+		[ $wt_i -ge $(($5 * 10)) ] &&
+			fail "$1's $2 still $wt_v after $5 s, want $3 $4 (status: $(dmsetup status "$1" | cut -c 1-300))"
 		sleep 0.1
-		wg_i=$((wg_i + 1))
+		wt_i=$((wt_i + 1))
 	done
 }
 
