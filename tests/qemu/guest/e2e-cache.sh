@@ -495,7 +495,8 @@ t_cache_paged() {
 	# shellcheck disable=SC2086 # a list of options
 	run_fio write+verify $PAGED_FIO
 	wait_settled vol
-	sleep 3
+	# the pages the writes dirtied go once a commit has cleaned them (meta_trim after each)
+	wait_status vol table_resident_bytes -le 65536 30
 	held=$(status_val vol table_resident_bytes)
 	h0=$(status_val vol read_hits)
 	p0=$(status_val vol table_page_ins)
@@ -933,10 +934,15 @@ t_cache_cleaner_fault() {
 	got1=$(sha_mib /dev/mapper/vol 0 40)
 	got2=$(sha_mib /dev/mapper/vol 0 40)
 	c0=$(status_val vol extents_cleaned)
-	# the faults arrive while a reader keeps the cleaner busy
+	# the faults arrive while a reader keeps the cleaner busy: once it has read a few MiB
+	r0=$(status_val vol reads)
 	sha_mib /dev/mapper/vol 0 40 >/tmp/got3 &
 	reader=$!
-	sleep 1
+	while kill -0 $reader 2>/dev/null && [ "$(status_val vol reads)" -lt $((r0 + 8)) ]; do
+		sleep 0.05
+	done
+	kill -0 $reader 2>/dev/null ||
+		fail "the reader ended before the faults arrived ($(($(status_val vol reads) - r0)) reads): they met no read in flight"
 	fk="0 $((SLICE_MIB * 2048)) flakey $SSD 0 0 1000000"
 	must dmsetup reload cflk --table "$fk 1 error_reads"
 	must dmsetup resume cflk
