@@ -442,14 +442,17 @@ t_persist_fault() {
 	[ "$c0" -ge $((P_FIO_MIB * 256 * 9 / 10)) ] ||
 		fail "blocks_cached=$c0 after writing and reading $((P_FIO_MIB * 256)) blocks healthy"
 	kmsg_mark
-	# the fault arrives while fio verifies: once it has read a few blocks
-	p_fio during 1 --verify_only --loops=2 &
+	# the fault arrives while fio verifies: once it has read a few blocks. The verify is
+	# paced (64 reads of 64 KiB at 16 a second: some 4 s) so that it is still reading when
+	# the fault comes; one that ended before fails the check: the fault met no I/O in flight
+	p_fio during 1 --verify_only --loops=2 --rate_iops=16 &
 	fio_pid=$!
 	r0=$(status_val pv reads)
 	while kill -0 $fio_pid 2>/dev/null && [ "$(status_val pv reads)" -lt $((r0 + 8)) ]; do
 		sleep 0.05
 	done
-	kill -0 $fio_pid 2>/dev/null || note "fio ended before the $fault fault arrived"
+	kill -0 $fio_pid 2>/dev/null ||
+		fail "fio's verify ended before the $fault fault arrived ($(($(status_val pv reads) - r0)) reads): the fault met no verify in flight"
 	must p_flakey $fault
 	wait $fio_pid || fail "$(cat /tmp/why)"
 	seed=1
