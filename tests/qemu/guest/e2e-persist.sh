@@ -263,8 +263,9 @@ t_persist_corrupt_sb() {
 	p_slices
 	p_create cold
 	p_fill
-	# a commit or two after the I/O, so the older copy is as good as the newer
-	sleep 2
+	# a commit that cleared every mark after the I/O, so the older copy (the remove writes
+	# the other) is as good as the newer
+	wait_status pv marked_regions -eq 0 30
 	must dmsetup remove pv
 	p_save /tmp/base.img
 	# the magic (4 bytes), then random bytes to the end of the block, over each copy
@@ -533,6 +534,19 @@ p_wait_val() {
 # What the kernel logs when writes went on without their marks (meta.c fail_closed()).
 MSG_FAIL_CLOSED="the SSD took no write for|the SSD failed a write-intent mark"
 
+# ssd_sb_gen DEV: the generation of DEV's newest superblock copy (the highest seq of the
+# copies with the magic), read with O_DIRECT; empty if neither has it.
+ssd_sb_gen() {
+	dd if="$1" of=/tmp/sbs bs=4k count=2 iflag=direct 2>/dev/null
+	sg_seq=-1 sg_gen=
+	for sg_o in 0 4096; do
+		[ "$(u32_at /tmp/sbs $sg_o)" = $SB_MAGIC ] || continue
+		sg_s=$(u64_at /tmp/sbs $((sg_o + 16)))
+		[ "$sg_s" -gt "$sg_seq" ] && sg_seq=$sg_s sg_gen=$(u64_at /tmp/sbs $((sg_o + 24)))
+	done
+	echo "$sg_gen"
+}
+
 # t_persist_fail_closed: a warm volume, no region marked, whose SSD then fails every
 # write while the user rewrites the cached blocks with fsync. The writes wait for their
 # marks (ssd_hold_s 2), then the volume goes passthrough and every write completes. The
@@ -550,6 +564,7 @@ t_persist_fail_closed() {
 	p_flakey_create
 	p_fill
 	c0=$(status_val pv blocks_cached)
+	g0=$(ssd_sb_gen $SSD)
 	# idle regions are cleared by the commits that follow: then every write needs a mark
 	p_wait_val marked_regions 15 0 || fail "marked_regions=$(status_val pv marked_regions) 15 s after the writes, want 0"
 	must dd if=/dev/urandom of=/tmp/pnew bs=1M count=$P_DATA_MIB
@@ -605,8 +620,17 @@ t_persist_fail_closed() {
 	kmsg_new >/tmp/kmsg.fc
 	cat /tmp/kmsg.fc
 	must p_flakey healthy
-	# the void generation lands on the recovered SSD (tried every second)
-	sleep 3
+	# the void generation lands on the recovered SSD (tried every second): the newest
+	# superblock there no longer carries the generation the stale entries belong to. Not
+	# when marked: the marks were durable, so the generation was not voided (the lines of
+	# the marked regions are dropped at load)
+	i=0
+	while [ "$1" != marked ] && [ "$(ssd_sb_gen $SSD)" = "$g0" ]; do
+		[ $i -lt 300 ] || fail "the SSD's newest superblock still has generation $g0 30 s after it recovered (mode $(status_val pv mode))"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "generation $g0 -> $(ssd_sb_gen $SSD) $((i / 10)) s after the SSD recovered"
 	must dmsetup remove pv
 	must rmmod dm_flaz
 	must modprobe dm-flaz
