@@ -1069,6 +1069,64 @@ t_persist_damaged_gen() {
 	[ "$warm" = "$P_SHA" ] || fail "the data set read back wrong after the clean restart"
 }
 
+# ext_seqs IMAGE: "extent seq" for every extent of IMAGE with the extent magic (geometry
+# from image_geometry; the extent header's seq, when it was sealed, is at byte 8).
+ext_seqs() {
+	es_x=0
+	while [ $es_x -lt "$G_EXTENTS" ]; do
+		es_at=$((G_DATA_START + es_x * G_EXTENT_BYTES))
+		[ "$(u32_at "$1" $es_at)" = $EXTENT_MAGIC ] && echo "$es_x $(u64_at "$1" $((es_at + 8)))"
+		es_x=$((es_x + 1))
+	done
+}
+
+# t_persist_seq_restart: sequence numbers never go backwards across a restart (design.md,
+# "Ordering on a volatile write cache": each superblock leases the next 2^32 and a load
+# starts no lower than the wall clock). A cold volume caches the data set and is removed;
+# created again warm, with the clock set a day back, it caches other data, written further
+# on, and is removed: every extent
+# sealed in the second life has a seq above every one of the first (a later slot of a block
+# supersedes by seq, so one that went backwards would lose to a stale one).
+t_persist_seq_restart() {
+	p_data
+	p_slices
+	must dd if=/dev/zero of=$PSSD bs=1M count=$P_SSD_MIB oflag=direct
+	p_create cold
+	p_fill
+	must dmsetup remove pv
+	p_save /tmp/seq1.img
+	image_geometry /tmp/seq1.img
+	ext_seqs /tmp/seq1.img >/tmp/seq1.txt
+	max1=$(cut -d' ' -f2 /tmp/seq1.txt | sort -n | tail -n 1)
+	# the second life loads with the wall clock a day behind the first's (a clock set
+	# back, a lost RTC): only the superblock's lease keeps its seqs above the first's
+	sq_t=$(date +%s)
+	sq_u=$(uptime_s)
+	must date -s "@$((sq_t - 86400))"
+	sq_back=$(date +%s)
+	p_create
+	wait_loaded pv || fail "$(head -n 1 /tmp/unloaded)"
+	must date -s "@$((sq_t + $(uptime_s) - sq_u))"
+	[ "$sq_back" -le $((sq_t - 86000)) ] || fail "the clock did not go back a day ($sq_t -> $sq_back)"
+	must dd if=/dev/urandom of=/tmp/seq.data bs=1M count=$P_DATA_MIB
+	must dd if=/tmp/seq.data of=$PV bs=1M seek=64 oflag=direct
+	[ "$(sha_mib $PV 64 $P_DATA_MIB)" = "$(sha256sum </tmp/seq.data)" ] || fail "the second data set reads back wrong"
+	wait_settled pv
+	must dmsetup remove pv
+	p_save /tmp/seq2.img
+	p_remove_slices
+	ext_seqs /tmp/seq2.img >/tmp/seq2.txt
+	# the extents sealed in the second life: absent from the first image, or with another seq
+	grep -vxFf /tmp/seq1.txt /tmp/seq2.txt >/tmp/seq.new
+	min2=$(cut -d' ' -f2 /tmp/seq.new | sort -n | head -n 1)
+	note "$(wc -l </tmp/seq1.txt) extents sealed in the first life (highest seq $max1), $(wc -l </tmp/seq.new) in the second (lowest seq $min2)"
+	[ -s /tmp/seq1.txt ] || fail "no extent sealed in the first life"
+	[ -s /tmp/seq.new ] || fail "no extent sealed in the second life"
+	# seqs are u64 (wall-clock nanoseconds: beyond sh's signed compare only after 2262)
+	[ "$min2" -gt "$max1" ] ||
+		fail "an extent sealed after the restart has seq $min2, not above the first life's $max1: $(awk -v m="$max1" '$2 <= m' /tmp/seq.new | head -n 3 | tr '\n' ' ')"
+}
+
 # t_persist_paging: the table at paging geometry (issue 28, finding 1). The 128 MiB SSD of 4 KiB
 # extents at overbook 1000 has a table of 327,680 lines (645 pages of 508 lines, some 1.9
 # MB); table_cache_kib 64 holds 21 of them, so pages go out and come back all the time. A

@@ -132,6 +132,7 @@ wide persist-gen-wear t_persist_gen_wear
 wide persist-big t_persist_big
 check persist-fuzz t_persist_fuzz
 check persist-damaged-gen t_persist_damaged_gen
+check persist-seq-restart t_persist_seq_restart
 check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 check nbd-data t_nbd_data
 check nbd-warm-restart t_nbd_warm_restart
