@@ -117,6 +117,7 @@ report_checks() {
 		INFO) echo "info: $rest" >&2 ;;
 		esac
 	done <"$2"
+	# shellcheck disable=SC2034 # read by the caller
 	UNFINISHED=$running
 }
 

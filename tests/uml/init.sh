@@ -158,7 +158,7 @@ status_val() {
 # of VOL satisfies [ value OP N ]; says what it was and returns 1 if it never does.
 wait_val() {
 	local i=0 v
-	while v=$(status_val "$1" "$2") && ! [ "${v:-0}" "$3" "$4" ]; do
+	while v=$(status_val "$1" "$2") && ! test "${v:-0}" "$3" "$4"; do
 		if [ $i -ge $(($5 * 10)) ]; then
 			echo "$1's $2 still $v after $5 s, want $3 $4: $(dmsetup status "$1")"
 			return 1

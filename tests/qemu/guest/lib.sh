@@ -183,7 +183,7 @@ status_val() {
 # background (a commit, a trim, reads) instead of sleeping and hoping it did.
 wait_status() {
 	wt_i=0
-	while wt_v=$(status_val "$1" "$2") && ! [ "${wt_v:-0}" "$3" "$4" ]; do
+	while wt_v=$(status_val "$1" "$2") && ! test "${wt_v:-0}" "$3" "$4"; do
 		[ $wt_i -ge $(($5 * 10)) ] &&
 			fail "$1's $2 still $wt_v after $5 s, want $3 $4 (status: $(dmsetup status "$1" | cut -c 1-300))"
 		sleep 0.1
