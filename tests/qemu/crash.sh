@@ -63,22 +63,6 @@ boot() {
 	echo "$tag: qemu exited $BOOT_RC after $((SECONDS - t0)) s" >&2
 }
 
-# report_checks PREFIX TAG: the guest's RUN/PASS/FAIL/SKIP records as output lines, its INFO
-# lines on stderr; prints the check that started and never ended (empty if none).
-report_checks() {
-	local prefix=$1 word rest running=
-	while read -r word rest; do
-		case $word in
-		RUN) running=$rest ;;
-		PASS) pass "$prefix/$rest" && running= ;;
-		FAIL) failed "$prefix/${rest%%: *}" "${rest#*: }" && running= ;;
-		SKIP) echo "SKIP $prefix/$rest" && running= ;;
-		INFO) echo "info: $rest" >&2 ;;
-		esac
-	done <"$RUN/$2.results"
-	UNFINISHED=$running
-}
-
 # dmesg_clean NAME TAG: the boot's kernel log (as saved by the guest, and the console, which
 # also has whatever came after it) has no oops or warning.
 dmesg_clean() {
@@ -97,7 +81,7 @@ dmesg_clean() {
 write_boot() {
 	local r=$1 p=$NAME/round$1 tag=round$1-write
 	boot "$tag" crash-write "$r" $((SEED + r)) $PAGED
-	report_checks "$p/write" "$tag"
+	report_checks "$p/write" "$RUN/$tag.results"
 	if grep -q '^CRASH ' "$RUN/$tag.results" && [ "$BOOT_RC" -eq 0 ] &&
 		[ "$UNFINISHED" = crash ]; then
 		pass "$p/write-then-reset"
@@ -113,7 +97,7 @@ write_boot() {
 check_boot() {
 	local r=$1 p=$NAME/round$1 tag=round$1-check
 	boot "$tag" crash-check "$r" $PAGED
-	report_checks "$p" "$tag"
+	report_checks "$p" "$RUN/$tag.results"
 	[ -z "$UNFINISHED" ] ||
 		failed "$p/$UNFINISHED" "the guest stopped during this check (see $RUN/$tag.console)"
 	if [ "$BOOT_RC" -ne 33 ]; then

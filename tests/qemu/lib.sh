@@ -103,6 +103,25 @@ boot_vm() {
 		</dev/null
 }
 
+# report_checks PREFIX RESULTS: turn the guest's RUN/PASS/FAIL/SKIP records in file RESULTS
+# into output lines named PREFIX/<check> (through the caller's pass and failed), its INFO
+# records into "info:" lines on stderr; sets UNFINISHED to the check that started and never
+# ended (where the guest died; empty if none). Used by run.sh and crash.sh.
+report_checks() {
+	local prefix=$1 word rest running=
+	while read -r word rest; do
+		case $word in
+		RUN) running=$rest ;;
+		PASS) pass "$prefix/$rest" && running= ;;
+		FAIL) failed "$prefix/${rest%%: *}" "${rest#*: }" && running= ;;
+		SKIP) echo "SKIP $prefix/$rest" && running= ;;
+		INFO) echo "info: $rest" >&2 ;;
+		esac
+	done <"$2"
+	# shellcheck disable=SC2034 # read by the caller
+	UNFINISHED=$running
+}
+
 # Copy the results and the guest's dmesg off the results disk of run dir $1.
 read_results() {
 	head -c "$DMESG_OFFSET" "$1/results.img" | tr -d '\0' >"$1/results.txt"

@@ -34,22 +34,6 @@ console_tail() {
 	grep -av '^\s*$' "$RUN/console.log" | tail -n 4 | tr -d '\r' | tr '\n' '|' | cut -c 1-400
 }
 
-# Turn the guest's RUN/PASS/FAIL/SKIP records into output lines (INFO records go to stderr);
-# a check that started but never ended is where the guest died.
-report_checks() {
-	local word rest running=
-	while read -r word rest; do
-		case $word in
-		RUN) running=$rest ;;
-		PASS) pass "$PREFIX/$rest" && running= ;;
-		FAIL) failed "$PREFIX/${rest%%: *}" "${rest#*: }" && running= ;;
-		SKIP) echo "SKIP $PREFIX/$rest" && running= ;;
-		INFO) echo "info: $rest" >&2 ;;
-		esac
-	done <"$RUN/results.txt"
-	[ -z "$running" ] || failed "$PREFIX/$running" "the guest stopped during this check (see $RUN/console.log)"
-}
-
 report_boot() {
 	local rc=$1 why
 	case $rc in
@@ -102,7 +86,9 @@ main() {
 		echo "qemu exited $rc after $((SECONDS - t0)) s" >&2
 		read_results "$RUN"
 	fi
-	report_checks
+	report_checks "$PREFIX" "$RUN/results.txt"
+	[ -z "$UNFINISHED" ] ||
+		failed "$PREFIX/$UNFINISHED" "the guest stopped during this check (see $RUN/console.log)"
 	report_boot "$rc"
 	report_dmesg
 }

@@ -154,6 +154,20 @@ status_val() {
 	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# wait_val VOL KEY OP N SECS: wait (SECS s at most, polling every 0.1 s) until status key KEY
+# of VOL satisfies [ value OP N ]; says what it was and returns 1 if it never does.
+wait_val() {
+	local i=0 v
+	while v=$(status_val "$1" "$2") && ! test "${v:-0}" "$3" "$4"; do
+		if [ $i -ge $(($5 * 10)) ]; then
+			echo "$1's $2 still $v after $5 s, want $3 $4: $(dmsetup status "$1")"
+			return 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # Remove and re-create: the table comes back, and re-reading the data hits.
 warm_restart() {
 	local before after hits
@@ -212,7 +226,7 @@ ssd_fails() {
 	dmsetup create fssd --table "0 $s flakey $SSD 0 100000 0" &&
 		dmsetup create flt --table "0 $H flaz $HDD /dev/mapper/fssd 1 cold" &&
 		dd if=/run/fdata of=/dev/mapper/flt bs=4k seek=300 oflag=direct status=none &&
-		sleep 2 && [ "$(status_val flt blocks_cached)" -ge 512 ] || return 1
+		wait_val flt blocks_cached -ge 512 30 || return 1
 	dmsetup suspend fssd && dmsetup reload fssd --table "0 $s flakey $SSD 0 0 100000" &&
 		dmsetup resume fssd || return 1
 	dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
@@ -228,8 +242,8 @@ ssd_fails() {
 	dmsetup suspend fssd && dmsetup reload fssd --table "0 $s flakey $SSD 0 100000 0" &&
 		dmsetup resume fssd && dmsetup message flt 0 passthrough 0 || return 1
 	dd if=/dev/mapper/flt of=/dev/null bs=4k skip=300 count=512 iflag=direct status=none &&
-		sleep 2 && mode=$(status_val flt mode) && echo "SSD back: $(dmsetup status flt)" &&
-		[ "$mode" = normal ] && [ "$(status_val flt blocks_cached)" -ge 512 ] &&
+		wait_val flt blocks_cached -ge 512 30 && mode=$(status_val flt mode) &&
+		echo "SSD back: $(dmsetup status flt)" && [ "$mode" = normal ] &&
 		dd if=/dev/mapper/flt of=/run/fback bs=4k skip=300 count=512 iflag=direct status=none &&
 		cmp /run/fdata /run/fback && dmsetup remove flt && dmsetup remove fssd
 }

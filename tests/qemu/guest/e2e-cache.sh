@@ -495,7 +495,8 @@ t_cache_paged() {
 	# shellcheck disable=SC2086 # a list of options
 	run_fio write+verify $PAGED_FIO
 	wait_settled vol
-	sleep 3
+	# the pages the writes dirtied go once a commit has cleaned them (meta_trim after each)
+	wait_status vol table_resident_bytes -le 65536 30
 	held=$(status_val vol table_resident_bytes)
 	h0=$(status_val vol read_hits)
 	p0=$(status_val vol table_page_ins)
@@ -524,6 +525,44 @@ t_cache_paged() {
 	[ $((p1 - p0)) -gt 0 ] || fail "the second read paged nothing in"
 	[ "$errors" = 0/0 ] && [ "$errors2" = 0/0 ] ||
 		fail "ssd_errors/meta_errors $errors, after the warm load $errors2, want 0/0"
+}
+
+# table_cache_kib changed online (a message, no reload): random writes over the 240 MiB
+# span 121 of the table's 129 pages of 3 KiB, which a 1 MiB budget keeps (over 192 KiB
+# resident); lowered to 64 KiB, the next commit (after one more write) pages the clean pages
+# out to within it, and a read of everything reads right, paging in within the new budget
+# and its margin; raised to 1 MiB again, what a read brings in stays (over 192 KiB).
+t_cache_paged_online() {
+	must dmsetup create vol --table "$(flaz_table table_cache_kib 1024 cold)"
+	# shellcheck disable=SC2086 # a list of options
+	run_fio write+verify $PAGED_FIO
+	wait_settled vol
+	held1=$(status_val vol table_resident_bytes)
+	must dmsetup message vol 0 table_cache_kib 64
+	opts=$(dmsetup table vol | cut -d' ' -f6-)
+	must dd if=/dev/zero of=/dev/mapper/vol bs=4k count=1 seek=1 oflag=direct
+	wait_status vol table_resident_bytes -le 65536 30
+	held2=$(status_val vol table_resident_bytes)
+	p0=$(status_val vol table_page_ins)
+	# shellcheck disable=SC2086
+	run_fio reverify-64k $PAGED_FIO --verify_only
+	p1=$(status_val vol table_page_ins)
+	most2=$(status_val vol table_resident_bytes)
+	must dmsetup message vol 0 table_cache_kib 1024
+	# shellcheck disable=SC2086
+	run_fio reverify-1m $PAGED_FIO --verify_only
+	wait_settled vol
+	held3=$(status_val vol table_resident_bytes)
+	show_status vol
+	must dmsetup remove vol
+	note "resident $held1 at 1 MiB, $held2 lowered to 64 KiB ($most2 after a read), $held3 raised to 1 MiB again; $((p1 - p0)) pages in for a read at 64 KiB"
+	[ "$held1" -gt $((3 * 65536)) ] || fail "table_resident_bytes=$held1 after writes over 121 pages at a 1 MiB budget, want > 196608"
+	[ "$opts" = "3 cold table_cache_kib 64" ] || fail "options after the message: '$opts', want '3 cold table_cache_kib 64'"
+	[ $((p1 - p0)) -gt 0 ] || fail "a read of all the writes paged nothing in at 64 KiB"
+	# pages come in for fills only within the budget and its margin (an eighth, 8 KiB)
+	[ "$most2" -le $((65536 + 8192)) ] ||
+		fail "table_resident_bytes=$most2 after a read at 64 KiB, want <= the budget and its eighth ($((65536 + 8192)))"
+	[ "$held3" -gt $((3 * 65536)) ] || fail "table_resident_bytes=$held3 after a read at 1 MiB again, want > 196608"
 }
 
 # The budget holds under a fill load: random reads over the whole HDD miss on every page of
@@ -933,10 +972,15 @@ t_cache_cleaner_fault() {
 	got1=$(sha_mib /dev/mapper/vol 0 40)
 	got2=$(sha_mib /dev/mapper/vol 0 40)
 	c0=$(status_val vol extents_cleaned)
-	# the faults arrive while a reader keeps the cleaner busy
+	# the faults arrive while a reader keeps the cleaner busy: once it has read a few MiB
+	r0=$(status_val vol reads)
 	sha_mib /dev/mapper/vol 0 40 >/tmp/got3 &
 	reader=$!
-	sleep 1
+	while kill -0 $reader 2>/dev/null && [ "$(status_val vol reads)" -lt $((r0 + 8)) ]; do
+		sleep 0.05
+	done
+	kill -0 $reader 2>/dev/null ||
+		fail "the reader ended before the faults arrived ($(($(status_val vol reads) - r0)) reads): they met no read in flight"
 	fk="0 $((SLICE_MIB * 2048)) flakey $SSD 0 0 1000000"
 	must dmsetup reload cflk --table "$fk 1 error_reads"
 	must dmsetup resume cflk

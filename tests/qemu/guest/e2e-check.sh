@@ -29,8 +29,11 @@ t_flazctl_check_kernel_ssd() {
 	grep -Eq '"slot":[1-9]' /tmp/ck.json || fail "dump shows no slots in the table"
 
 	must flazctl create v --hdd $HDD --ssd $SSD
+	wait_loaded v || fail "$(head -n 1 /tmp/unloaded)"
+	ck_c0=$(status_val v commits)
 	ck_fill 5000
-	sleep 3
+	# a commit after the writes puts their table on the SSD, under a superblock still unclean
+	wait_status v commits -ge $((ck_c0 + 1)) 30
 	ck_run $SSD
 	live=$ck_rc
 	ck_run --repair $SSD

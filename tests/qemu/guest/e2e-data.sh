@@ -53,10 +53,16 @@ t_fio_verify() {
 # The suspend checks write $PASSES copies of a random pattern to consecutive chunks.
 PATTERN_MIB=4
 PASSES=8
+# The writer goes on past its $PASSES passes, round again, until /tmp/reloads says
+# RELOADS_DURING reloads happened (so they came while it wrote, however fast it is), for
+# 120 passes at most (returns 1 then, as on a failed write).
+RELOADS_DURING=3
 write_passes() {
 	p=0
-	while [ $p -lt $PASSES ]; do
-		dd if=/tmp/pattern of=/dev/mapper/vol bs=4k seek=$((p * PATTERN_MIB * 256)) \
+	# (read while the reloader rewrites it, the file may be empty: 0 reloads then)
+	while wp_r=$(cat /tmp/reloads 2>/dev/null) && { [ $p -lt $PASSES ] || [ "${wp_r:-0}" -lt $RELOADS_DURING ]; }; do
+		[ $p -lt 120 ] || { echo "the writer gave up after $p passes with ${wp_r:-0} reloads" >&2 && return 1; }
+		dd if=/tmp/pattern of=/dev/mapper/vol bs=4k seek=$((p % PASSES * PATTERN_MIB * 256)) \
 			oflag=direct conv=notrunc 2>/dev/null || return 1
 		p=$((p + 1))
 	done
@@ -84,6 +90,7 @@ reload_same() {
 t_suspend_during_io() {
 	must dd if=/dev/urandom of=/tmp/pattern bs=1M count=$PATTERN_MIB
 	must dmsetup create vol --table "$(flaz_table)"
+	echo 0 >/tmp/reloads
 	write_passes &
 	writer=$!
 	# a failed check must not leave the writer holding the volume open
@@ -92,11 +99,12 @@ t_suspend_during_io() {
 	while kill -0 $writer 2>/dev/null; do
 		reload_same
 		cycles=$((cycles + 1))
+		echo $cycles >/tmp/reloads
 		sleep 0.2
 	done
 	wait $writer || fail "the writer failed during the reloads"
 	echo "$cycles reloads during the writes"
-	[ $cycles -ge 2 ] || fail "only $cycles reloads happened during the writes"
+	[ $cycles -ge $RELOADS_DURING ] || fail "only $cycles reloads happened during the writes"
 	verify_passes
 }
 

@@ -263,8 +263,9 @@ t_persist_corrupt_sb() {
 	p_slices
 	p_create cold
 	p_fill
-	# a commit or two after the I/O, so the older copy is as good as the newer
-	sleep 2
+	# a commit that cleared every mark after the I/O, so the older copy (the remove writes
+	# the other) is as good as the newer
+	wait_status pv marked_regions -eq 0 30
 	must dmsetup remove pv
 	p_save /tmp/base.img
 	# the magic (4 bytes), then random bytes to the end of the block, over each copy
@@ -442,14 +443,17 @@ t_persist_fault() {
 	[ "$c0" -ge $((P_FIO_MIB * 256 * 9 / 10)) ] ||
 		fail "blocks_cached=$c0 after writing and reading $((P_FIO_MIB * 256)) blocks healthy"
 	kmsg_mark
-	# the fault arrives while fio verifies: once it has read a few blocks
-	p_fio during 1 --verify_only --loops=2 &
+	# the fault arrives while fio verifies: once it has read a few blocks. The verify is
+	# paced (64 reads of 64 KiB at 16 a second: some 4 s) so that it is still reading when
+	# the fault comes; one that ended before fails the check: the fault met no I/O in flight
+	p_fio during 1 --verify_only --loops=2 --rate_iops=16 &
 	fio_pid=$!
 	r0=$(status_val pv reads)
 	while kill -0 $fio_pid 2>/dev/null && [ "$(status_val pv reads)" -lt $((r0 + 8)) ]; do
 		sleep 0.05
 	done
-	kill -0 $fio_pid 2>/dev/null || note "fio ended before the $fault fault arrived"
+	kill -0 $fio_pid 2>/dev/null ||
+		fail "fio's verify ended before the $fault fault arrived ($(($(status_val pv reads) - r0)) reads): the fault met no verify in flight"
 	must p_flakey $fault
 	wait $fio_pid || fail "$(cat /tmp/why)"
 	seed=1
@@ -530,6 +534,19 @@ p_wait_val() {
 # What the kernel logs when writes went on without their marks (meta.c fail_closed()).
 MSG_FAIL_CLOSED="the SSD took no write for|the SSD failed a write-intent mark"
 
+# ssd_sb_gen DEV: the generation of DEV's newest superblock copy (the highest seq of the
+# copies with the magic), read with O_DIRECT; empty if neither has it.
+ssd_sb_gen() {
+	dd if="$1" of=/tmp/sbs bs=4k count=2 iflag=direct 2>/dev/null
+	sg_seq=-1 sg_gen=
+	for sg_o in 0 4096; do
+		[ "$(u32_at /tmp/sbs $sg_o)" = $SB_MAGIC ] || continue
+		sg_s=$(u64_at /tmp/sbs $((sg_o + 16)))
+		[ "$sg_s" -gt "$sg_seq" ] && sg_seq=$sg_s sg_gen=$(u64_at /tmp/sbs $((sg_o + 24)))
+	done
+	echo "$sg_gen"
+}
+
 # t_persist_fail_closed: a warm volume, no region marked, whose SSD then fails every
 # write while the user rewrites the cached blocks with fsync. The writes wait for their
 # marks (ssd_hold_s 2), then the volume goes passthrough and every write completes. The
@@ -547,6 +564,7 @@ t_persist_fail_closed() {
 	p_flakey_create
 	p_fill
 	c0=$(status_val pv blocks_cached)
+	g0=$(ssd_sb_gen $SSD)
 	# idle regions are cleared by the commits that follow: then every write needs a mark
 	p_wait_val marked_regions 15 0 || fail "marked_regions=$(status_val pv marked_regions) 15 s after the writes, want 0"
 	must dd if=/dev/urandom of=/tmp/pnew bs=1M count=$P_DATA_MIB
@@ -602,8 +620,17 @@ t_persist_fail_closed() {
 	kmsg_new >/tmp/kmsg.fc
 	cat /tmp/kmsg.fc
 	must p_flakey healthy
-	# the void generation lands on the recovered SSD (tried every second)
-	sleep 3
+	# the void generation lands on the recovered SSD (tried every second): the newest
+	# superblock there no longer carries the generation the stale entries belong to. Not
+	# when marked: the marks were durable, so the generation was not voided (the lines of
+	# the marked regions are dropped at load)
+	i=0
+	while [ "$1" != marked ] && [ "$(ssd_sb_gen $SSD)" = "$g0" ]; do
+		[ $i -lt 300 ] || fail "the SSD's newest superblock still has generation $g0 30 s after it recovered (mode $(status_val pv mode))"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "generation $g0 -> $(ssd_sb_gen $SSD) $((i / 10)) s after the SSD recovered"
 	must dmsetup remove pv
 	must rmmod dm_flaz
 	must modprobe dm-flaz
@@ -974,6 +1001,130 @@ t_persist_fuzz() {
 		[ "$P_GOT" = "$P_SHA" ] || fail "round $round ($what, seed $seed): the data set read back wrong"
 	done
 	p_remove_slices
+}
+
+GEN_MAGIC=1313163096	# 0x4e454758, "XGEN"
+MSG_GENS_DAMAGED="the SSD's extent generations are damaged: starting empty"
+
+# t_persist_damaged_gen: a clean volume's SSD whose first gen block (the last blocks of the
+# metadata, after the table: design.md, "On the SSD") has the generation of an extent in
+# use changed (still odd: in use; so only the block's crc tells). flazctl check finds the
+# damage; the volume created again without cold loads, says the generations are damaged,
+# starts empty (blocks_cached=0) and serves nothing from the old state: the data set reads
+# back right with no read hit. Removed and created again, the new generation loads warm
+# and clean (flazctl check 0 after the clean remove).
+t_persist_damaged_gen() {
+	p_data
+	p_slices
+	must dd if=/dev/zero of=$PSSD bs=1M count=$P_SSD_MIB oflag=direct
+	p_create cold
+	p_fill
+	c_full=$(status_val pv blocks_cached)
+	must dmsetup remove pv
+	p_save /tmp/gen.img
+	image_geometry /tmp/gen.img
+	# 2,032 gens of 16 bits after a 32-byte header per gen block, the gen blocks last
+	gen_blocks=$(((G_EXTENTS + 2031) / 2032))
+	gb=$((G_META_START + (G_META_BLOCKS - gen_blocks) * 4096))
+	[ "$(u32_at /tmp/gen.img $gb)" = $GEN_MAGIC ] ||
+		fail "no gen block magic at byte $gb (meta at $G_META_START, $G_META_BLOCKS blocks, $gen_blocks gen blocks)"
+	x=0
+	while [ $x -lt "$G_EXTENTS" ] && [ $x -lt 2032 ] && [ $(($(u16_at /tmp/gen.img $((gb + 32 + 2 * x))) % 2)) = 0 ]; do
+		x=$((x + 1))
+	done
+	[ $x -lt "$G_EXTENTS" ] && [ $x -lt 2032 ] || fail "no extent of the first gen block is in use (odd gen)"
+	at=$((gb + 32 + 2 * x))
+	old=$(u8_at /tmp/gen.img $at)
+	# shellcheck disable=SC2059 # the format is the byte
+	printf "\\$(printf %03o $((old ^ 2)))" | dd of=/tmp/gen.img bs=1 seek=$at count=1 conv=notrunc 2>/dev/null
+	echo "extent $x: gen byte at $at $old -> $(u8_at /tmp/gen.img $at)"
+	p_restore /tmp/gen.img
+	flazctl check $PSSD >/tmp/check.out 2>&1
+	ck=$?
+	echo "flazctl check -> $ck: $(tail -n 3 /tmp/check.out)"
+	kmsg_mark
+	p_create
+	kmsg_new >/tmp/kmsg.gen
+	cat /tmp/kmsg.gen
+	p_read_back
+	must dmsetup remove pv
+	flazctl check $PSSD >/tmp/check.out 2>&1
+	ck2=$?
+	echo "flazctl check after the remove -> $ck2: $(tail -n 3 /tmp/check.out)"
+	p_create
+	c_warm=$(status_val pv blocks_cached)
+	warm=$(sha_mib $PV 0 $P_DATA_MIB)
+	must dmsetup remove pv
+	p_remove_slices
+	note "blocks_cached $c_full before the damage, $P_C after it, $c_warm after a clean restart; $P_HITS hits reading the data set after the damage"
+	[ "$c_full" -gt 0 ] || fail "blocks_cached=0 after the fill: nothing to lose"
+	[ "$P_C" = 0 ] || fail "blocks_cached=$P_C after loading a damaged gen block, want 0 (start empty)"
+	[ "$P_HITS" = 0 ] || fail "$P_HITS read hits through a damaged gen block's state, want 0"
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after the damaged load"
+	grep -qF "$MSG_GENS_DAMAGED" /tmp/kmsg.gen ||
+		fail "no '$MSG_GENS_DAMAGED' in the kernel log of the load"
+	[ $ck != 0 ] || fail "flazctl check exited 0 on an SSD with a damaged gen block"
+	[ $ck2 = 0 ] || fail "flazctl check exited $ck2 after a clean remove of the new generation: $(tail -n 2 /tmp/check.out | tr '\n' ' ')"
+	[ "$c_warm" -gt 0 ] || fail "blocks_cached=0 after a clean restart of the new generation"
+	[ "$warm" = "$P_SHA" ] || fail "the data set read back wrong after the clean restart"
+}
+
+# ext_seqs IMAGE: "extent seq" for every extent of IMAGE with the extent magic (geometry
+# from image_geometry; the extent header's seq, when it was sealed, is at byte 8).
+ext_seqs() {
+	es_x=0
+	while [ $es_x -lt "$G_EXTENTS" ]; do
+		es_at=$((G_DATA_START + es_x * G_EXTENT_BYTES))
+		[ "$(u32_at "$1" $es_at)" = $EXTENT_MAGIC ] && echo "$es_x $(u64_at "$1" $((es_at + 8)))"
+		es_x=$((es_x + 1))
+	done
+}
+
+# t_persist_seq_restart: sequence numbers never go backwards across a restart (design.md,
+# "Ordering on a volatile write cache": each superblock leases the next 2^32 and a load
+# starts no lower than the wall clock). A cold volume caches the data set and is removed;
+# created again warm, with the clock set a day back, it caches other data, written further
+# on, and is removed: every extent
+# sealed in the second life has a seq above every one of the first (a later slot of a block
+# supersedes by seq, so one that went backwards would lose to a stale one).
+t_persist_seq_restart() {
+	p_data
+	p_slices
+	must dd if=/dev/zero of=$PSSD bs=1M count=$P_SSD_MIB oflag=direct
+	p_create cold
+	p_fill
+	must dmsetup remove pv
+	p_save /tmp/seq1.img
+	image_geometry /tmp/seq1.img
+	ext_seqs /tmp/seq1.img >/tmp/seq1.txt
+	max1=$(cut -d' ' -f2 /tmp/seq1.txt | sort -n | tail -n 1)
+	# the second life loads with the wall clock a day behind the first's (a clock set
+	# back, a lost RTC): only the superblock's lease keeps its seqs above the first's
+	sq_t=$(date +%s)
+	sq_u=$(uptime_s)
+	must date -s "@$((sq_t - 86400))"
+	sq_back=$(date +%s)
+	p_create
+	wait_loaded pv || fail "$(head -n 1 /tmp/unloaded)"
+	must date -s "@$((sq_t + $(uptime_s) - sq_u))"
+	[ "$sq_back" -le $((sq_t - 86000)) ] || fail "the clock did not go back a day ($sq_t -> $sq_back)"
+	must dd if=/dev/urandom of=/tmp/seq.data bs=1M count=$P_DATA_MIB
+	must dd if=/tmp/seq.data of=$PV bs=1M seek=64 oflag=direct
+	[ "$(sha_mib $PV 64 $P_DATA_MIB)" = "$(sha256sum </tmp/seq.data)" ] || fail "the second data set reads back wrong"
+	wait_settled pv
+	must dmsetup remove pv
+	p_save /tmp/seq2.img
+	p_remove_slices
+	ext_seqs /tmp/seq2.img >/tmp/seq2.txt
+	# the extents sealed in the second life: absent from the first image, or with another seq
+	grep -vxFf /tmp/seq1.txt /tmp/seq2.txt >/tmp/seq.new
+	min2=$(cut -d' ' -f2 /tmp/seq.new | sort -n | head -n 1)
+	note "$(wc -l </tmp/seq1.txt) extents sealed in the first life (highest seq $max1), $(wc -l </tmp/seq.new) in the second (lowest seq $min2)"
+	[ -s /tmp/seq1.txt ] || fail "no extent sealed in the first life"
+	[ -s /tmp/seq.new ] || fail "no extent sealed in the second life"
+	# seqs are u64 (wall-clock nanoseconds: beyond sh's signed compare only after 2262)
+	[ "$min2" -gt "$max1" ] ||
+		fail "an extent sealed after the restart has seq $min2, not above the first life's $max1: $(awk -v m="$max1" '$2 <= m' /tmp/seq.new | head -n 3 | tr '\n' ' ')"
 }
 
 # t_persist_paging: the table at paging geometry (issue 28, finding 1). The 128 MiB SSD of 4 KiB

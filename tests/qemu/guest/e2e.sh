@@ -105,6 +105,7 @@ check cache-4kn-hdd t_cache_4kn 4kn-hdd
 check cache-discard-reuse t_cache_discard_reuse
 check cache-paged t_cache_paged
 check cache-paged-budget t_cache_paged_budget
+check cache-paged-online t_cache_paged_online
 check cache-hit-sizes t_cache_hit_sizes
 check cache-hit-race t_cache_hit_race
 wide cache-cleaner-verify t_cache_cleaner_verify
@@ -132,6 +133,8 @@ check persist-paging t_persist_paging
 wide persist-gen-wear t_persist_gen_wear
 wide persist-big t_persist_big
 check persist-fuzz t_persist_fuzz
+check persist-damaged-gen t_persist_damaged_gen
+check persist-seq-restart t_persist_seq_restart
 check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 check nbd-data t_nbd_data
 check nbd-warm-restart t_nbd_warm_restart

@@ -177,6 +177,20 @@ status_val() {
 	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# wait_status VOL KEY OP N SECS: wait (SECS seconds at most, polling every 0.1 s) until
+# status key KEY of volume VOL satisfies [ value OP N ] (OP: -ge, -le, -eq, ...); fails the
+# check, saying what it was, if it never does. For waiting on what the kernel does in the
+# background (a commit, a trim, reads) instead of sleeping and hoping it did.
+wait_status() {
+	wt_i=0
+	while wt_v=$(status_val "$1" "$2") && ! test "${wt_v:-0}" "$3" "$4"; do
+		[ $wt_i -ge $(($5 * 10)) ] &&
+			fail "$1's $2 still $wt_v after $5 s, want $3 $4 (status: $(dmsetup status "$1" | cut -c 1-300))"
+		sleep 0.1
+		wt_i=$((wt_i + 1))
+	done
+}
+
 # sha256 of $3 MiB of device $1 from MiB $2, read with O_DIRECT so no page cache answers.
 sha_mib() { dd if="$1" bs=1M skip="$2" count="$3" iflag=direct 2>/dev/null | sha256sum; }
 
