@@ -547,17 +547,22 @@ wrow() { printf '::%-12s %10s %9s %9s %12s %9s %12s\n' "$@"; }
 commit_cost() {
 	cc_m0=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^meta_bytes=//p')
 	cc_c0=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^commits=//p')
-	fio --name=cc --filename="$2" --size="$3" --rw=randwrite --bs=4k --ioengine=psync \
+	if ! fio --name=cc --filename="$2" --size="$3" --rw=randwrite --bs=4k --ioengine=psync \
 		--fsync=1 --direct=1 --refill_buffers --buffer_compress_percentage=50 \
-		--time_based --runtime=$WRITE_S --eta=never --minimal --output=/tmp/cc.terse
+		--time_based --runtime=$WRITE_S --eta=never --minimal --output=/tmp/cc.terse \
+		>/tmp/cc.err 2>&1; then
+		say "  commit cost over $3: fio failed: $(tail -n 2 /tmp/cc.err /tmp/cc.terse | tr '\n' ' ')"
+		return 0
+	fi
 	# let the last commit go out: it belongs to these writes
 	sleep 2
 	cc_m1=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^meta_bytes=//p')
 	cc_c1=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^commits=//p')
+	# (a bare > in awk's printf arguments is a redirection: the conditions are in parentheses)
 	echo "$cc_m0 $cc_m1 $cc_c0 $cc_c1 $(cut -d';' -f47 /tmp/cc.terse)" | awk -v sz="$3" '{
 		m = $2 - $1; c = $4 - $3; kib = $5
 		printf "::  commit cost, writes over %s: %.0f KiB written by the user, %d commits, %.0f KiB of metadata: %.0f KiB per MiB written, %.1f KiB per commit\n",
-			sz, kib, c, m / 1024, kib > 0 ? m / 1024 / (kib / 1024) : 0, c > 0 ? m / 1024 / c : 0 }'
+			sz, kib, c, m / 1024, (kib > 0 ? m / 1024 / (kib / 1024) : 0), (c > 0 ? m / 1024 / c : 0) }'
 }
 
 # The PostMark of issue 28: stock PostMark (8,000 files of 4 to 64 KiB, 20,000 transactions,
