@@ -55,10 +55,7 @@ static int page_load(struct flaz_meta *m, u64 p, const u8 *blks, int read_error,
 
 /*
  * DRAM the table's resident pages may take: table_cache_kib, or by default
- * 512 KiB per GiB of the SSD's extents, 4 MiB at least: about a sixth of the
- * table at the default extent_kib and overbook, an eighth at 1 TiB, where the
- * bench's scale rows lose 1 to 2 points of hit ratio against a fully resident
- * table (and half of DRAM goes with it).
+ * 1 MiB per GiB of the SSD's extents, 4 MiB at least.
  */
 static u64 table_budget(struct flaz_meta *m)
 {
@@ -67,7 +64,7 @@ static u64 table_budget(struct flaz_meta *m)
 
 	if (!kib)
 		kib = max_t(u64, FLAZ_MIN_TABLE_CACHE_KIB,
-			    (c->geo->nr_extents * c->extent_bytes) >> 21);
+			    (c->geo->nr_extents * c->extent_bytes) >> 20);
 	return kib << 10;
 }
 

@@ -54,7 +54,7 @@ WRITE_S=15
 # with a cold codec, not at the defaults) + the extent's generation (what 64 bits leave of
 # offset, extent, a cold bit and 4 tag bits, 16 at most), and per line 2 bits of heat (the
 # cleaner) and a tombstone bit. The entries are paged: at most table_cache_kib of them
-# resident, by default 512 KiB per GiB of SSD, and fills may page in an eighth more before they
+# resident, by default 1 MiB per GiB of SSD, and fills may page in an eighth more before they
 # wait for a commit; per page (a table block of 508 lines) a pointer, two state bytes and a
 # dirty bit.
 PER_EXTENT_BYTES=23.875
@@ -63,7 +63,7 @@ L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4
 L2P_PAGE_LINES=508
 L2P_PAGE_BYTES=10
-TABLE_CACHE_PER_GIB=524288
+TABLE_CACHE_PER_GIB=1048576
 . "$(dirname "$0")/dmcache.sh"
 ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents CPUs/GiB" per row, for the summaries
 dmesg -n 1
@@ -276,7 +276,7 @@ paged_row() {
 # only 8 pages). The holes read as zeros, which the table keeps as zero entries (no slot):
 # the rows differ in the table's residency alone. Each row's budget (table_cache_kib) is the
 # table's bytes over 1 (fully resident), 3, 10 and 30, and the default (table_cache_kib 0: about
-# a sixth of this SSD's table, an eighth of a 1 TiB one's, dram_size). Per row: hit ratio of the measured pass, table
+# a third of this SSD's table, a quarter of a 1 TiB one's, dram_size). Per row: hit ratio of the measured pass, table
 # page-ins and fills skipped (fills past the budget's margin wait for a commit) per second,
 # the table's resident MiB after it.
 BIG_HDD=/dev/vdg
