@@ -365,7 +365,8 @@ int flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
 	}
 	pb->c = c;
 	INIT_WORK(&pb->fill_work, fill_work);
-	queue_work(c->wq.io, &pb->fill_work);
+	/* high priority: the bio waits; the copy waits on no mempool (GFP_NOWAIT) */
+	flaz_wq_read(&c->wq, &pb->fill_work);
 	return DM_ENDIO_INCOMPLETE;
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dm-flaz fill path: the whole blocks of a completed read miss or write are
- * copied out of the bio (in its completion context, so without sleeping), then
- * compressed and installed in batches: one work item per FILL_BATCH blocks on
- * the per-CPU fill queues, so a large bio is spread over the CPUs without a
- * work item per block.
+ * copied out of the bio by a work item before the bio ends (cache.c; never in
+ * its completion, which may be hard IRQ), then compressed and installed in
+ * batches: one work item per FILL_BATCH blocks on this CPU's fill queue, so a
+ * large bio takes a few work items, not one per block.
  *
  * A block is compressed in its CPU's stream and copied once, straight into the
  * slot reserved for it in the extent buffer; then its line points there. The

@@ -535,7 +535,8 @@ static void span_end_io(struct bio *bio)
 	bio_put(bio);
 	if (!in_hardirq() && !irqs_disabled()) {
 		span_inline(r);
-	} else if (bh && !r->error) {
+	} else if (bh && !r->error && span_left(r->h, r - r->h->reads) <= HIT_INLINE) {
+		/* a longer span goes to the read queue at once, not through BH */
 		INIT_WORK(&r->work, span_bh);
 		queue_work(bh, &r->work);
 	} else {

@@ -165,6 +165,8 @@ static int flaz_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 
 	ti->per_io_data_size = flaz_cache_per_bio_size();
+	/* clones carry the submitter's cgroup, which a hit's reads take on (hit.c) */
+	ti->needs_bio_set_dev = true;
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	/* Discards go to the HDD alone, so the SSD's support does not matter. */
