@@ -87,6 +87,16 @@ static void expect_decodes(struct kunit *test, struct fill_ctx *f)
 	KUNIT_EXPECT_EQ(test, got.flags, f->info.flags);
 }
 
+/* The slot holds the block raw, flagged so, and decodes. */
+static void expect_raw(struct kunit *test, struct fill_ctx *f)
+{
+	KUNIT_EXPECT_EQ(test, f->info.len, FLAZ_BLOCK_SIZE);
+	KUNIT_EXPECT_EQ(test, f->info.flags, FLAZ_SLOT_RAW);
+	KUNIT_EXPECT_EQ(test, memcmp(f->slot + sizeof(struct flaz_slot_hdr), f->data,
+				     FLAZ_BLOCK_SIZE), 0);
+	expect_decodes(test, f);
+}
+
 static void fill_slot_compressed(struct kunit *test)
 {
 	struct fill_ctx f;
@@ -121,11 +131,7 @@ static void fill_slot_raw(struct kunit *test)
 	get_random_bytes(f.data, FLAZ_BLOCK_SIZE);
 	KUNIT_EXPECT_EQ(test, flaz_fill_slot(f.comp, NULL, f.data, 3072, place_in_buf, f.slot,
 					     &f.seq, &f.info), 0);
-	KUNIT_EXPECT_EQ(test, f.info.len, FLAZ_BLOCK_SIZE);
-	KUNIT_EXPECT_EQ(test, f.info.flags, FLAZ_SLOT_RAW);
-	KUNIT_EXPECT_EQ(test, memcmp(f.slot + sizeof(struct flaz_slot_hdr), f.data,
-				     FLAZ_BLOCK_SIZE), 0);
-	expect_decodes(test, &f);
+	expect_raw(test, &f);
 
 	/* max 0 (compress_min_saving 100): raw without trying, even text */
 	fill_text(f.data);
@@ -133,11 +139,7 @@ static void fill_slot_raw(struct kunit *test)
 	memset(f.slot, 0, SLOT_BUF);
 	KUNIT_EXPECT_EQ(test, flaz_fill_slot(f.comp, NULL, f.data, 0, place_in_buf, f.slot,
 					     &f.seq, &f.info), 0);
-	KUNIT_EXPECT_EQ(test, f.info.len, FLAZ_BLOCK_SIZE);
-	KUNIT_EXPECT_EQ(test, f.info.flags, FLAZ_SLOT_RAW);
-	KUNIT_EXPECT_EQ(test, memcmp(f.slot + sizeof(struct flaz_slot_hdr), f.data,
-				     FLAZ_BLOCK_SIZE), 0);
-	expect_decodes(test, &f);
+	expect_raw(test, &f);
 	flaz_compressor_destroy(f.comp);
 }
 

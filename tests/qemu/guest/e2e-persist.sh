@@ -952,15 +952,20 @@ P_FUZZ_ROUNDS="sb table extent table extent sb extent table both-sb extent"
 # flipped (seeded) in a superblock copy, a written table block or an extent, comes back
 # without cold and returns the data set exactly (refused only when both superblock copies
 # were hit); flazctl check finds the damage.
-t_persist_fuzz() {
+# The data set on a volume made cold over an SSD slice blanked whole: every extent or table
+# block with a header is then this volume's, in use (check() blanks only the start; earlier
+# checks leave extents and table blocks further on, which no table refers to and flazctl
+# check rightly ignores).
+p_blank_fill() {
 	p_data
 	p_slices
-	# all of the slice blank: every extent or table block with a header is then this
-	# volume's, in use (check() blanks only the start; earlier checks leave extents and
-	# table blocks further on, which no table refers to and flazctl check rightly ignores)
 	must dd if=/dev/zero of=$PSSD bs=1M count=$P_SSD_MIB oflag=direct
 	p_create cold
 	p_fill
+}
+
+t_persist_fuzz() {
+	p_blank_fill
 	must dmsetup remove pv
 	p_save /tmp/fuzz.img
 	image_geometry /tmp/fuzz.img
@@ -1014,11 +1019,7 @@ MSG_GENS_DAMAGED="the SSD's extent generations are damaged: starting empty"
 # back right with no read hit. Removed and created again, the new generation loads warm
 # and clean (flazctl check 0 after the clean remove).
 t_persist_damaged_gen() {
-	p_data
-	p_slices
-	must dd if=/dev/zero of=$PSSD bs=1M count=$P_SSD_MIB oflag=direct
-	p_create cold
-	p_fill
+	p_blank_fill
 	c_full=$(status_val pv blocks_cached)
 	must dmsetup remove pv
 	p_save /tmp/gen.img
@@ -1293,7 +1294,7 @@ t_persist_gen_wear() {
 
 # t_persist_big: a 64 GiB SSD over a 256 GiB HDD (sparse images: only what is written takes
 # room), at the default options: a table of 33 M lines, 65,000 pages, of which the default
-# budget (512 KiB per GiB of SSD) holds about a sixth, so random I/O across the whole HDD pages
+# budget (1 MiB per GiB of SSD) holds about a third, so random I/O across the whole HDD pages
 # the table in and out for real. fio writes 32 MiB at random over all 256 GiB with crc32c,
 # reads it back twice (fills, then hits: as many as the resident share of the table, for a
 # block whose page is out is a miss), and verifies; the volume is created again (warm) and
