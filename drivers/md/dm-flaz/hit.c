@@ -495,18 +495,16 @@ static u32 span_left(struct flaz_hit *h, u32 n)
 }
 
 /*
- * Serve span @r where the completion runs (softirq or task context): waking a
- * worker costs more than checking and decompressing a few lzo, lz4 or raw
- * blocks. A longer span, a failed read, or a block that needs a workspace or
- * failed its checks goes to the read queue.
+ * Serve short span @r in softirq or task context: waking a worker costs more
+ * than checking and decompressing a few lzo, lz4 or raw blocks. A block that
+ * needs a workspace or failed its checks sends the rest to the read queue.
  */
 static void span_inline(struct hit_read *r)
 {
 	struct flaz_hit *h = r->h;
-	u32 n = r - h->reads;
 	u64 to_hdd = 0;	/* stays empty: a block that failed stops the atomic way */
 
-	if (r->error || span_left(h, n) > HIT_INLINE || !span_serve(h, n, true, &to_hdd)) {
+	if (!span_serve(h, r - h->reads, true, &to_hdd)) {
 		INIT_WORK(&r->work, span_done);
 		flaz_wq_read(&h->c->wq, &r->work);
 		return;
@@ -522,25 +520,27 @@ static void span_bh(struct work_struct *work)
 
 /*
  * Nothing is checked or decompressed with interrupts off: a driver may end a
- * whole completion queue's reads in one interrupt. From hard IRQ the span goes
- * to a BH work item (softirq), where the kernel has them, else to the read
- * queue (high priority, per CPU).
+ * whole completion queue's reads in one interrupt. A short span is served here
+ * in softirq or task context, from hard IRQ in a BH work item (softirq) where
+ * the kernel has them; a failed read, a longer span, and a short one from hard
+ * IRQ without BH work go to the read queue (high priority, per CPU: r->work is
+ * span_done()).
  */
 static void span_end_io(struct bio *bio)
 {
 	struct hit_read *r = bio->bi_private;
 	struct workqueue_struct *bh = flaz_bh_wq();
+	bool irq = in_hardirq() || irqs_disabled();
 
 	r->error = bio->bi_status;
 	bio_put(bio);
-	if (!in_hardirq() && !irqs_disabled()) {
-		span_inline(r);
-	} else if (bh && !r->error && span_left(r->h, r - r->h->reads) <= HIT_INLINE) {
-		/* a longer span goes to the read queue at once, not through BH */
+	if (r->error || span_left(r->h, r - r->h->reads) > HIT_INLINE || (irq && !bh)) {
+		flaz_wq_read(&r->h->c->wq, &r->work);
+	} else if (irq) {
 		INIT_WORK(&r->work, span_bh);
 		queue_work(bh, &r->work);
 	} else {
-		flaz_wq_read(&r->h->c->wq, &r->work);
+		span_inline(r);
 	}
 }
 
