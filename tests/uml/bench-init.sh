@@ -65,9 +65,10 @@ for cfg in none dm-cache flaz-lz4 flaz-zstd flaz-off; do
 	dm-cache)
 		dmcache_up $HDD
 		dev=/dev/mapper/cached ;;
-	flaz-lz4) opts="1 cold" ;;
-	flaz-zstd) opts="3 compressor zstd cold" ;;
-	flaz-off) opts="3 compress_min_saving 100 cold" ;;
+	# seq_cutoff_kib 0: the set is warmed by sequential reads
+	flaz-lz4) opts="3 seq_cutoff_kib 0 cold" ;;
+	flaz-zstd) opts="5 compressor zstd seq_cutoff_kib 0 cold" ;;
+	flaz-off) opts="5 compress_min_saving 100 seq_cutoff_kib 0 cold" ;;
 	esac
 	if [ "${cfg#flaz}" != "$cfg" ]; then
 		dmsetup create vol --table "0 $N flaz $HDD $SSD $opts" || { say "$cfg: refused"; continue; }

@@ -288,13 +288,14 @@ mem_pressure() {
 # The cleaner flat out under KASAN and lockdep: 24 MiB of 2:1 data on a 12 MiB SSD slice with
 # 16 KiB extents. In each of two rounds every other 64 KiB of the last 8 MiB is read twice
 # (hits on the slots the writes installed, beside cold ones in the same extents), then the
-# first 16 MiB stream through (misses whose fills keep the cleaner busy): passes move the hit
-# slots out of extents that are partly cold and keep the mostly hit ones where they are.
+# first 16 MiB stream through (misses whose fills keep the cleaner busy: seq_cutoff_kib 0, so
+# the stream fills): passes move the hit slots out of extents that are partly cold and keep
+# the mostly hit ones where they are.
 # Every byte must verify, slots must have been moved and kept, no SSD error.
 cleaner() {
 	local moved kept errs round
 	dmsetup create cslice --table "0 $((12 * 2048)) linear $SSD 0" &&
-		dmsetup create cl --table "0 $H flaz $HDD /dev/mapper/cslice 9 extent_kib 16 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 cold" ||
+		dmsetup create cl --table "0 $H flaz $HDD /dev/mapper/cslice 11 extent_kib 16 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 seq_cutoff_kib 0 cold" ||
 		return 1
 	cl_fio --rw=write --size=24M --iodepth=4 --refill_buffers --buffer_compress_percentage=50 \
 		--do_verify=0 || return 1

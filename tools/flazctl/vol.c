@@ -20,7 +20,9 @@ const char *const status_keys[] = {
 	"marked_regions", "mode_reason", "dram_bytes", "meta_bytes", "marks", "mark_waits",
 	"mark_wait_us", "commit_us", "loading", "fills_skipped", "compress_skipped",
 	"hot_blocks", "recompressed", "cold_bytes", "codec_bytes", "raw_bytes",
-	"table_resident_bytes", "table_page_ins", "slots_kept", NULL
+	"table_resident_bytes", "table_page_ins", "slots_kept",
+	"seq_bypass_kib", "skipped_space", "skipped_busy", "skipped_memory",
+	"skipped_table", NULL
 };
 
 bool known_status_key(const char *key)

@@ -97,18 +97,18 @@ static int remap(struct flaz_cache *c, struct bio *bio)
 	return DM_MAPIO_REMAPPED;
 }
 
-/* Part of a sequential stream longer than seq_cutoff_kib: do not cache it. */
+static u64 seq_cutoff(struct flaz_cache *c)
+{
+	return (u64)flaz_opt_get(c->opts, FLAZ_OPT_SEQ_CUTOFF_KIB) * 2;
+}
+
+/* Part of a sequential stream longer than seq_cutoff_kib: do not cache it (counted). */
 static bool sequential(struct flaz_cache *c, sector_t start, u32 sectors)
 {
-	u64 cutoff = (u64)flaz_opt_get(c->opts, FLAZ_OPT_SEQ_CUTOFF_KIB) * 2;
-	u64 run = sectors;
-
-	/* Unlocked: a lost update only shortens a run. */
-	if (start == READ_ONCE(c->seq_next))
-		run += READ_ONCE(c->seq_run);
-	WRITE_ONCE(c->seq_next, start + sectors);
-	WRITE_ONCE(c->seq_run, run);
-	return cutoff && run > cutoff;
+	if (!flaz_seq_note(c->streams, start, sectors, seq_cutoff(c)))
+		return false;
+	flaz_stats_add(c->stats, FLAZ_STAT_SEQ_BYPASS_KIB, sectors / 2);
+	return true;
 }
 
 static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
@@ -135,8 +135,12 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 
 	block = sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	nr = sectors >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
-	if (flaz_hit_serve(c, bio, block, min_t(u32, nr, FLAZ_HIT_RUN)))
+	i = flaz_hit_serve(c, bio, block, min_t(u32, nr, FLAZ_HIT_RUN));
+	if (i) {
+		/* hits continue a stream: a scan over cached blocks is still a scan */
+		flaz_seq_note(c->streams, sector, i * FLAZ_BLOCK_SECTORS, seq_cutoff(c));
 		return DM_MAPIO_SUBMITTED;
+	}
 	/* a run of misses, or a hit without memory to serve it */
 	for (i = 1; i < nr && !is_cached(c, block + i, &e); i++)
 		;
@@ -486,8 +490,8 @@ static const struct flaz_events cache_events = {
  * Every byte the volume allocates for metadata, as asked of the allocators: the
  * table, the per-extent state here (four bitmaps and ext_seq), the allocator,
  * the extent buffer, the hit path's pins and reserve, the regions, the
- * cleaner (with its buffers while it runs), the metadata context and the
- * bypass's history.
+ * cleaner (with its buffers while it runs), the metadata context, the
+ * bypass's history and the sequential streams.
  */
 static u64 dram_bytes(struct flaz_cache *c)
 {
@@ -497,7 +501,7 @@ static u64 dram_bytes(struct flaz_cache *c)
 	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
 	       flaz_xbuf_bytes(c->extent_bytes) + flaz_hits_bytes(c->hits) +
 	       flaz_intent_bytes(c->intent) + flaz_cleaner_bytes(c->cleaner) +
-	       flaz_meta_bytes(c->geo) + flaz_bypass_bytes();
+	       flaz_meta_bytes(c->geo) + flaz_bypass_bytes() + flaz_seq_bytes();
 }
 
 void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
@@ -579,6 +583,11 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->bypass = flaz_bypass_create();
 	if (!c->bypass) {
 		*error = "Cannot allocate the compressor bypass";
+		goto bad;
+	}
+	c->streams = flaz_seq_create();
+	if (!c->streams) {
+		*error = "Cannot allocate the sequential streams";
 		goto bad;
 	}
 	if (c->cold_codec) {
@@ -679,6 +688,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_alloc_destroy(c->alloc);
 	flaz_l2p_destroy(c->l2p);
 	flaz_compressor_destroy(c->cold_comp);
+	flaz_seq_destroy(c->streams);
 	flaz_bypass_destroy(c->bypass);
 	flaz_compressor_destroy(c->comp);
 	kfree(c);

@@ -155,6 +155,13 @@ static bool cached(struct flaz_cache *c, u64 block)
 	return hit && (e.kind == FLAZ_ENTRY_ZERO || flaz_l2p_tags_whole(c->l2p));
 }
 
+/* @nr blocks not installed, and why: fills_skipped and its reason. */
+static void skipped(struct flaz_cache *c, enum flaz_stat why, u32 nr)
+{
+	flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, nr);
+	flaz_stats_add(c->stats, why, nr);
+}
+
 /* Compress @block (@data) into a slot (or a zero flag) and point its line at it. */
 static void install(struct flaz_fill *fill, u64 block, void *data)
 {
@@ -172,7 +179,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 		return;
 	/* the line's page, read from the SSD if it is out: no memory, an error, or no room */
 	if (flaz_meta_page_in(c->meta, line)) {
-		flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
+		skipped(c, FLAZ_STAT_SKIPPED_TABLE, 1);
 		return;
 	}
 	/*
@@ -189,7 +196,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 				   place_slot, &p, &c->seq, &info);
 		/* no free extent (the cleaner is behind) or none holds the slot */
 		if (r < 0) {
-			flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, 1);
+			skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
 			return;
 		}
 		if (r)
@@ -299,14 +306,17 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, struct flaz_record *rec)
 {
+	enum flaz_stat why = FLAZ_STAT_SKIPPED_MEMORY;
 	struct flaz_fill *fill = NULL;
 	u32 i;
 
-	if (atomic_add_return(nr, &c->pending_fills) <= MAX_PENDING_FILLS)
+	if (atomic_add_return(nr, &c->pending_fills) > MAX_PENDING_FILLS)
+		why = FLAZ_STAT_SKIPPED_BUSY;
+	else
 		fill = make_fill(c, bio, iter, skip, block, nr);
 	if (!fill) {
 		atomic_sub(nr, &c->pending_fills);
-		flaz_stats_add(c->stats, FLAZ_STAT_FILLS_SKIPPED, nr);
+		skipped(c, why, nr);
 		flaz_records_del(&c->records, rec);
 		return;
 	}

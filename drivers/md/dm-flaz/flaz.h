@@ -103,6 +103,16 @@ bool flaz_bypass_predict_raw(const void *data, unsigned int max_len);
 bool flaz_bypass_skip(struct flaz_bypass *b, u64 block, const void *data, u32 max);
 void flaz_bypass_learn(struct flaz_bypass *b, u64 block, bool raw);
 
+/* seq.c: sequential streams, which bypass the cache past seq_cutoff_kib */
+struct flaz_seq;
+
+#define FLAZ_SEQ_BITS		8	/* a table of 256 streams, hashed by their next sector */
+
+struct flaz_seq *flaz_seq_create(void);
+void flaz_seq_destroy(struct flaz_seq *q);
+u64 flaz_seq_bytes(void);
+bool flaz_seq_note(struct flaz_seq *q, sector_t start, u32 sectors, u64 cutoff);
+
 /* Counters reported by status, in status order. */
 enum flaz_stat {
 	FLAZ_STAT_READS,
@@ -135,6 +145,12 @@ enum flaz_stat {
 	FLAZ_STAT_RECOMPRESSED,	/* slots the cleaner compressed again (hot ones cooled) */
 	FLAZ_STAT_TABLE_PAGE_INS,	/* table pages read from the SSD (fills, commits, warming) */
 	FLAZ_STAT_SLOTS_KEPT,	/* hit slots the cleaner left in place, a lap more */
+	FLAZ_STAT_SEQ_BYPASS_KIB,	/* KiB of sequential streams that bypassed */
+	/* fills_skipped by reason */
+	FLAZ_STAT_SKIPPED_SPACE,	/* no free extent: the cleaner was behind */
+	FLAZ_STAT_SKIPPED_BUSY,		/* the install backlog was full */
+	FLAZ_STAT_SKIPPED_MEMORY,	/* no memory without waiting */
+	FLAZ_STAT_SKIPPED_TABLE,	/* the line's table page could not come in */
 	FLAZ_NR_STATS,
 };
 
@@ -459,9 +475,7 @@ struct flaz_cache {
 	struct flaz_records records;
 	atomic_t pending_fills;		/* blocks copied, not yet installed */
 
-	/* The sequential stream seq_cutoff_kib looks for. */
-	sector_t seq_next;
-	u64 seq_run;
+	struct flaz_seq *streams;	/* the streams seq_cutoff_kib looks at */
 
 	/* mode.c: faults move the mode on; mode_work does what a change takes. */
 	enum flaz_mode mode;

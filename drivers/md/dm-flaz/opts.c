@@ -42,7 +42,8 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 		.max = FLAZ_MAX_HIGH_WATERMARK, .def = FLAZ_DEF_HIGH_WATERMARK, .online = true,
 		.error = "high_watermark must be a percentage from 2 to 99" },
 	[FLAZ_OPT_SEQ_CUTOFF_KIB] = {
-		.name = "seq_cutoff_kib", .max = FLAZ_MAX_SEQ_CUTOFF_KIB, .online = true,
+		.name = "seq_cutoff_kib", .max = FLAZ_MAX_SEQ_CUTOFF_KIB,
+		.def = FLAZ_DEF_SEQ_CUTOFF_KIB, .online = true,
 		.error = "seq_cutoff_kib must be from 0 (off) to 1048576" },
 	[FLAZ_OPT_COMPRESS_MIN_SAVING] = {
 		.name = "compress_min_saving", .max = FLAZ_MAX_COMPRESS_MIN_SAVING,

@@ -18,7 +18,12 @@
 #define FLAZ_MIN_HIGH_WATERMARK		2U
 #define FLAZ_MAX_HIGH_WATERMARK		99U
 #define FLAZ_DEF_HIGH_WATERMARK		3U
+/*
+ * A stream that has run this far is a scan, not a hot set (bcache's default):
+ * a file of up to 4 MiB read whole still fills, a backup or an image does not.
+ */
 #define FLAZ_MAX_SEQ_CUTOFF_KIB		1048576U	/* 0 turns the cutoff off */
+#define FLAZ_DEF_SEQ_CUTOFF_KIB		4096U
 #define FLAZ_MAX_COMPRESS_MIN_SAVING	100U	/* percent */
 #define FLAZ_DEF_COMPRESS_MIN_SAVING	10U
 #define FLAZ_MIN_SSD_HOLD_S		1U	/* seconds writes wait for an SSD mark */

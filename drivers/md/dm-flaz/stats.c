@@ -48,6 +48,11 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_RECOMPRESSED] = "recompressed",
 	[FLAZ_STAT_TABLE_PAGE_INS] = "table_page_ins",
 	[FLAZ_STAT_SLOTS_KEPT] = "slots_kept",
+	[FLAZ_STAT_SEQ_BYPASS_KIB] = "seq_bypass_kib",
+	[FLAZ_STAT_SKIPPED_SPACE] = "skipped_space",
+	[FLAZ_STAT_SKIPPED_BUSY] = "skipped_busy",
+	[FLAZ_STAT_SKIPPED_MEMORY] = "skipped_memory",
+	[FLAZ_STAT_SKIPPED_TABLE] = "skipped_table",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -131,6 +136,6 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	DMEMIT(" cold_bytes=%llu codec_bytes=%llu raw_bytes=%llu", g->cold_bytes, g->codec_bytes,
 	       g->raw_bytes);
 	DMEMIT(" table_resident_bytes=%llu", g->table_resident_bytes);
-	emit_stats(s, FLAZ_STAT_TABLE_PAGE_INS, FLAZ_STAT_SLOTS_KEPT, result, maxlen, &sz);
+	emit_stats(s, FLAZ_STAT_TABLE_PAGE_INS, FLAZ_STAT_SKIPPED_TABLE, result, maxlen, &sz);
 	*sz_p = sz;
 }

@@ -20,7 +20,8 @@
 #      text (the corpus), a hot set read amid a scan of 3x the SSD): dm-cache, flaz with FIFO
 #      eviction, flaz with the cleaner, and an ideal LRU of flaz's compressed capacity simulated
 #      from the same trace; and the capacity cold_compressor zstd gains on text (clean-cold);
-#      run alone with `make bench BENCH=only=cleaner` (and section 2 with BENCH=only=hits;
+#      run alone with `make bench BENCH=only=cleaner` (its hot set and scan rows with
+#      BENCH=only=scan; section 2 with BENCH=only=hits;
 #      flaz-lz4 and flaz-paged of section 1 with the DRAM figures, BENCH=only=paged)
 #   7. scale: the table paged at a 64 GiB SSD over a 256 GiB HDD, hit ratio against the table's
 #      budget (BENCH=only=scale)
@@ -229,12 +230,13 @@ bcache_down() {
 
 # flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume over BACKING
 # (cold: the SSD's saved state from the previous row is ignored) with these table options. A
-# refused table prints a row saying so rather than ending the bench.
+# refused table prints a row saying so rather than ending the bench. seq_cutoff_kib 0, as
+# bcache's sequential_cutoff here: the loads warm the cache with sequential reads.
 flaz_bench() {
 	tbl=$1 name=$2 wset=$3
 	shift 3
 	if ! dmsetup create vol --table \
-		"0 $N flaz $BACKING $SSD $(($# + 1)) $* cold" 2>/tmp/create.err; then
+		"0 $N flaz $BACKING $SSD $(($# + 3)) seq_cutoff_kib 0 $* cold" 2>/tmp/create.err; then
 		say "$(printf '%-12s' "$name") table refused: $(tail -n 1 /tmp/create.err)"
 		return 0
 	fi
@@ -706,7 +708,9 @@ nbd_section() {
 # flaz runs with overbook 400 here: lines for the whole 512 MiB HDD, so no two blocks share a
 # line and what is lost is lost to eviction alone (the direct-mapped table's conflicts are
 # the main table's business).
-CLEAN_OPTS="compressor lz4 overbook 400"
+CLEAN_OPTS="compressor lz4 overbook 400 seq_cutoff_kib 0"
+# the same with the default seq_cutoff_kib (4 MiB): the rows that show what the cutoff does
+SEQ_OPTS="compressor lz4 overbook 400"
 
 # lru_sim CAP PRE [cnt=0|1 FILE...]: hit % of an LRU cache of CAP 4 KiB blocks that first
 # reads blocks 0..PRE-1 in order, then the reads of fio iologs ("[TIME] FILE read OFFSET
@@ -839,6 +843,8 @@ fg_ratios() {
 			printf "::  with the cleaner busy: %s of the IOPS with FIFO eviction busy (goal >= 0.90x: %s), %s of idle\n",
 				x(i["scan-clean"], i["scan-fifo"]), goal(i["scan-clean"], i["scan-fifo"], 0.9),
 				x(i["scan-clean"], i["idle"])
+			printf "::  with the scan bypassing (seq_cutoff_kib 4096, the default): %s of idle\n",
+				x(i["scan-seq"], i["idle"])
 		}' $ROWS
 }
 
@@ -1035,6 +1041,37 @@ cold_vol() {
 	echo "$cv_name $cv_bpb" >>/tmp/cold.rows
 }
 
+# The hot set beside a scan: hotscan for dm-cache and flaz (FIFO eviction, the cleaner, and the
+# cleaner with the default seq_cutoff_kib), then the zipf reads beside a scan (BENCH=only=scan).
+scan_rows() {
+	header "clean-hotscan: a hot 16 MiB read after each 32 MiB of a 384 MiB scan (3x the SSD), ${HOTSCAN_ROUNDS} rounds; hit% of the hot reads from round 2"
+	dmcache_up $BACKING
+	hotscan clean-hotscan dm-cache /dev/mapper/cached dmcache_hits
+	dmcache_down
+	# shellcheck disable=SC2086
+	hotscan_flaz flaz-fifo $CLEAN_OPTS cleaner_rate_mib 0
+	# shellcheck disable=SC2086
+	hotscan_flaz flaz-clean $CLEAN_OPTS
+	# shellcheck disable=SC2086
+	hotscan_flaz flaz-seq $SEQ_OPTS
+	hs_args="cnt=0 /tmp/hs.1.hot /tmp/hs.1.scan"
+	for hs_r in $(seq 2 $HOTSCAN_ROUNDS); do
+		hs_args="$hs_args cnt=1 /tmp/hs.$hs_r.hot cnt=0 /tmp/hs.$hs_r.scan"
+	done
+	# shellcheck disable=SC2086 # a list of arguments
+	lru_rows clean-hotscan 0 $hs_args
+	header "clean-fg: zipf reads over a cached 16 MiB, alone and beside a 384 MiB scan (${RUN_S} s)"
+	# shellcheck disable=SC2086
+	fg_row idle 0 $CLEAN_OPTS
+	# shellcheck disable=SC2086
+	fg_row scan-fifo 1 $CLEAN_OPTS cleaner_rate_mib 0
+	# shellcheck disable=SC2086
+	fg_row scan-clean 1 $CLEAN_OPTS
+	# shellcheck disable=SC2086
+	fg_row scan-seq 1 $SEQ_OPTS
+	fg_ratios
+}
+
 # clean-cold: cold_vol with lz4 alone and with cold_compressor zstd, and the capacity the
 # cold codec gains: bytes per cached block of the one over the other. Rows in /tmp/cold.rows
 # only (not in ROWS: they have no hit ratio for cleaner_ratios).
@@ -1055,11 +1092,15 @@ cold_table() {
 	csv clean-cold gain - - - - - "$(sed 's/x$//' /tmp/cold.gain)" - - - - - -
 }
 
-cleaner_section() {
-	# the whole HDD holds data: the 4x set and the scan reach its end
+# the whole HDD holds data: the 4x set and the scan reach its end
+hdd_fill_rest() {
 	fio --name=fill2 --filename=$HDD --rw=write --bs=1M --offset=${WSET_MIB}M \
 		--size=$((N / 2048 - WSET_MIB))M --direct=1 --buffer_compress_percentage=50 \
 		--refill_buffers --eta=never --output=/dev/null
+}
+
+cleaner_section() {
+	hdd_fill_rest
 	for cl_mib in $WSET_MIB $((2 * WSET_MIB)); do
 		clean_zipf clean-zipf$((cl_mib / 128))x $cl_mib
 	done
@@ -1070,28 +1111,7 @@ cleaner_section() {
 	say "  data: the text corpus over and over (real text, not fio's 2:1 buffers); flaz-clean held it at a ratio of $(flaz_val ratio) (lz4)"
 	cold_table
 	hdd_fill21 $WSET_MIB
-	header "clean-hotscan: a hot 16 MiB read after each 32 MiB of a 384 MiB scan (3x the SSD), ${HOTSCAN_ROUNDS} rounds; hit% of the hot reads from round 2"
-	dmcache_up $BACKING
-	hotscan clean-hotscan dm-cache /dev/mapper/cached dmcache_hits
-	dmcache_down
-	# shellcheck disable=SC2086
-	hotscan_flaz flaz-fifo $CLEAN_OPTS cleaner_rate_mib 0
-	# shellcheck disable=SC2086
-	hotscan_flaz flaz-clean $CLEAN_OPTS
-	hs_args="cnt=0 /tmp/hs.1.hot /tmp/hs.1.scan"
-	for hs_r in $(seq 2 $HOTSCAN_ROUNDS); do
-		hs_args="$hs_args cnt=1 /tmp/hs.$hs_r.hot cnt=0 /tmp/hs.$hs_r.scan"
-	done
-	# shellcheck disable=SC2086 # a list of arguments
-	lru_rows clean-hotscan 0 $hs_args
-	header "clean-fg: zipf reads over a cached 16 MiB, alone and beside a 384 MiB scan (${RUN_S} s)"
-	# shellcheck disable=SC2086
-	fg_row idle 0 $CLEAN_OPTS
-	# shellcheck disable=SC2086
-	fg_row scan-fifo 1 $CLEAN_OPTS cleaner_rate_mib 0
-	# shellcheck disable=SC2086
-	fg_row scan-clean 1 $CLEAN_OPTS
-	fg_ratios
+	scan_rows
 	cleaner_ratios
 }
 
@@ -1143,6 +1163,10 @@ only=cleaner)
 	exit 0 ;;
 only=hits)
 	fits_section
+	exit 0 ;;
+only=scan)
+	hdd_fill_rest
+	scan_rows
 	exit 0 ;;
 only=paged)
 	flaz_bench main flaz-lz4 $WSET_MIB compressor lz4

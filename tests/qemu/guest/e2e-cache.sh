@@ -9,11 +9,13 @@ SLICE_MIB=16
 COMP=/tmp/comp32
 
 # cache_vol NAME SSD [OPTIONS...]: create volume NAME over the whole HDD, cached on SSD.
+# seq_cutoff_kib 0 here and in the other tables of this file: their checks fill the cache
+# with sequential reads and writes; cache-scan-* check the cutoff.
 cache_vol() {
 	cv_name=$1
 	cv_ssd=$2
 	shift 2
-	must dmsetup create "$cv_name" --table "0 $(sectors $HDD) flaz $HDD $cv_ssd $(($# + 1)) $* cold"
+	must dmsetup create "$cv_name" --table "0 $(sectors $HDD) flaz $HDD $cv_ssd $(($# + 3)) seq_cutoff_kib 0 $* cold"
 }
 
 # slice_vol [OPTIONS...]: volume "vol" cached on a $SLICE_MIB MiB slice of the SSD.
@@ -454,7 +456,7 @@ t_cache_4kn() {
 		k_ssd=/dev/mapper/s4
 		;;
 	esac
-	must dmsetup create vol --table "0 $(sectors /dev/mapper/h4) flaz /dev/mapper/h4 $k_ssd 1 cold"
+	must dmsetup create vol --table "0 $(sectors /dev/mapper/h4) flaz /dev/mapper/h4 $k_ssd 3 seq_cutoff_kib 0 cold"
 	vlbs=$(blockdev --getss /dev/mapper/vol)
 	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite \
 		--size=16M --verify=crc32c --verify_fatal=1 --refill_buffers \
@@ -571,7 +573,7 @@ t_cache_paged_online() {
 # enough to page out. Sampled every 0.2 s, the resident pages stay within the budget and the
 # fills' margin: an eighth of it (8 KiB) or two pages, whichever is more, a page being 4 KiB
 # at most (512 entries of 64 bits at most). The fills past that margin are skipped
-# (fills_skipped), and the others still cache blocks.
+# (fills_skipped, and skipped_table says why), and the others still cache blocks.
 t_cache_paged_budget() {
 	must dmsetup create vol --table "$(flaz_table table_cache_kib 64 cold)"
 	tb=$(status_val vol table_bytes)
@@ -586,12 +588,21 @@ t_cache_paged_budget() {
 	done
 	wait $fio_pid || fail "fio's random reads failed: $(tail -n 3 /tmp/fio.out)"
 	most=$(sort -n /tmp/resident | tail -n 1)
-	skipped=$(status_val vol fills_skipped)
+	wait_settled vol
+	# one status line: fills_skipped and its reasons from the same moment
+	st=$(dmsetup status vol | tr ' ' '\n')
+	pb_val() { echo "$st" | sed -n "s/^$1=//p"; }
+	skipped=$(pb_val fills_skipped)
+	why_table=$(pb_val skipped_table)
+	why_sum=$(($(pb_val skipped_space) + $(pb_val skipped_busy) + $(pb_val skipped_memory) + why_table))
 	cached=$(status_val vol blocks_cached)
 	pins=$(status_val vol table_page_ins)
 	show_status vol
 	must dmsetup remove vol
-	note "table $tb bytes; resident at most $most in $(wc -l </tmp/resident) samples; $pins pages in, $skipped fills skipped, $cached blocks cached"
+	note "table $tb bytes; resident at most $most in $(wc -l </tmp/resident) samples; $pins pages in, $skipped fills skipped ($why_table for the table), $cached blocks cached"
+	[ "$why_sum" = "$skipped" ] ||
+		fail "fills_skipped=$skipped but its reasons (skipped_space, _busy, _memory, _table) sum to $why_sum"
+	[ "$why_table" -gt 0 ] || fail "skipped_table=0 with fills skipped at the table's cap"
 	[ "$tb" -gt $((4 * 65536)) ] || fail "table_bytes=$tb, want over 4x the 64 KiB budget"
 	[ "$most" -le $((65536 + 8192)) ] ||
 		fail "table_resident_bytes reached $most under the fill load, want <= the 64 KiB budget and its eighth ($((65536 + 8192)))"
@@ -611,7 +622,7 @@ t_cache_discard_reuse() {
 	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
 		--size=96M --direct=1 --refill_buffers --buffer_compress_percentage=50
 	want=$(sha_mib /dev/mapper/hd 0 96)
-	must dmsetup create vol --table "0 $((96 * 2048)) flaz /dev/mapper/hd $SSDDISC 3 extent_kib 4 cold"
+	must dmsetup create vol --table "0 $((96 * 2048)) flaz /dev/mapper/hd $SSDDISC 5 extent_kib 4 seq_cutoff_kib 0 cold"
 	got1=$(sha_mib /dev/mapper/vol 0 96)
 	wait_settled vol
 	got2=$(sha_mib /dev/mapper/vol 0 96)
@@ -677,7 +688,7 @@ t_cache_hit_race() {
 	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
 		--size=128M --direct=1 --refill_buffers --buffer_compress_percentage=50
 	want=$(sha_mib /dev/mapper/hd 0 8)
-	must dmsetup create vol --table "0 $((128 * 2048)) flaz /dev/mapper/hd $SSDDISC 7 extent_kib 4 low_watermark 1 high_watermark 2 cold"
+	must dmsetup create vol --table "0 $((128 * 2048)) flaz /dev/mapper/hd $SSDDISC 9 extent_kib 4 low_watermark 1 high_watermark 2 seq_cutoff_kib 0 cold"
 	fio --name=churn --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
 		--rw=randread --bssplit=4k/50:16k/25:128k/25 --offset=8M --size=120M \
 		--time_based --runtime=600 >/tmp/churn.out 2>&1 &
@@ -871,7 +882,7 @@ t_cache_cleaner_cold() {
 	errors=$(status_val vol ssd_errors)
 	must dmsetup remove vol
 	# shellcheck disable=SC2086
-	must dmsetup create vol --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 $cc_opts"
+	must dmsetup create vol --table "0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 16 $cc_opts seq_cutoff_kib 0"
 	h0=$(status_val vol read_hits)
 	# the table's entries say which slots are in the cold codec: the counts come back warm
 	# shellcheck disable=SC2046
@@ -882,7 +893,7 @@ t_cache_cleaner_cold() {
 	errors2=$(status_val vol ssd_errors)
 	must dmsetup remove vol
 	refused "cold_compressor differs" dmsetup create vol --table \
-		"0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 14 ${cc_opts%zstd}deflate"
+		"0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 16 ${cc_opts%zstd}deflate seq_cutoff_kib 0"
 	must dmsetup remove ssdslice
 	note "the text's slots: $lz4_bytes bytes in lz4; after $recompressed were recompressed, $cold in zstd, $codec in lz4, $raw raw, of $phys; loaded warm: $cold2 in zstd, $codec2 in lz4, $raw2 raw, of $phys2; after the restart $warm_hits of 1024 text blocks hit"
 	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the text differed from the HDD"
@@ -904,7 +915,7 @@ t_cache_cleaner_cold() {
 # in all, once) and the hot 2 MiB again. Its last line: how many of the 6 x 512 hot reads hit.
 hot_set_hits() { # hot_set_hits RATE COLD_MIB [OPTION VALUE]: hot-set hits, the cold stream at COLD_MIB
 	must dmsetup create ssdslice --table "0 $((SLICE_MIB * 2048)) linear $SSD 0"
-	must dmsetup create vol --table "0 $(sectors /dev/mapper/hd) flaz /dev/mapper/hd /dev/mapper/ssdslice $((11 + $# - 2)) extent_kib 16 overbook 1000 cleaner_rate_mib $1 low_watermark 20 high_watermark 40 cold ${3:-} ${4:-}"
+	must dmsetup create vol --table "0 $(sectors /dev/mapper/hd) flaz /dev/mapper/hd /dev/mapper/ssdslice $((13 + $# - 2)) extent_kib 16 overbook 1000 cleaner_rate_mib $1 low_watermark 20 high_watermark 40 seq_cutoff_kib 0 cold ${3:-} ${4:-}"
 	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
 	wait_settled vol
 	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
@@ -958,6 +969,90 @@ t_cache_cleaner_hot_set() {
 		fail "FIFO eviction kept the hot set as well as the cleaner ($fifo vs $clean): the check shows nothing"
 }
 
+# scan_fio NAME RW OFFSET_MIB MIB [FIO OPTION...]: re-read (verify_only, crc32c) the blocks
+# scan_lay wrote at OFFSET_MIB through the volume, in RW's pattern (write: in order,
+# randwrite: each block once, at random).
+scan_fio() {
+	sf_name=$1 sf_rw=$2 sf_off=$3 sf_mib=$4
+	shift 4
+	must fio --name="$sf_name" --filename=/dev/mapper/vol --ioengine=psync --direct=1 \
+		--rw="$sf_rw" --bs=4k --offset="${sf_off}M" --size="${sf_mib}M" --randseed=7 \
+		--verify=crc32c --verify_only --verify_fatal=1 "$@"
+}
+
+# scan_lay OFFSET_MIB MIB RW BS: write fio's crc32c verify blocks to the HDD behind the volume.
+scan_lay() {
+	must fio --name=lay --filename=/dev/mapper/hd --ioengine=psync --direct=1 --rw="$3" \
+		--bs="$4" --offset="${1}M" --size="${2}M" --randseed=7 --verify=crc32c \
+		--do_verify=0
+}
+
+# A hot set of 2 MiB read three times at random, then a one-pass sequential scan of 3x the
+# 16 MiB SSD (48 MiB, 1 MiB reads): the scan's stream passes seq_cutoff_kib (4 MiB by
+# default) and bypasses, so the hot set's re-read hits the SSD (>= 90% of its 512 blocks);
+# the scan runs twice, the second meeting the 4 MiB the first one filled.
+# "interleaved": two sequential streams of 24 MiB read at once, with the hot set read at
+# random beside them: both streams bypass, the hot set still hits. Every read checks
+# fio's crc32c. ${2:-}: the cutoff to give (the default when empty; 0 shows today's loss).
+t_cache_scan_hot_set() {
+	must dmsetup create hd --table "0 $((64 * 2048)) linear $HDD 0"
+	scan_lay 0 2 randwrite 4k
+	if [ "$1" = interleaved ]; then
+		scan_lay 16 24 write 1M
+		scan_lay 40 24 write 1M
+	else
+		scan_lay 16 48 write 1M
+	fi
+	must dmsetup create ssdslice --table "0 $((SLICE_MIB * 2048)) linear $SSD 0"
+	if [ -n "${2:-}" ]; then
+		must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/ssdslice 3 seq_cutoff_kib $2 cold"
+	else
+		must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/ssdslice 1 cold"
+	fi
+	for sh_round in 1 2 3; do
+		scan_fio hot$sh_round randwrite 0 2
+		wait_settled vol
+	done
+	sh_fills=$(status_val vol fills)
+	sh_k0=$(status_val vol seq_bypass_kib)
+	if [ "$1" = interleaved ]; then
+		# the streams, one 1 MiB read each in turn at most, and the hot set at random
+		must fio --ioengine=psync --direct=1 --randseed=7 --verify=crc32c --verify_only \
+			--verify_fatal=1 --filename=/dev/mapper/vol \
+			--name=s1 --rw=write --bs=1M --offset=16M --size=24M \
+			--name=s2 --rw=write --bs=1M --offset=40M --size=24M \
+			--name=hot --rw=randwrite --bs=4k --offset=0 --size=2M
+		sh_scan=48
+	else
+		scan_fio scan write 16 48 --bs=1M
+		sh_scan=48
+		# again: its first 4 MiB now hit, and hits go on counting in the stream, so
+		# the rest bypasses as before instead of a second 4 MiB filling
+		sh_k=$(status_val vol seq_bypass_kib)
+		scan_fio scan2 write 16 48 --bs=1M
+		sh_again=$(($(status_val vol seq_bypass_kib) - sh_k))
+		note "the scan's first pass bypassed $((sh_k - sh_k0)) KiB, its second $sh_again KiB"
+		[ "$sh_again" -ge $((sh_k - sh_k0)) ] ||
+			fail "the second pass of the scan bypassed $sh_again KiB, less than the first's $((sh_k - sh_k0)): the hits did not count in its stream"
+	fi
+	wait_settled vol
+	sh_k1=$(status_val vol seq_bypass_kib)
+	sh_h0=$(status_val vol read_hits)
+	scan_fio hot4 randwrite 0 2
+	sh_hits=$(($(status_val vol read_hits) - sh_h0))
+	show_status vol
+	must dmsetup remove vol
+	must dmsetup remove ssdslice
+	must dmsetup remove hd
+	note "hot set re-read after a $1 scan of $sh_scan MiB (cutoff ${2:-default}): $sh_hits of 512 hits; seq_bypass_kib $sh_k0 before the scan, $sh_k1 after; fills $sh_fills before it"
+	[ "$sh_k0" -eq 0 ] || fail "reading the hot set at random bypassed $sh_k0 KiB as sequential, want 0"
+	[ "$sh_hits" -ge 461 ] ||
+		fail "the hot set's re-read after the $1 scan hit $sh_hits of 512 blocks, want >= 90%"
+	# each stream's first 4 MiB fill; the rest bypasses
+	[ "$sh_k1" -ge $(((sh_scan - 10) * 1024)) ] ||
+		fail "seq_bypass_kib=$sh_k1 after a $1 scan of $sh_scan MiB, want >= $(((sh_scan - 10) * 1024))"
+}
+
 # SSD read faults while the cleaner runs: the SSD slice behind dm-flakey; 40 MiB of 2:1 data
 # (2.5x the slice) read twice (fills, hits, cleaning), then read again while the slice fails
 # every read. Every read returns the HDD's bytes; the faults are counted.
@@ -968,7 +1063,7 @@ t_cache_cleaner_fault() {
 		--size=40M --direct=1 --refill_buffers --buffer_compress_percentage=50
 	want=$(sha_mib /dev/mapper/hd 0 40)
 	must dmsetup create cflk --table "0 $((SLICE_MIB * 2048)) flakey $SSD 0 1000000 0"
-	must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/cflk 9 extent_kib 16 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 cold"
+	must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/cflk 11 extent_kib 16 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 seq_cutoff_kib 0 cold"
 	got1=$(sha_mib /dev/mapper/vol 0 40)
 	got2=$(sha_mib /dev/mapper/vol 0 40)
 	c0=$(status_val vol extents_cleaned)

@@ -130,7 +130,8 @@ blocks_cached logical_bytes physical_bytes ratio raw_blocks zero_blocks free_ext
 total_extents evictions cleaner_runs extents_cleaned slots_moved slots_dropped discards
 hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason dram_bytes meta_bytes
 marks mark_waits mark_wait_us commit_us loading fills_skipped compress_skipped hot_blocks
-recompressed cold_bytes codec_bytes raw_bytes table_resident_bytes table_page_ins slots_kept"
+recompressed cold_bytes codec_bytes raw_bytes table_resident_bytes table_page_ins slots_kept
+seq_bypass_kib skipped_space skipped_busy skipped_memory skipped_table"
 
 t_status_keys() {
 	must dmsetup create vol --table "$(flaz_table)"
