@@ -75,7 +75,7 @@ static const struct metric metrics[] = {
 	{ "skipped_space", COUNTER, "Fills skipped (of fills_skipped): no free extent, the cleaner was behind." },
 	{ "skipped_busy", COUNTER, "Fills skipped (of fills_skipped): the install backlog was full." },
 	{ "skipped_memory", COUNTER, "Fills skipped (of fills_skipped): no memory without waiting." },
-	{ "skipped_table", COUNTER, "Fills skipped (of fills_skipped): the line's table page was out and could not come in (table DRAM at its cap, or a read error)." },
+	{ "skipped_table", COUNTER, "Fills skipped (of fills_skipped): the line's table page was out and could not come in (table DRAM at its cap, no memory for it, or a read error)." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

@@ -129,6 +129,8 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		i = FLAZ_BLOCK_SECTORS - (sector & (FLAZ_BLOCK_SECTORS - 1));
 		if (sectors > i)
 			dm_accept_partial_bio(bio, i);
+		/* in its stream too: a scan off 4 KiB alignment is a scan */
+		flaz_seq_note(c->streams, sector, min(sectors, i), seq_cutoff(c));
 		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, 1);
 		return remap(c, bio);
 	}

@@ -12,8 +12,9 @@
  * stale and it installs nothing older than that write.
  *
  * Fills are what the cache may skip: when the backlog is full, memory is
- * short or no extent is free they are dropped and counted in fills_skipped; a
- * user I/O never waits for one and never fails for one.
+ * short, no extent is free or the line's table page cannot come in, they are
+ * dropped and counted in fills_skipped and by reason; a user I/O never waits
+ * for one and never fails for one.
  */
 #include <linux/bio.h>
 #include <linux/gfp.h>

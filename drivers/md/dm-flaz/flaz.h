@@ -106,7 +106,7 @@ void flaz_bypass_learn(struct flaz_bypass *b, u64 block, bool raw);
 /* seq.c: sequential streams, which bypass the cache past seq_cutoff_kib */
 struct flaz_seq;
 
-#define FLAZ_SEQ_BITS		8	/* a table of 256 streams, hashed by their next sector */
+#define FLAZ_SEQ_BITS		8	/* 256 streams: 128 buckets of two, hashed by next sector */
 
 struct flaz_seq *flaz_seq_create(void);
 void flaz_seq_destroy(struct flaz_seq *q);
@@ -140,7 +140,7 @@ enum flaz_stat {
 	FLAZ_STAT_MARK_WAITS,	/* writes that waited for a mark */
 	FLAZ_STAT_MARK_WAIT_US,	/* and how long, in all */
 	FLAZ_STAT_COMMIT_US,	/* time commits took, in all */
-	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: backlog full or no memory */
+	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: the sum of the reasons below */
 	FLAZ_STAT_COMPRESS_SKIPPED,	/* stored raw: predicted not to compress */
 	FLAZ_STAT_RECOMPRESSED,	/* slots the cleaner compressed again (hot ones cooled) */
 	FLAZ_STAT_TABLE_PAGE_INS,	/* table pages read from the SSD (fills, commits, warming) */

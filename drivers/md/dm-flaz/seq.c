@@ -6,14 +6,15 @@
  * SSD with blocks nobody reads again and push the hot set out.
  *
  * A stream is kept as the sector it expects next and the sectors it has run,
- * in a table hashed by that sector, two ways to a bucket. An I/O that starts
- * where a stream expects continues it and moves it to the bucket of its own
- * end; any other I/O starts a stream there. Of two streams in a bucket, the
+ * in a table of 128 buckets of two ways, hashed by that sector. An I/O that
+ * starts where a stream expects continues it and moves it to the bucket of its
+ * own end; any other I/O starts a stream there. Of two streams in a bucket, the
  * one that has run further is kept, until it has not been continued for
  * SEQ_STALE I/Os: so a random load beside scans (a database beside a backup)
  * breaks none of them while each goes on at one I/O in SEQ_STALE, and
- * interleaved streams are told apart. A stream read again later starts from nothing: a block that bypassed
- * once is just a miss, and fills when it is read at random.
+ * interleaved streams are told apart. A stream read again later starts from
+ * nothing: a block that bypassed once is just a miss, and fills when it is
+ * read at random.
  *
  * O(1) per bio under one spinlock, taken only in map (task context).
  */
@@ -64,7 +65,19 @@ static struct seq_stream *ways(struct flaz_seq *q, sector_t next)
 
 static bool gone(struct flaz_seq *q, struct seq_stream *s)
 {
-	return !s->run || q->clock - s->used > SEQ_STALE;
+	return !s->run || q->clock - s->used >= SEQ_STALE;
+}
+
+/* Of the two ways @w: an empty or stopped one, else the shorter run, else the older. */
+static struct seq_stream *weaker(struct flaz_seq *q, struct seq_stream *w)
+{
+	if (gone(q, w))
+		return w;
+	if (gone(q, w + 1) || w[1].run < w[0].run)
+		return w + 1;
+	if (w[1].run == w[0].run && w[1].used < w[0].used)
+		return w + 1;
+	return w;
 }
 
 /*
@@ -73,24 +86,23 @@ static bool gone(struct flaz_seq *q, struct seq_stream *s)
  */
 bool flaz_seq_note(struct flaz_seq *q, sector_t start, u32 sectors, u64 cutoff)
 {
-	struct seq_stream *w, *to;
+	struct seq_stream *w, *to, *from = NULL;
 	u64 run = sectors;
 
 	if (!cutoff || !sectors)
 		return false;
 	spin_lock(&q->lock);
 	q->clock++;
+	/* the stream it continues: of two that expect it, the longer */
 	w = ways(q, start);
-	for (to = w; to < w + 2; to++) {
-		if (to->run && to->next == start) {
-			run += to->run;
-			to->run = 0;
-			break;
-		}
+	for (to = w; to < w + 2; to++)
+		if (to->run && to->next == start && (!from || to->run > from->run))
+			from = to;
+	if (from) {
+		run += from->run;
+		from->run = 0;
 	}
-	/* of the two ways at its end: an empty or stopped one, else the shorter run */
-	w = ways(q, start + sectors);
-	to = gone(q, w) ? w : gone(q, w + 1) || w[1].run < w[0].run ? w + 1 : w;
+	to = weaker(q, ways(q, start + sectors));
 	if (gone(q, to) || to->run <= run) {
 		to->next = start + sectors;
 		to->run = run;

@@ -3,7 +3,8 @@
  * KUnit tests for the sequential streams: the cutoff's boundaries, streams
  * told apart when interleaved, a random load beside a stream (also one landing
  * in the stream's own bucket, and one from the stream's first I/O on), a
- * stream read again from its start, and 0 turning it off.
+ * stopped stream giving its place up, a stream read again from its start, and
+ * 0 turning it off.
  */
 #include <kunit/test.h>
 #include <linux/hash.h>
@@ -111,6 +112,31 @@ static void seq_first_kept(struct kunit *test)
 	flaz_seq_destroy(q);
 }
 
+/* A stream that stopped 4,096 I/Os ago gives its way up to a new one of one I/O. */
+static void seq_stale(struct kunit *test)
+{
+	struct flaz_seq *q = seq(test);
+	sector_t s = 9 << 20, r = 1 << 28;
+	u32 bucket, n = 0;
+	int i;
+
+	for (i = 0; i < CUT / IO; i++, s += IO)
+		flaz_seq_note(q, s, IO, CUT);
+	for (i = 0; i < 4096; i++, r += 7 * IO)
+		flaz_seq_note(q, r, IO, CUT);
+	/* two I/Os ending in its bucket: one of them takes its way */
+	bucket = hash_64(s, FLAZ_SEQ_BITS) >> 1;
+	for (; n < 2; r += 7 * IO) {
+		if (hash_64(r + IO, FLAZ_SEQ_BITS) >> 1 != bucket || r + IO == s)
+			continue;
+		flaz_seq_note(q, r, IO, CUT);
+		n++;
+	}
+	/* where it would have passed the cutoff, it starts again */
+	KUNIT_EXPECT_FALSE(test, flaz_seq_note(q, s, IO, CUT));
+	flaz_seq_destroy(q);
+}
+
 /* Read again from its start, a stream that bypassed starts from nothing. */
 static void seq_again(struct kunit *test)
 {
@@ -143,6 +169,7 @@ static struct kunit_case flaz_seq_cases[] = {
 	KUNIT_CASE(seq_interleaved),
 	KUNIT_CASE(seq_collision),
 	KUNIT_CASE(seq_first_kept),
+	KUNIT_CASE(seq_stale),
 	KUNIT_CASE(seq_again),
 	KUNIT_CASE(seq_off),
 	{}

@@ -811,6 +811,8 @@ fg_row() {
 	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 1)) $* cold"
 	dd if=/dev/mapper/vol of=/dev/null bs=1M count=16 iflag=direct 2>/dev/null
 	dd if=/dev/mapper/vol of=/dev/null bs=1M count=16 iflag=direct 2>/dev/null
+	# FG_CUTOFF: the seq_cutoff_kib to measure with, once the hot set is warm
+	[ -z "${FG_CUTOFF:-}" ] || dmsetup message vol 0 seq_cutoff_kib "$FG_CUTOFF"
 	fg_pid=
 	if [ "$fg_scan" = 1 ]; then
 		fio --name=scan --filename=/dev/mapper/vol --offset=128M --size=384M --rw=read \
@@ -1048,12 +1050,13 @@ scan_rows() {
 	dmcache_up $BACKING
 	hotscan clean-hotscan dm-cache /dev/mapper/cached dmcache_hits
 	dmcache_down
+	# first: lru_rows reads the capacity flaz-clean held, the last one's status
+	# shellcheck disable=SC2086
+	hotscan_flaz flaz-seq $SEQ_OPTS
 	# shellcheck disable=SC2086
 	hotscan_flaz flaz-fifo $CLEAN_OPTS cleaner_rate_mib 0
 	# shellcheck disable=SC2086
 	hotscan_flaz flaz-clean $CLEAN_OPTS
-	# shellcheck disable=SC2086
-	hotscan_flaz flaz-seq $SEQ_OPTS
 	hs_args="cnt=0 /tmp/hs.1.hot /tmp/hs.1.scan"
 	for hs_r in $(seq 2 $HOTSCAN_ROUNDS); do
 		hs_args="$hs_args cnt=1 /tmp/hs.$hs_r.hot cnt=0 /tmp/hs.$hs_r.scan"
@@ -1067,8 +1070,10 @@ scan_rows() {
 	fg_row scan-fifo 1 $CLEAN_OPTS cleaner_rate_mib 0
 	# shellcheck disable=SC2086
 	fg_row scan-clean 1 $CLEAN_OPTS
+	FG_CUTOFF=4096
 	# shellcheck disable=SC2086
-	fg_row scan-seq 1 $SEQ_OPTS
+	fg_row scan-seq 1 $CLEAN_OPTS
+	FG_CUTOFF=
 	fg_ratios
 }
 
