@@ -671,10 +671,11 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	 * Stop what re-arms itself, then end the queues (which runs what is left
 	 * on them), and only then free what their work items use.
 	 */
-	flaz_mode_exit(c);
 	flaz_cleaner_stop(c->cleaner);
 	flaz_meta_stop(c->meta);
 	flaz_wq_exit(&c->wq);
+	/* after the queues: a fault reported while they drained queued a mode change */
+	flaz_mode_exit(c);
 	flaz_cleaner_destroy(c->cleaner);
 	flaz_meta_destroy(c->meta);
 	flaz_intent_destroy(c->intent);

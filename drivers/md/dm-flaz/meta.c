@@ -741,6 +741,8 @@ void flaz_meta_stop(struct flaz_meta *m)
 	cancel_work_sync(&m->mark_work);
 	cancel_work_sync(&m->free_work);
 	cancel_work_sync(&m->load_work);
+	/* a mark that failed closed while it was cancelled may have armed a retry */
+	cancel_delayed_work_sync(&m->retry);
 }
 
 /* After flaz_meta_stop() and the queues' end. */

@@ -292,12 +292,15 @@ FLAZ_IO_NOTIFY(write_done)
 	spin_lock_irqsave(&xb->lock, flags);
 	hash_del(&x->hash);
 	list_add(&x->list, &xb->idle);
-	xb->in_flight--;
 	spin_unlock_irqrestore(&xb->lock, flags);
 	/* out of DRAM first: a hit in between reads it from the SSD, which has it */
 	if (!error)
 		flaz_xbuf_written(xb, id);
+	/* last, under the lock: once in_flight is 0, flaz_xbuf_stop() lets the volume go */
+	spin_lock_irqsave(&xb->lock, flags);
+	xb->in_flight--;
 	wake_up_all(&xb->idle_wait);
+	spin_unlock_irqrestore(&xb->lock, flags);
 }
 
 static void write_extent(struct flaz_xbuf *xb, struct xb_extent *x)
