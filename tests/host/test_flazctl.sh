@@ -96,6 +96,8 @@ check create-hot-max-percent 2 err 'hot-max-percent must be from 0 to 100, not 1
 	create vol --hdd $NOHDD --ssd $NOSSD --hot-max-percent 101
 check create-table-cache-kib 2 err 'table-cache-kib must be from 0 to 1073741824, not 1073741825' \
 	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 1073741825
+check create-probation-percent 2 err 'probation-percent must be from 0 to 50, not 51' \
+	create vol --hdd $NOHDD --ssd $NOSSD --probation-percent 51
 check create-table-cache-kib-word 2 err "table-cache-kib: 'lots' is not a number" \
 	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib lots
 # a number too large for an unsigned long is out of range, not "not a number"
@@ -113,6 +115,10 @@ check create-table-cache-kib-64 1 err "HDD $NOHDD: No such file" \
 	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 64
 check create-table-cache-kib-max 1 err "HDD $NOHDD: No such file" \
 	create vol --hdd $NOHDD --ssd $NOSSD --table-cache-kib 1073741824
+check create-probation-percent-0 1 err "HDD $NOHDD: No such file" \
+	create vol --hdd $NOHDD --ssd $NOSSD --probation-percent 0
+check create-probation-percent-max 1 err "HDD $NOHDD: No such file" \
+	create vol --hdd $NOHDD --ssd $NOSSD --probation-percent 50
 check create-cold-compressor 2 err "unknown cold compressor 'gzip' \\(choose none, lzo, lz4, zstd or deflate\\)" \
 	create vol --hdd $NOHDD --ssd $NOSSD --cold-compressor gzip
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
@@ -172,9 +178,12 @@ if [ -b "$HDD" ] && [ -b "$SSD" ] && [ -b "$TINY" ]; then
 	table_line create-table-line-table-cache-kib "5 compressor lz4 cold table_cache_kib 64" \
 		--table-cache-kib 64 --cold --compressor lz4
 	table_line create-table-line-table-cache-kib-0 "2 table_cache_kib 0" --table-cache-kib 0
+	table_line create-table-line-probation-percent "5 cold table_cache_kib 64 probation_percent 0" \
+		--probation-percent 0 --table-cache-kib 64 --cold
 else
 	for c in create-same-device create-ssd-too-small create-ssd-too-small-for-options \
-		 create-table-line create-table-line-table-cache-kib create-table-line-table-cache-kib-0; do
+		 create-table-line create-table-line-table-cache-kib create-table-line-table-cache-kib-0 \
+		 create-table-line-probation-percent; do
 		skip $c "losetup does not work on this host"
 	done
 fi
@@ -234,6 +243,8 @@ check set-out-of-range-5 2 err 'hot-max-percent must be from 0 to 100, not 101' 
 	set vol hot_max_percent 101
 check set-out-of-range-6 2 err 'table-cache-kib must be from 0 to 1073741824, not 1073741825' \
 	set vol table_cache_kib 1073741825
+check set-out-of-range-7 2 err 'probation-percent must be from 0 to 50, not 51' \
+	set vol probation_percent 51
 check set-out-of-range-huge 2 err "^flazctl: table-cache-kib must be from 0 to 1073741824, not $HUGE\$" \
 	set vol table_cache_kib $HUGE
 # option names: dashes and underscores alike in create, flaztab, set and get; printed with dashes
@@ -269,6 +280,7 @@ no_dm set-unknown-key set vol frobnicate 1
 no_dm set-out-of-range set vol low_watermark 0
 no_dm set-out-of-range-4 set vol cleaner_rate_mib 70000
 no_dm set-out-of-range-6 set vol table_cache_kib 1073741825
+no_dm set-out-of-range-7 set vol probation_percent 51
 no_dm set-offline-key set vol overbook 300
 
 # --- create --cold: an SSD holding something else is refused unless --force, before any
@@ -328,8 +340,9 @@ ST2="raw_blocks=0 zero_blocks=3"
 ST3="evictions=7 cleaner_runs=0 extents_cleaned=0 slots_moved=0 slots_dropped=0 discards=0 hdd_errors=0 ssd_errors=0 table_bytes=8192 commits=12 meta_errors=0 marked_regions=0"
 ST4="loading=7 fills_skipped=0 compress_skipped=4 hot_blocks=9 recompressed=2"
 ST5="marks=3 mark_waits=2 mark_wait_us=1500000 commit_us=2500"
+ST6="probation_extents=40 main_extents=360 slots_promoted=11 ghost_hits=5"
 {
-	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 1 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s %s\n' "$ST" "$ST2" "$ST3" "$ST5" "$ST4"
+	printf 'fast\t131072\t9999:0 9999:1 6 compressor zstd low_watermark 1 cleaner_rate_mib 0\tmode=normal %s blocks_cached=1000 logical_bytes=4000000 physical_bytes=2000000 ratio=2.00 %s free_extents=400 total_extents=500 %s mode_reason=none dram_bytes=20000 meta_bytes=65536 %s %s %s\n' "$ST" "$ST2" "$ST3" "$ST5" "$ST4" "$ST6"
 	printf 'lin\t2048\t!linear\tx\n'
 	printf 'abc\t2048\t9999:2 9999:3 0\tmode=passthrough reads=0 read_hits=0 read_misses=0 fills=0 blocks_cached=0 logical_bytes=0 physical_bytes=0 free_extents=16 total_extents=16 mode_reason=asked new_key=5\n'
 } >"$T/vols"
@@ -470,6 +483,10 @@ want = {
     'flaz_mark_wait_seconds_total': ('counter', '1.500000'),
     'flaz_commit_seconds_total': ('counter', '0.002500'),
     'flaz_loading': ('gauge', '7'),
+    'flaz_probation_extents': ('gauge', '40'),
+    'flaz_main_extents': ('gauge', '360'),
+    'flaz_slots_promoted_total': ('counter', '11'),
+    'flaz_ghost_hits_total': ('counter', '5'),
 }
 for name, (typ, value) in want.items():
     assert '# TYPE %s %s\n' % (name, typ) in text, 'no TYPE %s %s' % (name, typ)
@@ -543,12 +560,13 @@ fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 # get: the table's options, defaults for the rest; set: the message, and a refusal
 fsame get-all "$(printf '%s\n' compressor=zstd extent-kib=32 overbook=200 low-watermark=1 \
 	high-watermark=3 seq-cutoff-kib=0 compress-min-saving=10 hot-uncompressed=0 ssd-hold-s=30 \
-	cleaner-rate-mib=0 hot-max-percent=10 cold-compressor=none table-cache-kib=0)" get fast
+	cleaner-rate-mib=0 hot-max-percent=10 cold-compressor=none table-cache-kib=0 \
+	probation-percent=10)" get fast
 fcheck get-one 0 out '^1$' get fast low_watermark
 fcheck get-one-dashed 0 out '^1$' get fast low-watermark
 fcheck get-json-one-dashed 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low-watermark --json
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"schema":1,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0\}$' get abc --json
+fcheck get-json 0 out '^\{"schema":1,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0,"probation-percent":10\}$' get abc --json
 fcheck get-json-one 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
@@ -569,10 +587,19 @@ for v in 0 64; do
 	[ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast table_cache_kib $v" ] && pass fake/set-table-cache-kib-$v-message ||
 		fail fake/set-table-cache-kib-$v-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want 'fast table_cache_kib $v'"
 done
+for v in 0 50; do
+	rm -f "$T/vols.msgs"
+	fcheck set-probation-percent-$v 0 out '^$' set fast probation-percent $v
+	[ "$(cat "$T/vols.msgs" 2>/dev/null)" = "fast probation_percent $v" ] && pass fake/set-probation-percent-$v-message ||
+		fail fake/set-probation-percent-$v-message "sent '$(cat "$T/vols.msgs" 2>/dev/null)', want 'fast probation_percent $v'"
+done
 # a table_cache_kib in the table, after the cold flag as the kernel emits it
 printf 'tc\t2048\t9999:6 9999:7 3 cold table_cache_kib 64\tmode=normal reads=0\n' >"$T/vols-tc"
 FAKE_DM=$T/vols-tc fcheck get-table-cache-kib 0 out '^64$' get tc table_cache_kib
-FAKE_DM=$T/vols-tc fcheck get-table-cache-kib-json 0 out '"cold-compressor":"none","table-cache-kib":64\}$' get tc --json
+FAKE_DM=$T/vols-tc fcheck get-table-cache-kib-json 0 out '"cold-compressor":"none","table-cache-kib":64,"probation-percent":10\}$' get tc --json
+# a probation_percent in the table (0: off)
+printf 'pp\t2048\t9999:6 9999:7 2 probation_percent 0\tmode=normal reads=0\n' >"$T/vols-pp"
+FAKE_DM=$T/vols-pp fcheck get-probation-percent 0 out '^0$' get pp probation_percent
 FAKE_DM_REFUSE=1 fcheck set-refused 1 err '^flazctl: kernel refused low-watermark 50: ' set fast low_watermark 50
 fcheck set-missing 1 err 'no such device: nope' set nope low_watermark 5
 unset FAKE_DM
@@ -594,7 +621,7 @@ t flazctl list -o name,hi
 t flazctl check /dev/nul' _ "$COMP" 2>&1)
 want='status stats
 abc fast
-low-watermark high-watermark seq-cutoff-kib compress-min-saving hot-uncompressed ssd-hold-s cleaner-rate-mib hot-max-percent table-cache-kib
+low-watermark high-watermark seq-cutoff-kib compress-min-saving hot-uncompressed ssd-hold-s cleaner-rate-mib hot-max-percent table-cache-kib probation-percent
 zstd
 name,hit_ratio
 /dev/null'
@@ -748,6 +775,8 @@ echo "tc /dev/nohdd /dev/nossd table-cache-kib=64,cold" >"$T/tctab"
 dry flaztab-table-cache-kib 1 '^tc: .*options cold,table-cache-kib=64$' --all --flaztab "$T/tctab"
 echo "tc /dev/nohdd /dev/nossd table_cache_kib=64,cold" >"$T/tctab"
 dry flaztab-underscore-option 1 '^tc: .*options cold,table-cache-kib=64$' --all --flaztab "$T/tctab"
+echo "pp /dev/nohdd /dev/nossd probation_percent=0,table-cache-kib=64" >"$T/pptab"
+dry flaztab-probation-percent 1 '^pp: .*options table-cache-kib=64,probation-percent=0$' --all --flaztab "$T/pptab"
 # a dry run says what activation would do: exit 0 when it would bring every line up (the
 # SSD may be missing: uncached), 1 when a line's HDD is missing, every line shown
 printf 'gone /dev/nohdd /dev/nossd\nstays %s /dev/nossd\n' "${BHDD:-/dev/nohdd2}" >"$T/drytab"
@@ -886,6 +915,7 @@ bad_line huge-number "extent-kib must be a power of two from 4 to 256, not $HUGE
 bad_line name-control "invalid volume name 'control'" 'control /dev/a /dev/b'
 bad_line cleaner-rate-mib 'cleaner-rate-mib must be from 0 to 65536, not 70000' 'vol /dev/a /dev/b cleaner-rate-mib=70000'
 bad_line table-cache-kib 'table-cache-kib must be from 0 to 1073741824, not 1073741825' 'vol /dev/a /dev/b table-cache-kib=1073741825'
+bad_line probation-percent 'probation-percent must be from 0 to 50, not 51' 'vol /dev/a /dev/b probation-percent=51'
 bad_line no-value 'compressor needs a value' 'vol /dev/a /dev/b compressor'
 bad_line bare-with-value 'cold takes no value' 'vol /dev/a /dev/b cold=1'
 bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-kib=64'

@@ -295,6 +295,7 @@ static int show_line(const struct flaztab_line *l)
 		"compressor", "extent-kib", "overbook", "low-watermark", "high-watermark",
 		"seq-cutoff-kib", "compress-min-saving", "hot-uncompressed", "ssd-hold-s",
 		"cleaner-rate-mib", "hot-max-percent", "cold-compressor", "cold", "table-cache-kib",
+		"probation-percent",
 	};
 	struct found f;
 	bool first = true;

@@ -60,6 +60,8 @@ static const struct table_opt topts[NR_TOPTS] = {
 	[T_COLD] = { "cold", "cold", BARE },
 	[T_TABLE_CACHE_KIB] = { "table-cache-kib", "table_cache_kib", NUMBER,
 				 0, FLAZ_MAX_TABLE_CACHE_KIB },
+	[T_PROBATION_PERCENT] = { "probation-percent", "probation_percent", NUMBER,
+				   0, FLAZ_MAX_PROBATION_PERCENT },
 };
 
 static const char *const compressors[] = { "lzo", "lz4", "zstd", "deflate" };

@@ -93,6 +93,8 @@ struct command {
 	"                            blocks that are not hot with it (none)\n" \
 	"  --table-cache-kib N       DRAM for the table's resident pages, 0..1073741824,\n" \
 	"                            KiB, 0 = 1 MiB per GiB of SSD, 4 MiB at least (0)\n" \
+	"  --probation-percent P     new blocks go first to a probation FIFO of P % of\n" \
+	"                            the SSD, 0..50, 0 = off (10)\n" \
 	"  --cold                    ignore the SSD's saved state, start empty\n" \
 	"  --force                   with --cold: overwrite an SSD that holds something\n" \
 	"                            other than a flaz cache\n" \
@@ -122,7 +124,7 @@ static const struct command commands[] = {
 	{ "set", cmd_set, "flazctl set NAME KEY VALUE",
 	  "Change a tunable of a live volume. KEY is one of low_watermark,\n"
 	  "high_watermark, seq_cutoff_kib, compress_min_saving, hot_uncompressed, ssd_hold_s,\n"
-	  "cleaner_rate_mib, hot_max_percent, table_cache_kib.\n" },
+	  "cleaner_rate_mib, hot_max_percent, table_cache_kib, probation_percent.\n" },
 	{ "get", cmd_get, "flazctl get NAME [KEY] [--json]",
 	  "The volume's table options, set or default, as KEY=VALUE lines; with KEY its\n"
 	  "value alone.\n"

@@ -76,6 +76,11 @@ static const struct metric metrics[] = {
 	{ "skipped_busy", COUNTER, "Fills skipped (of fills_skipped): the install backlog was full." },
 	{ "skipped_memory", COUNTER, "Fills skipped (of fills_skipped): no memory without waiting." },
 	{ "skipped_table", COUNTER, "Fills skipped (of fills_skipped): the line's table page was out and could not come in (table DRAM at its cap, no memory for it, or a read error)." },
+	{ "probation_extents", GAUGE, "Written extents in the probation part of the log, where new fills go first." },
+	{ "main_extents", GAUGE, "Written extents in the main log." },
+	{ "slots_promoted", COUNTER, "Slots hit while in probation that went to the main log when their probation extent was reclaimed." },
+	{ "ghost_hits", COUNTER, "Blocks filled again within one lap of the extent whose eviction dropped them; admitted as if hit once." },
+	{ "skipped_hot", COUNTER, "Fills skipped (of fills_skipped): the block's table line holds another block hit since its fill." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

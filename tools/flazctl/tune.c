@@ -51,11 +51,14 @@ static const struct tunable tunables[] = {
 	  .def = FLAZ_DEF_HOT_MAX_PERCENT, .online = true },
 	{ .key = "cold_compressor", .def_text = "none" },
 	{ .key = "table_cache_kib", .max = FLAZ_MAX_TABLE_CACHE_KIB, .online = true },
+	{ .key = "probation_percent", .max = FLAZ_MAX_PROBATION_PERCENT,
+	  .def = FLAZ_DEF_PROBATION_PERCENT, .online = true },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
 #define ONLINE_KEYS "low-watermark, high-watermark, seq-cutoff-kib, compress-min-saving, " \
-		    "hot-uncompressed, ssd-hold-s, cleaner-rate-mib, hot-max-percent, table-cache-kib"
+		    "hot-uncompressed, ssd-hold-s, cleaner-rate-mib, hot-max-percent, table-cache-kib, " \
+		    "probation-percent"
 
 /* Longer than any key. */
 #define KEY_LEN 32

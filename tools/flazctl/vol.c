@@ -22,7 +22,8 @@ const char *const status_keys[] = {
 	"hot_blocks", "recompressed", "cold_bytes", "codec_bytes", "raw_bytes",
 	"table_resident_bytes", "table_page_ins", "slots_kept",
 	"seq_bypass_kib", "skipped_space", "skipped_busy", "skipped_memory",
-	"skipped_table", NULL
+	"skipped_table", "probation_extents", "main_extents", "slots_promoted",
+	"ghost_hits", "skipped_hot", NULL
 };
 
 bool known_status_key(const char *key)

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-flaz extent allocation: free extents in one FIFO, written extents in
- * another in the order they were filled, so reclaim takes the least recently
- * filled ones first (the log order FlaZ writes in). Locked with interrupts off:
+ * dm-flaz extent allocation: free extents in one FIFO, written extents in two
+ * more in the order they were filled (the log order FlaZ writes in), as
+ * S3-FIFO keeps its queues: new fills in a small probation FIFO, slots hit
+ * there and the cleaner's moves in the main one. Reclaim takes the oldest of
+ * probation while it holds more than its share of the extents (or main is
+ * empty), else the oldest of main; so a stream read once cycles through
+ * probation and never reaches what main holds. Locked with interrupts off:
  * extent writes complete in interrupt context.
  *
  * An evicted extent is not free at once: the table on the SSD may still point
@@ -23,7 +27,7 @@
 /*
  * A FIFO of extents threaded through the shared next[] array: an extent is in
  * one FIFO at most (or in none while it is open), so one u32 per extent
- * serves all three.
+ * serves all four.
  */
 struct fifo {
 	u32 head, tail, count;
@@ -34,7 +38,8 @@ struct flaz_alloc {
 	u32 nr;
 	u32 *next;
 	u32 reserve;		/* free extents only the cleaner may take */
-	struct fifo free, used, pending;
+	u32 probation;		/* probation's share (extents); 0: one log */
+	struct fifo free, main, small, pending;
 	u64 retired, released;	/* into pending, out of it, since activation */
 };
 
@@ -145,13 +150,15 @@ void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
 	u32 i;
 
 	for (i = 0; i < a->nr; i++) {
-		fifo_push(&fresh, test_bit(i, used) ? &fresh.used : &fresh.free, i);
+		/* what the last activation cached was admitted then */
+		fifo_push(&fresh, test_bit(i, used) ? &fresh.main : &fresh.free, i);
 		if (!(i % 4096))
 			cond_resched();
 	}
 	spin_lock_irqsave(&a->lock, flags);
 	a->free = fresh.free;
-	a->used = fresh.used;
+	a->main = fresh.main;
+	a->small = (struct fifo){};
 	a->pending = (struct fifo){};
 	a->retired = 0;
 	a->released = 0;
@@ -236,39 +243,70 @@ u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens)
 	return nr;
 }
 
-/* A written extent joins the reclaim order as the most recently filled. */
-void flaz_alloc_written(struct flaz_alloc *a, u32 id)
+/*
+ * A written extent joins the reclaim order as the most recently filled: of
+ * main when @admitted (the cleaner's moves, a probation extent kept whole),
+ * else of probation, when there is one.
+ */
+void flaz_alloc_written(struct flaz_alloc *a, u32 id, bool admitted)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&a->lock, flags);
-	fifo_push(a, &a->used, id);
+	fifo_push(a, admitted || !a->probation ? &a->main : &a->small, id);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
-/* Take up to @max of the least recently filled written extents, oldest first. */
-u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max)
+/* Probation's share of the extents: @n, 0 for one log (new fills go to main). */
+void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n)
 {
 	unsigned long flags;
+
+	spin_lock_irqsave(&a->lock, flags);
+	a->probation = n;
+	spin_unlock_irqrestore(&a->lock, flags);
+}
+
+/* The FIFO reclaim takes from (lock held): probation while over its share. */
+static struct fifo *victims(struct flaz_alloc *a, bool *probation)
+{
+	*probation = a->small.count && (a->small.count > a->probation || !a->main.count);
+	return *probation ? &a->small : &a->main;
+}
+
+/*
+ * Take up to @max of the least recently filled written extents, oldest first,
+ * all of one FIFO; @probation says which.
+ */
+u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, bool *probation)
+{
+	unsigned long flags;
+	struct fifo *f;
 	u32 n = 0;
 
 	spin_lock_irqsave(&a->lock, flags);
-	while (n < max && a->used.count)
-		ids[n++] = fifo_pop(a, &a->used);
+	f = victims(a, probation);
+	while (n < max && f->count) {
+		/* probation down to its share: main's turn */
+		if (*probation && n && f->count <= a->probation && a->main.count)
+			break;
+		ids[n++] = fifo_pop(a, f);
+	}
 	spin_unlock_irqrestore(&a->lock, flags);
 	return n;
 }
 
 /*
- * Give back @n extents taken by flaz_alloc_take_oldest() and not cleaned, to
- * the head of the reclaim order, @ids[0] first.
+ * Give back @n extents taken by flaz_alloc_take_oldest() from @probation (or
+ * main) and not cleaned, to the head of their FIFO, @ids[0] first.
  */
-void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n)
+void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n, bool probation)
 {
-	struct fifo *f = &a->used;
 	unsigned long flags;
+	struct fifo *f;
 
 	spin_lock_irqsave(&a->lock, flags);
+	f = probation ? &a->small : &a->main;
 	while (n--) {
 		if (WARN_ON_ONCE(f->count == a->nr))
 			break;
@@ -278,6 +316,17 @@ void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n)
 			f->tail = ids[n];
 	}
 	spin_unlock_irqrestore(&a->lock, flags);
+}
+
+/* Written extents in probation and in main (status probation_extents, main_extents). */
+u32 flaz_alloc_nr_probation(struct flaz_alloc *a)
+{
+	return READ_ONCE(a->small.count);
+}
+
+u32 flaz_alloc_nr_main(struct flaz_alloc *a)
+{
+	return READ_ONCE(a->main.count);
 }
 
 u32 flaz_alloc_nr_free(struct flaz_alloc *a)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for extent allocation and the reclaim choice: FIFO free extents,
- * written extents taken oldest first across ring wrap-around, and how many
- * extents reclaim frees at the watermark boundaries.
+ * written extents taken oldest first across ring wrap-around, probation
+ * reclaimed before main while over its share, and how many extents reclaim
+ * frees at the watermark boundaries.
  */
 #include <kunit/test.h>
 #include <linux/limits.h>
@@ -23,6 +24,16 @@ static struct flaz_alloc *create(struct kunit *test, u32 nr)
 	KUNIT_ASSERT_NOT_NULL(test, a);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_action, a), 0);
 	return a;
+}
+
+/* The oldest written extents of the FIFO reclaim takes from, main with one log. */
+static u32 take(struct flaz_alloc *a, u32 *ids, u32 max)
+{
+	bool probation;
+	u32 n = flaz_alloc_take_oldest(a, ids, max, &probation);
+
+	WARN_ON(n && probation);
+	return n;
 }
 
 /* Free extents come out in order, then -ENOSPC; put ones go to the back. */
@@ -64,26 +75,26 @@ static void alloc_take_oldest(struct kunit *test)
 	struct flaz_alloc *a = create(test, 5);
 	u32 ids[8], i, id;
 
-	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 0U);
+	KUNIT_EXPECT_EQ(test, take(a, ids, 8), 0U);
 	for (i = 0; i < 5; i++)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 	for (i = 0; i < ARRAY_SIZE(order); i++)
-		flaz_alloc_written(a, order[i]);
-	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 0), 0U);
+		flaz_alloc_written(a, order[i], false);
+	KUNIT_EXPECT_EQ(test, take(a, ids, 0), 0U);
 	memset(ids, 0xff, sizeof(ids));
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 2), 2U);
+	KUNIT_ASSERT_EQ(test, take(a, ids, 2), 2U);
 	KUNIT_EXPECT_EQ(test, ids[0], 2U);
 	KUNIT_EXPECT_EQ(test, ids[1], 0U);
 	KUNIT_EXPECT_EQ(test, ids[2], ~0U);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1), 1U);
+	KUNIT_ASSERT_EQ(test, take(a, ids, 1), 1U);
 	KUNIT_EXPECT_EQ(test, ids[0], 4U);
 	/* Written after the others were taken: still behind the older ones. */
-	flaz_alloc_written(a, 0);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 3U);
+	flaz_alloc_written(a, 0, false);
+	KUNIT_ASSERT_EQ(test, take(a, ids, 8), 3U);
 	KUNIT_EXPECT_EQ(test, ids[0], 3U);
 	KUNIT_EXPECT_EQ(test, ids[1], 1U);
 	KUNIT_EXPECT_EQ(test, ids[2], 0U);
-	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 0U);
+	KUNIT_EXPECT_EQ(test, take(a, ids, 8), 0U);
 	/* Taking does not free: that is put's job. */
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
 	flaz_alloc_put(a, 2);
@@ -121,20 +132,20 @@ static void alloc_unget(struct kunit *test)
 	for (i = 0; i < 6; i++)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 	for (i = 0; i < 4; i++)
-		flaz_alloc_written(a, i);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 3), 3U);
+		flaz_alloc_written(a, i, false);
+	KUNIT_ASSERT_EQ(test, take(a, ids, 3), 3U);
 	/* 0 is cleaned, 1 and 2 go back */
-	flaz_alloc_unget(a, ids + 1, 2);
-	flaz_alloc_written(a, 5);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 4U);
+	flaz_alloc_unget(a, ids + 1, 2, false);
+	flaz_alloc_written(a, 5, false);
+	KUNIT_ASSERT_EQ(test, take(a, ids, 8), 4U);
 	KUNIT_EXPECT_EQ(test, ids[0], 1U);
 	KUNIT_EXPECT_EQ(test, ids[1], 2U);
 	KUNIT_EXPECT_EQ(test, ids[2], 3U);
 	KUNIT_EXPECT_EQ(test, ids[3], 5U);
 	/* into an empty order: head and tail both right */
-	flaz_alloc_unget(a, ids, 2);
-	flaz_alloc_written(a, 4);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 8), 3U);
+	flaz_alloc_unget(a, ids, 2, false);
+	flaz_alloc_written(a, 4, false);
+	KUNIT_ASSERT_EQ(test, take(a, ids, 8), 3U);
 	KUNIT_EXPECT_EQ(test, ids[0], 1U);
 	KUNIT_EXPECT_EQ(test, ids[1], 2U);
 	KUNIT_EXPECT_EQ(test, ids[2], 4U);
@@ -150,8 +161,8 @@ static void alloc_wrap(struct kunit *test)
 	for (k = 0; k < 3 * nr + 1; k++) {
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 		KUNIT_EXPECT_EQ(test, id, k % nr);
-		flaz_alloc_written(a, id);
-		KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, nr), 1U);
+		flaz_alloc_written(a, id, false);
+		KUNIT_ASSERT_EQ(test, take(a, ids, nr), 1U);
 		KUNIT_EXPECT_EQ(test, ids[0], id);
 		flaz_alloc_put(a, id);
 		KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), nr);
@@ -160,9 +171,9 @@ static void alloc_wrap(struct kunit *test)
 	for (k = 0; k < nr; k++)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &ids[k]), 0);
 	for (k = 0; k < nr; k++)
-		flaz_alloc_written(a, ids[nr - 1 - k]);
+		flaz_alloc_written(a, ids[nr - 1 - k], false);
 	memset(ids, 0, sizeof(ids));
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, nr), nr);
+	KUNIT_ASSERT_EQ(test, take(a, ids, nr), nr);
 	for (k = 0; k < nr; k++)
 		KUNIT_EXPECT_EQ(test, ids[k], (nr + 1 + (nr - 1 - k)) % nr);
 }
@@ -228,9 +239,9 @@ static void alloc_retire_release(struct kunit *test)
 
 	for (i = 0; i < 4; i++) {
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
-		flaz_alloc_written(a, id);
+		flaz_alloc_written(a, id, false);
 	}
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 3), 3U);
+	KUNIT_ASSERT_EQ(test, take(a, ids, 3), 3U);
 	for (i = 0; i < 3; i++)
 		flaz_alloc_retire(a, ids[i]);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
@@ -298,7 +309,7 @@ static void alloc_reset(struct kunit *test)
 	flaz_alloc_reset(a, used);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 68U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_alloc_take_oldest(a, ids, 70), 2U);
+	KUNIT_EXPECT_EQ(test, take(a, ids, 70), 2U);
 	KUNIT_EXPECT_EQ(test, ids[0], 3U);
 	KUNIT_EXPECT_EQ(test, ids[1], 65U);
 	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
@@ -311,6 +322,53 @@ static void alloc_reset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, id, 4U);
 }
 
+/*
+ * S3-FIFO's queues: fills go to probation, moves (admitted) to main; reclaim
+ * takes probation's oldest while it is over its share or main is empty, and
+ * stops at the share within a batch; given back, each goes to its own FIFO.
+ */
+static void alloc_probation(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 10);
+	u32 ids[10], id, i;
+	bool prob;
+
+	flaz_alloc_set_probation(a, 2);
+	for (i = 0; i < 8; i++)
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	/* 0, 1, 2, 3 filled, 4 and 5 moves, 6 and 7 filled */
+	for (i = 0; i < 8; i++)
+		flaz_alloc_written(a, i, i == 4 || i == 5);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_probation(a), 6U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_main(a), 2U);
+	/* over its share: probation first, down to the share and no further */
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 4U);
+	KUNIT_EXPECT_TRUE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 0U);
+	KUNIT_EXPECT_EQ(test, ids[3], 3U);
+	/* given back to probation's head, taken again in order */
+	flaz_alloc_unget(a, ids + 2, 2, true);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, &prob), 1U);
+	KUNIT_EXPECT_TRUE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, &prob), 1U);
+	KUNIT_EXPECT_EQ(test, ids[0], 3U);
+	/* at its share: main's oldest, the probation extents stay */
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 2U);
+	KUNIT_EXPECT_FALSE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 4U);
+	KUNIT_EXPECT_EQ(test, ids[1], 5U);
+	/* main empty: probation however small */
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 2U);
+	KUNIT_EXPECT_TRUE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 6U);
+	/* no share: one log, fills go to main */
+	flaz_alloc_set_probation(a, 0);
+	flaz_alloc_written(a, 8, false);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_probation(a), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_main(a), 1U);
+}
+
 static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_retire_release),
 	KUNIT_CASE(alloc_runs),
@@ -319,6 +377,7 @@ static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_fifo),
 	KUNIT_CASE(alloc_take_oldest),
 	KUNIT_CASE(alloc_unget),
+	KUNIT_CASE(alloc_probation),
 	KUNIT_CASE(alloc_reserve),
 	KUNIT_CASE(alloc_wrap),
 	KUNIT_CASE(reclaim_count_boundaries),

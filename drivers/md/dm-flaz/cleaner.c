@@ -2,23 +2,34 @@
 /*
  * dm-flaz cleaner: makes room for fills, in two stages (FlaZ 2.2.4, SlimCache).
  *
- * Compaction, below low_watermark free extents and up to high_watermark: a
- * pass takes a window of the least recently filled extents (CLEAN_WINDOW bytes:
- * of twice as many, those at most half live first), reads them, and judges
- * each slot by its back pointer (block and offset) against the table. A slot
- * its line no longer points at is dead. A live slot hit since it was written
- * (its line's heat, l2p.c) gets a second chance: it is copied as it is, with a
- * new header, into new extents packed first-fit decreasing, neighbours in
- * block order within each. The rest are dropped: the HDD has their data. The
- * victims are then evicted like any extent: a new generation, freed after the
- * next commit (meta.c), their in-flight hits drained first (hit.c). A victim
- * whose hit slots fill three quarters of it or more, and whose moves would
- * recode nothing, is neither copied nor evicted: moving it would free little,
- * and copying a hot set whole into fewer extents than it fills would drop
- * part of it. It goes to the tail of the reclaim order for a lap more
- * (CLOCK), its lines' heat halved as a move halves it, so a set that stops
- * being hit goes on its next lap. One mostly dead is compacted however hit
- * the rest is: keeping it would hold its dead bytes for a lap.
+ * The policy is S3-FIFO's on the log (alloc.c): fills (of misses and writes)
+ * go to probation, a FIFO of probation_percent of the extents; the cleaner's
+ * moves go to main. Reclaim takes probation's oldest while it is over its
+ * share, else main's. Of a probation extent, the slots hit since their fill
+ * move to main and the rest are dropped: one hit nowhere goes whole, unread.
+ * A block filled again while its line still holds the entry its extent's
+ * eviction voided (a ghost, l2p.c) counts as hit once, and reaches main in
+ * turn. Of a main extent, the hit slots move to main's tail, their heat
+ * halved (a second chance is earned again), and the rest are dropped. So a
+ * stream read once cycles through probation and never reaches main.
+ *
+ * Compaction, below low_watermark free extents and up to high_watermark: a pass
+ * takes a window of the oldest extents of one FIFO (CLEAN_WINDOW bytes; of
+ * main's, of twice as many, those at most half live first), reads them
+ * (probation's only if hit), and judges each slot by its back pointer (block
+ * and offset) against the table. A slot its line no longer points at is dead. A
+ * live slot hit since it was written (its line's heat, l2p.c) gets a second
+ * chance: it is copied as it is, with a new header, into new extents packed
+ * first-fit decreasing, neighbours in block order within each. The rest are
+ * dropped: the HDD has their data. The victims are then evicted like any
+ * extent: a new generation, freed after the next commit (meta.c), their
+ * in-flight hits drained first (hit.c). A victim whose hit slots fill three
+ * quarters of it or more, and whose moves would recode nothing, is neither
+ * copied nor evicted: moving it would free little, and copying a hot set whole
+ * into fewer extents than it fills would drop part of it. It goes to main's
+ * tail for a lap more (CLOCK), its lines' heat halved as a move halves it, so a
+ * set that stops being hit goes on its next lap. One mostly dead is compacted
+ * however hit the rest is: keeping it would hold its dead bytes for a lap.
  *
  * Hot blocks raw (hot_uncompressed 1, ZipCache's bypass for hot data): a moved
  * slot whose line's heat is at its top is decompressed and stored raw, flagged
@@ -85,6 +96,7 @@ struct clean_io {
 	u32 ext;			/* or NO_EXTENT */
 	u32 first, nr;			/* a bin's moves */
 	u32 hot;			/* a bin's hot raw slots */
+	bool read;			/* a victim's: read, to be judged */
 	bool failed;
 };
 
@@ -97,8 +109,9 @@ struct flaz_cleaner {
 	struct mutex evict_lock;
 	unsigned long *victims;		/* extents to evict */
 	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
-	u32 *spared;			/* such extents stage two passed over (window of them) */
+	u32 *spared[2];			/* such extents stage two passed over, of main, of probation */
 	u32 window;			/* victims a pass takes at most */
+	bool probation;			/* the pass's victims are probation's */
 	u32 max_moves;
 	bool stopped;			/* suspended: no passes */
 	bool cleaning;			/* from below low_watermark, until high */
@@ -249,35 +262,44 @@ static u32 room(struct flaz_cache *c)
  * Stage two: up to @want of the oldest extents go whole, and failed ones.
  * With @spare, while compaction goes on, extents holding slots it moved or
  * kept (hit ones), and once each those with a slot hit since, are passed over:
- * one three quarters live to the tail, the others, up to a window of them, at
- * the head for the next pass. A fast stream of fills must not drop the hot set
- * whole, nor hold dead bytes for a lap. Returns how many went.
+ * one three quarters live to main's tail (a lap more, or promoted whole from
+ * probation), the others, up to a window of each FIFO's, at its head for the
+ * next pass. A fast stream of fills must not drop the hot set whole, nor hold
+ * dead bytes for a lap. Returns how many went.
  */
 static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 {
 	struct flaz_cache *c = cl->c;
-	u32 ids[EVICT_BATCH];
-	u32 n, i, id, done = 0, spared = 0, seen = 0;
+	u32 ids[EVICT_BATCH], spared[2] = {};
+	u32 n, i, id, done = 0, seen = 0;
+	bool prob;
 
 	mutex_lock(&cl->evict_lock);
 	while (done < want) {
-		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH));
+		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH),
+					   &prob);
 		if (!n)
 			break;
 		for (i = 0; i < n; i++) {
 			/* a lap of the extents at most: then even hot ones go */
 			if (spare && seen++ < c->geo->nr_extents &&
 			    (test_bit(ids[i], cl->kept) || test_bit(ids[i], c->hit))) {
-				clear_bit(ids[i], c->hit);
-				/* mostly live: a lap more at the tail (CLOCK), as if kept */
+				/* mostly live: a lap more at main's tail (CLOCK), as if kept */
 				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]), room(c))) {
+					clear_bit(ids[i], c->hit);
+					if (prob)
+						flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED,
+							       flaz_l2p_slots(c->l2p, ids[i]));
 					clear_bit(ids[i], cl->kept);
-					flaz_alloc_written(c->alloc, ids[i]);
+					flaz_alloc_written(c->alloc, ids[i], true);
 					continue;
 				}
 				/* partly: at the head, for the next pass to compact */
-				if (spared < cl->window) {
-					cl->spared[spared++] = ids[i];
+				if (spared[prob] < cl->window) {
+					/* probation's are read only if hit */
+					if (!prob)
+						clear_bit(ids[i], c->hit);
+					cl->spared[prob][spared[prob]++] = ids[i];
 					continue;
 				}
 			}
@@ -285,7 +307,8 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 			done++;
 		}
 	}
-	flaz_alloc_unget(c->alloc, cl->spared, spared);
+	flaz_alloc_unget(c->alloc, cl->spared[0], spared[0], false);
+	flaz_alloc_unget(c->alloc, cl->spared[1], spared[1], true);
 	/* failed extents were never written, so they are in no FIFO */
 	for_each_set_bit(id, c->failed, c->geo->nr_extents)
 		set_bit(id, cl->victims);
@@ -572,7 +595,8 @@ static void settle_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 	if (!test_bit(i, cl->reread) && cl->staged == staged &&
 	    flaz_cleaner_keep(cl->v_hot, room(cl->c))) {
 		keep_victim(cl, i, cl->moves + first, *nr - first);
-		flaz_stats_add(cl->c->stats, FLAZ_STAT_SLOTS_KEPT, *nr - first);
+		flaz_stats_add(cl->c->stats, cl->probation ? FLAZ_STAT_SLOTS_PROMOTED :
+				FLAZ_STAT_SLOTS_KEPT, *nr - first);
 		*nr = first;
 		return;
 	}
@@ -638,7 +662,7 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 		return;
 	}
 	/* on the SSD before any line points there (hit.c reads it from there) */
-	flaz_xbuf_written(c->xbuf, io->ext);
+	flaz_xbuf_written(c->xbuf, io->ext, true);
 	set_bit(io->ext, cl->kept);
 	cl->hot[io->ext] = io->hot;
 	atomic64_add(io->hot, &cl->hot_total);
@@ -656,6 +680,8 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 		flaz_l2p_unlock(c->l2p, line);
 	}
 	flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_MOVED, moved);
+	if (cl->probation)
+		flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED, moved);
 }
 
 /*
@@ -663,14 +689,17 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
  * than 3/8 of low_watermark, so that fills still take free extents below the
  * levels where the cleaner stops pacing itself (3/4) and where whole extents go
  * (1/2); with more, fills would be skipped while the cleaner kept its pace.
+ * And probation's share of the extents, as probation_percent has it now.
  */
-static void set_reserve(struct flaz_cleaner *cl)
+static void set_shares(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 most = div_u64((u64)c->geo->nr_extents * 3 *
 			   flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK), 800);
 
 	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), most));
+	flaz_alloc_set_probation(c->alloc, div_u64((u64)c->geo->nr_extents *
+				 flaz_opt_get(c->opts, FLAZ_OPT_PROBATION_PERCENT), 100));
 }
 
 /*
@@ -680,15 +709,19 @@ static void set_reserve(struct flaz_cleaner *cl)
  */
 static bool worth_reading(struct flaz_cleaner *cl, u32 i)
 {
-	return cl->live[i] || test_bit(cl->ids[i], cl->c->hit);
+	/* of probation's, only hit slots would move: one not hit goes unread */
+	return (!cl->probation && cl->live[i]) || test_bit(cl->ids[i], cl->c->hit);
 }
 
-/* Compact victims cl->ids[0..@k): move the hit slots, drop the rest, evict them. */
-static void compact(struct flaz_cleaner *cl, u32 k)
+/*
+ * Compact victims cl->ids[0..@k): move the hit slots, drop the rest, evict
+ * them. Returns how many were read.
+ */
+static u32 compact(struct flaz_cleaner *cl, u32 k)
 {
 	struct flaz_cache *c = cl->c;
 	u32 base = sizeof(struct flaz_extent_hdr), eb = c->extent_bytes;
-	u32 i, b, first, nr = 0, bins, most, kept;
+	u32 i, b, first, nr = 0, bins, most, kept, read = 0;
 
 	bitmap_zero(cl->reread, k);
 	bitmap_zero(cl->keep, k);
@@ -699,12 +732,16 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	batch_start(cl);
 	for (i = 0; i < k; i++) {
 		cl->io[i].ext = cl->ids[i];
-		if (worth_reading(cl, i))
+		/* once: a hit may come meanwhile */
+		cl->io[i].read = worth_reading(cl, i);
+		if (cl->io[i].read) {
 			extent_io(cl, REQ_OP_READ, &cl->io[i], cl->buf + (size_t)i * eb, eb);
+			read++;
+		}
 	}
 	batch_wait(cl);
 	for (i = 0; i < k; i++)
-		if (worth_reading(cl, i))
+		if (cl->io[i].read)
 			settle_victim(cl, i, &nr);
 	kept = bitmap_weight(cl->keep, k);
 	/* and moves need free extents */
@@ -728,10 +765,10 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	/* whatever still points into a victim (a slot that failed its checks) goes by its gen */
 	for (i = 0; i < k; i++) {
 		if (test_bit(i, cl->keep)) {
-			/* to the tail of the reclaim order; passed over by stage two too */
+			/* to main's tail; passed over by stage two too */
 			clear_bit(cl->ids[i], c->hit);
 			set_bit(cl->ids[i], cl->kept);
-			flaz_alloc_written(c->alloc, cl->ids[i]);
+			flaz_alloc_written(c->alloc, cl->ids[i], true);
 			continue;
 		}
 		set_bit(cl->ids[i], cl->victims);
@@ -740,6 +777,7 @@ static void compact(struct flaz_cleaner *cl, u32 k)
 	mutex_unlock(&cl->evict_lock);
 	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
 	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k - kept);
+	return read;
 }
 
 /* One pass; returns the jiffies to wait before the next, or -1 when done. */
@@ -750,7 +788,7 @@ static long pass(struct flaz_cleaner *cl)
 	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
 	u32 high = permille(c, FLAZ_OPT_HIGH_WATERMARK);
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
-	u32 free = free_soon(c), want, urgent, n, k, i;
+	u32 free = free_soon(c), want, urgent, n, k, i, read;
 
 	/* started below low, cleaning goes on up to high */
 	want = flaz_reclaim_count(free, total, cl->cleaning ? high : low, high);
@@ -767,23 +805,30 @@ static long pass(struct flaz_cleaner *cl)
 	}
 	/* failed extents go first, whole */
 	evict_oldest(cl, 0, false);
-	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window);
+	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window, &cl->probation);
 	if (!n)
 		return -1;
-	for (i = 0; i < n; i++)
-		cl->live[i] = flaz_l2p_live(c->l2p, cl->ids[i]);
-	k = flaz_cleaner_pick(cl->ids, cl->live, n, cl->window, c->extent_bytes / 2, cl->tmp);
-	flaz_alloc_unget(c->alloc, cl->ids + k, n - k);
-	compact(cl, k);
+	/* probation goes in its order: most of it goes unread */
+	if (cl->probation) {
+		k = min(n, cl->window);
+	} else {
+		for (i = 0; i < n; i++)
+			cl->live[i] = flaz_l2p_live(c->l2p, cl->ids[i]);
+		k = flaz_cleaner_pick(cl->ids, cl->live, n, cl->window, c->extent_bytes / 2,
+				      cl->tmp);
+	}
+	flaz_alloc_unget(c->alloc, cl->ids + k, n - k, cl->probation);
+	read = compact(cl, k);
 	free = free_soon(c);
 	if (!flaz_reclaim_count(free, total, high, high)) {
 		cl->cleaning = false;
 		return -1;
 	}
-	if (time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY) ||
+	/* the pace is of what passes read: evicting unread costs the SSD nothing */
+	if (!read || time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY) ||
 	    flaz_reclaim_count(free, total, low - low / 4, low))
 		return 0;
-	return max_t(long, 1, div64_u64((u64)k * c->extent_bytes * HZ, (u64)rate << 20));
+	return max_t(long, 1, div64_u64((u64)read * c->extent_bytes * HZ, (u64)rate << 20));
 }
 
 static void clean_work(struct work_struct *work)
@@ -793,7 +838,7 @@ static void clean_work(struct work_struct *work)
 	long delay;
 
 	mutex_lock(&cl->lock);
-	set_reserve(cl);
+	set_shares(cl);
 	delay = READ_ONCE(cl->stopped) ? -1 : pass(cl);
 	if (delay < 0)
 		put_buffers(cl);
@@ -839,6 +884,7 @@ static void rush_work(struct work_struct *work)
 	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
 	u32 want = flaz_reclaim_count(free_soon(c), c->geo->nr_extents, low, low);
 
+	set_shares(cl);
 	/* with the cleaner off, FIFO: nothing is passed over */
 	if (want && !READ_ONCE(cl->stopped) && flaz_mode_get(c) == FLAZ_MODE_NORMAL)
 		evict_oldest(cl, want, flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
@@ -878,13 +924,14 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 ids[EVICT_BATCH];
+	bool prob;
 	u32 n, i;
 
 	mutex_lock(&cl->lock);
 	mutex_lock(&cl->evict_lock);
 	/* zero blocks and lines into open extents are voided by no eviction */
 	flaz_l2p_drop_all(c->l2p);
-	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH)))
+	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH, &prob)))
 		for (i = 0; i < n; i++)
 			retire(cl, ids[i]);
 	mutex_unlock(&cl->evict_lock);
@@ -918,7 +965,7 @@ u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 	u64 nr = cl->c->geo->nr_extents;
 
 	return sizeof(*cl) + 2 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
-	       cl->window * sizeof(*cl->spared) + READ_ONCE(cl->bytes);
+	       2 * cl->window * sizeof(u32) + READ_ONCE(cl->bytes);
 }
 
 /* Hot raw slots written into extents not evicted since (status hot_blocks). */
@@ -948,14 +995,15 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->max_drops = room(c) / flaz_slot_bytes(1);
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
 	cl->kept = bitmap_zalloc(total, GFP_KERNEL);
-	cl->spared = kcalloc(cl->window, sizeof(*cl->spared), GFP_KERNEL);
+	cl->spared[0] = kcalloc(2 * cl->window, sizeof(u32), GFP_KERNEL);
+	cl->spared[1] = cl->spared[0] + cl->window;
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	cl->hot = kvzalloc(total, GFP_KERNEL);
-	if (!cl->victims || !cl->kept || !cl->spared || !cl->hot) {
+	if (!cl->victims || !cl->kept || !cl->spared[0] || !cl->hot) {
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
-	set_reserve(cl);
+	set_shares(cl);
 	return cl;
 }
 
@@ -967,7 +1015,7 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	put_buffers(cl);
 	bitmap_free(cl->victims);
 	bitmap_free(cl->kept);
-	kfree(cl->spared);
+	kfree(cl->spared[0]);
 	kvfree(cl->hot);
 	mutex_destroy(&cl->evict_lock);
 	mutex_destroy(&cl->lock);

@@ -156,6 +156,24 @@ static bool cached(struct flaz_cache *c, u64 block)
 	return hit && (e.kind == FLAZ_ENTRY_ZERO || flaz_l2p_tags_whole(c->l2p));
 }
 
+/*
+ * Whether @block's line (lock held) holds another block hit since it was
+ * filled. The table is direct-mapped: installing @block would evict it, and a
+ * block read once must not push out one read again (S3-FIFO's admission: a
+ * newcomer is on probation). Its heat halves with every move it gets without
+ * a hit (cleaner.c), so a block that stops being read frees its line.
+ */
+static bool held(struct flaz_cache *c, u64 block)
+{
+	u64 line = flaz_l2p_line(c->l2p, block);
+	struct flaz_entry e;
+
+	if (flaz_l2p_lookup(c->l2p, block, &e))
+		return false;
+	flaz_l2p_get(c->l2p, line, &e);
+	return e.kind != FLAZ_ENTRY_NONE && flaz_l2p_heat(c->l2p, line);
+}
+
 /* @nr blocks not installed, and why: fills_skipped and its reason. */
 static void skipped(struct flaz_cache *c, enum flaz_stat why, u32 nr)
 {
@@ -172,7 +190,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	struct flaz_entry e = {}, old, was;
 	struct flaz_xslot s = {};
 	struct place p = { c, &s };
-	bool same, done;
+	bool same, done, taken, ghost = false;
 	int r;
 
 	/* The SSD is in trouble: keep what is cached, add nothing. */
@@ -189,6 +207,13 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	 */
 	if (fill->read && !READ_ONCE(fill->rec.stale) && cached(c, block))
 		return;
+	flaz_l2p_lock(c->l2p, line);
+	taken = held(c, block);
+	flaz_l2p_unlock(c->l2p, line);
+	if (taken) {
+		skipped(c, FLAZ_STAT_SKIPPED_HOT, 1);
+		return;
+	}
 	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
@@ -209,11 +234,18 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	}
 
 	flaz_l2p_lock(c->l2p, line);
-	/* and the page was not paged out again since */
-	done = !READ_ONCE(fill->rec.stale) && flaz_l2p_resident(c->l2p, line);
+	/* and the page was not paged out again since, nor a hot block installed */
+	done = !READ_ONCE(fill->rec.stale) && flaz_l2p_resident(c->l2p, line) &&
+	       !held(c, block);
 	if (done) {
 		same = flaz_l2p_lookup(c->l2p, block, &was);
+		ghost = e.kind == FLAZ_ENTRY_SLOT && flaz_l2p_ghost(c->l2p, block);
 		flaz_l2p_set(c->l2p, block, &e, &old);
+		/* back a lap after its eviction: admitted, as if hit once (cleaner.c) */
+		if (ghost) {
+			flaz_l2p_touch(c->l2p, line);
+			set_bit(e.ext, c->hit);
+		}
 	}
 	flaz_l2p_unlock(c->l2p, line);
 	if (s.x)
@@ -222,6 +254,8 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 		return;
 	if (fill->read)
 		flaz_stats_add(c->stats, FLAZ_STAT_FILLS, 1);
+	if (ghost)
+		flaz_stats_add(c->stats, FLAZ_STAT_GHOST_HITS, 1);
 	if (e.kind == FLAZ_ENTRY_ZERO)
 		flaz_stats_add(c->stats, FLAZ_STAT_ZERO_BLOCKS, 1);
 	else if (info.flags & FLAZ_SLOT_RAW)

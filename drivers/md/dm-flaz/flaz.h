@@ -39,6 +39,7 @@ enum flaz_opt {
 	FLAZ_OPT_COLD_COMPRESSOR,	/* 0: none, else enum flaz_codec + 1 */
 	FLAZ_OPT_COLD,
 	FLAZ_OPT_TABLE_CACHE_KIB,	/* 0: by the SSD's size */
+	FLAZ_OPT_PROBATION_PERCENT,	/* 0: one log, no admission */
 	FLAZ_NR_OPTS,
 };
 
@@ -151,6 +152,9 @@ enum flaz_stat {
 	FLAZ_STAT_SKIPPED_BUSY,		/* the install backlog was full */
 	FLAZ_STAT_SKIPPED_MEMORY,	/* no memory without waiting */
 	FLAZ_STAT_SKIPPED_TABLE,	/* the line's table page could not come in */
+	FLAZ_STAT_SLOTS_PROMOTED,	/* hit in probation: to the main log */
+	FLAZ_STAT_GHOST_HITS,	/* fills of blocks evicted a lap ago: admitted */
+	FLAZ_STAT_SKIPPED_HOT,	/* of fills_skipped: the line holds a block hit since */
 	FLAZ_NR_STATS,
 };
 
@@ -174,6 +178,8 @@ struct flaz_gauges {
 	u64 raw_bytes;
 	u64 cold_bytes;
 	u64 table_resident_bytes;
+	u64 probation_extents;	/* written extents in each part of the log */
+	u64 main_extents;
 };
 
 /* stats.c: per-CPU event counters and the status line */
@@ -251,10 +257,12 @@ bool flaz_l2p_any_dirty(struct flaz_l2p *t);
 #define FLAZ_HEAT_MAX		3U
 void flaz_l2p_touch(struct flaz_l2p *t, u64 line);
 bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat);
+bool flaz_l2p_ghost(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_heat(struct flaz_l2p *t, u64 line);
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 void flaz_l2p_cool(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext);
+u32 flaz_l2p_slots(struct flaz_l2p *t, u32 ext);
 
 /* resident.c: which of the table's pages are in DRAM */
 void flaz_l2p_forget_ssd(struct flaz_l2p *t);
@@ -306,9 +314,12 @@ u32 flaz_alloc_nr_pending(struct flaz_alloc *a);
 u64 flaz_alloc_retired(struct flaz_alloc *a);
 u32 flaz_alloc_release(struct flaz_alloc *a, u64 upto, u32 max, u32 *ids);
 u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens);
-void flaz_alloc_written(struct flaz_alloc *a, u32 id);
-u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max);
-void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n);
+void flaz_alloc_written(struct flaz_alloc *a, u32 id, bool admitted);
+void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n);
+u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, bool *probation);
+void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n, bool probation);
+u32 flaz_alloc_nr_probation(struct flaz_alloc *a);
+u32 flaz_alloc_nr_main(struct flaz_alloc *a);
 u32 flaz_alloc_nr_free(struct flaz_alloc *a);
 u32 flaz_reclaim_count(u32 nr_free, u32 total, u32 low, u32 high);
 
@@ -513,7 +524,7 @@ int flaz_xbuf_reserve(struct flaz_xbuf *xb, u32 bytes, struct flaz_xslot *s);
 void flaz_xbuf_commit(struct flaz_xbuf *xb, struct flaz_xslot *s);
 bool flaz_xbuf_read(struct flaz_xbuf *xb, u32 ext, u32 off, u32 bytes, void *dst);
 void flaz_xbuf_opened(struct flaz_xbuf *xb, u32 id);
-void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id);
+void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id, bool admitted);
 void flaz_xbuf_abandon(struct flaz_xbuf *xb, u32 id);
 bool flaz_xbuf_on_ssd(struct flaz_xbuf *xb, u32 id);
 void flaz_xbuf_seal_all(struct flaz_xbuf *xb);

@@ -683,6 +683,31 @@ void flaz_l2p_touch(struct flaz_l2p *t, u64 line)
 }
 
 /*
+ * Whether @block's line (lock held) holds a slot of @block that the last
+ * eviction of its extent voided: the extent went once since, and may be in use
+ * again, no more. The block was cached until about a lap of that extent ago
+ * and is back: S3-FIFO's ghost, kept by the table at no cost until the line
+ * is used again or the extent goes once more. A cut tag may match another
+ * block: then a block is admitted that was not cached, no worse.
+ */
+bool flaz_l2p_ghost(struct flaz_l2p *t, u64 block)
+{
+	u64 v = get_raw(t, flaz_l2p_line(t, block));
+	u32 pos = 0, units = field(v, &pos, L2P_LEN_BITS), ext, gen;
+	u64 tag;
+
+	if (!units || units == L2P_ZERO)
+		return false;
+	pos += t->off_bits;
+	ext = field(v, &pos, t->ext_bits);
+	tag = field(v, &pos, t->tag_bits);
+	pos += t->cold_bits;
+	gen = field(v, &pos, t->gen_bits);
+	return ext < t->nr_extents && tag == (tag_of(t, block) & GENMASK_ULL(t->tag_bits - 1, 0)) &&
+	       (u32)flaz_l2p_gen(t, ext) - gen - 1 < 2;
+}
+
+/*
  * Whether @block's line still points at the slot at @off of extent @ext (lock
  * held): the cleaner's liveness test, the slot's back pointer against the
  * table. *heat gets the line's heat.
@@ -721,6 +746,12 @@ void flaz_l2p_cool(struct flaz_l2p *t, u64 block)
 	u64 line = flaz_l2p_line(t, block);
 
 	heat_set(t, line, heat_get(t, line) / 2);
+}
+
+/* Slots of extent @ext that lines point at. */
+u32 flaz_l2p_slots(struct flaz_l2p *t, u32 ext)
+{
+	return max(atomic_read(&t->slots[ext]), 0) % L2P_RAW_ONE;
 }
 
 /* Bytes of extent @ext's slots that lines point at. */

@@ -1040,6 +1040,52 @@ static void l2p_cleaner_view(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_l2p_live(t, 3), 96U);
 }
 
+static bool ghost(struct flaz_l2p *t, u64 block)
+{
+	u64 line = flaz_l2p_line(t, block);
+	bool g;
+
+	flaz_l2p_lock(t, line);
+	g = flaz_l2p_ghost(t, block);
+	flaz_l2p_unlock(t, line);
+	return g;
+}
+
+/*
+ * S3-FIFO's ghost, from the table: a line still holding the entry of the same
+ * block that its extent's last eviction voided, while the extent is free or in
+ * use again; not once the extent went a second time, nor for a live entry,
+ * another block of the line, a zero block or a line written empty.
+ */
+static void l2p_ghost(struct kunit *test)
+{
+	const u64 lines = 2 * FLAZ_META_ENTRIES;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 4 * lines);
+	struct flaz_entry a = slot(3, 64, 96), b = slot(4, 0, 96);
+	u64 blk_a = 5 + lines, blk_b = 9, blk_z = 11;
+	bool worn;
+
+	set(t, blk_a, &a, NULL);
+	set(t, blk_b, &b, NULL);
+	set(t, blk_z, &zero, NULL);
+	KUNIT_EXPECT_FALSE(test, ghost(t, blk_a));	/* live: a hit, not a ghost */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_evict_extent(t, 3, &worn), 1U);
+	KUNIT_EXPECT_TRUE(test, ghost(t, blk_a));	/* extent free */
+	KUNIT_EXPECT_FALSE(test, ghost(t, 5));		/* the same line, another block */
+	KUNIT_EXPECT_FALSE(test, ghost(t, blk_z));
+	KUNIT_EXPECT_FALSE(test, ghost(t, blk_b));	/* extent 4 still holds it */
+	flaz_l2p_open_extent(t, 3);
+	KUNIT_EXPECT_TRUE(test, ghost(t, blk_a));	/* in use by its next tenant */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_evict_extent(t, 3, &worn), 0U);
+	KUNIT_EXPECT_FALSE(test, ghost(t, blk_a));	/* gone a second time: forgotten */
+
+	/* a line written empty forgets its block */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_evict_extent(t, 4, &worn), 1U);
+	KUNIT_EXPECT_TRUE(test, ghost(t, blk_b));
+	set(t, blk_b, &none, NULL);
+	KUNIT_EXPECT_FALSE(test, ghost(t, blk_b));
+}
+
 /*
  * Evicting an extent is O(1): no line is visited, yet every entry into it
  * reads as empty while another extent's stay; its slots, bytes, raw and cold
@@ -1560,6 +1606,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_paging),
 	KUNIT_CASE(l2p_tomb_bits),
 	KUNIT_CASE(l2p_cleaner_view),
+	KUNIT_CASE(l2p_ghost),
 	KUNIT_CASE(l2p_codec_usage),
 	KUNIT_CASE(l2p_create_bad),
 	KUNIT_CASE(l2p_evict_extent),

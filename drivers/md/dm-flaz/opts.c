@@ -72,6 +72,10 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 	[FLAZ_OPT_TABLE_CACHE_KIB] = {
 		.name = "table_cache_kib", .max = FLAZ_MAX_TABLE_CACHE_KIB, .online = true,
 		.error = "table_cache_kib must be from 0 (by the SSD's size) to 1073741824" },
+	[FLAZ_OPT_PROBATION_PERCENT] = {
+		.name = "probation_percent", .max = FLAZ_MAX_PROBATION_PERCENT,
+		.def = FLAZ_DEF_PROBATION_PERCENT, .online = true,
+		.error = "probation_percent must be a percentage from 0 (off) to 50" },
 };
 
 static const char * const codec_names[FLAZ_NR_CODECS] = {
@@ -158,7 +162,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 		key = dm_shift_arg(as);
 		i = find_opt(key);
 		if (i < 0) {
-			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold_compressor cold table_cache_kib)";
+			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold_compressor cold table_cache_kib probation_percent)";
 			return -EINVAL;
 		}
 		if (o->set & BIT(i)) {

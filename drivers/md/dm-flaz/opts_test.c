@@ -98,7 +98,7 @@ static void opts_boundaries_accepted(struct kunit *test)
 		"2 cleaner_rate_mib 0", "2 cleaner_rate_mib 65536", "2 hot_max_percent 0",
 		"2 hot_max_percent 100", "2 cold_compressor none", "2 cold_compressor lzo",
 		"2 ssd_hold_s 1", "2 ssd_hold_s 3600", "2 table_cache_kib 0",
-		"2 table_cache_kib 1073741824",
+		"2 table_cache_kib 1073741824", "2 probation_percent 0", "2 probation_percent 50",
 	};
 	struct flaz_opts o;
 	char *error;
@@ -119,7 +119,7 @@ static void opts_bad_refused(struct kunit *test)
 		"2 compress_min_saving 101", "1 compressor", "2 bogus 1", "2 cleaner_rate_mib 65537",
 		"2 hot_max_percent 101", "2 cold_compressor gzip", "2 cold_compressor 1",
 		"2 cold_compressor NONE", "2 ssd_hold_s 0", "2 ssd_hold_s 3601",
-		"2 table_cache_kib 1073741825", "2 table_cache_kib -1",
+		"2 table_cache_kib 1073741825", "2 table_cache_kib -1", "2 probation_percent 51",
 		"2 cold cold", "4 overbook 200 overbook 300",
 		"4 low_watermark 20 high_watermark 20", "2 low_watermark 30",
 		"3 overbook 200", "23 a b c d e f g h i j k l m n o p q r s t u v w", "x",

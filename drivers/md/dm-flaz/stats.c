@@ -53,6 +53,9 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_SKIPPED_BUSY] = "skipped_busy",
 	[FLAZ_STAT_SKIPPED_MEMORY] = "skipped_memory",
 	[FLAZ_STAT_SKIPPED_TABLE] = "skipped_table",
+	[FLAZ_STAT_SLOTS_PROMOTED] = "slots_promoted",
+	[FLAZ_STAT_GHOST_HITS] = "ghost_hits",
+	[FLAZ_STAT_SKIPPED_HOT] = "skipped_hot",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -137,5 +140,8 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	       g->raw_bytes);
 	DMEMIT(" table_resident_bytes=%llu", g->table_resident_bytes);
 	emit_stats(s, FLAZ_STAT_TABLE_PAGE_INS, FLAZ_STAT_SKIPPED_TABLE, result, maxlen, &sz);
+	DMEMIT(" probation_extents=%llu main_extents=%llu", g->probation_extents,
+	       g->main_extents);
+	emit_stats(s, FLAZ_STAT_SLOTS_PROMOTED, FLAZ_STAT_SKIPPED_HOT, result, maxlen, &sz);
 	*sz_p = sz;
 }

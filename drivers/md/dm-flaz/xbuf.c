@@ -136,11 +136,14 @@ void flaz_xbuf_opened(struct flaz_xbuf *xb, u32 id)
 	flaz_l2p_open_extent(c->l2p, id);
 }
 
-/* Extent @id's write completed: its slots are read from the SSD, and it may be reclaimed. */
-void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id)
+/*
+ * Extent @id's write completed: its slots are read from the SSD, and it may be
+ * reclaimed, from main when @admitted (the cleaner's), else from probation.
+ */
+void flaz_xbuf_written(struct flaz_xbuf *xb, u32 id, bool admitted)
 {
 	set_bit(id, xb->c->written);
-	flaz_alloc_written(xb->c->alloc, id);
+	flaz_alloc_written(xb->c->alloc, id, admitted);
 }
 
 /*
@@ -295,7 +298,7 @@ FLAZ_IO_NOTIFY(write_done)
 	spin_unlock_irqrestore(&xb->lock, flags);
 	/* out of DRAM first: a hit in between reads it from the SSD, which has it */
 	if (!error)
-		flaz_xbuf_written(xb, id);
+		flaz_xbuf_written(xb, id, false);
 	/* last, under the lock: once in_flight is 0, flaz_xbuf_stop() lets the volume go */
 	spin_lock_irqsave(&xb->lock, flags);
 	xb->in_flight--;

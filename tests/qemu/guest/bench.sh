@@ -21,7 +21,8 @@
 #      eviction, flaz with the cleaner, and an ideal LRU of flaz's compressed capacity simulated
 #      from the same trace; and the capacity cold_compressor zstd gains on text (clean-cold);
 #      run alone with `make bench BENCH=only=cleaner` (its hot set and scan rows with
-#      BENCH=only=scan; section 2 with BENCH=only=hits;
+#      BENCH=only=scan, its random one-pass scan rows alone with BENCH=only=rscan; section 2
+#      with BENCH=only=hits;
 #      flaz-lz4 and flaz-paged of section 1 with the DRAM figures, BENCH=only=paged)
 #   7. scale: the table paged at a 64 GiB SSD over a 256 GiB HDD, hit ratio against the table's
 #      budget (BENCH=only=scale)
@@ -791,6 +792,41 @@ hotscan() {
 	echo "$hs_tbl $hs_name $hs_hit $hs_iops - -" >>$ROWS
 }
 
+# rscan NAME DEV HITS_CMD: issue 33's case that no sequential bypass helps: a hot 16 MiB read
+# three times at random, one pass at random (4 KiB reads, each block once) over 384 MiB from
+# 128 MiB on (3x the SSD), then the hot 16 MiB once more: the hit % of that last read.
+rscan() {
+	rs_name=$1 rs_dev=$2 rs_cmd=$3
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	for _ in 1 2 3; do
+		fio --name=hot --filename="$rs_dev" --size=16M --rw=randread --bs=4k \
+			--ioengine=libaio --iodepth=8 --direct=1 --eta=never --output=/dev/null
+	done
+	fio --name=scan --filename="$rs_dev" --offset=128M --size=384M --rw=randread --bs=4k \
+		--randrepeat=0 --ioengine=libaio --iodepth=8 --direct=1 --eta=never --output=/dev/null
+	rs_0=$($rs_cmd)
+	fio --name=hot --filename="$rs_dev" --size=16M --rw=randread --bs=4k --ioengine=libaio \
+		--iodepth=8 --direct=1 --eta=never --output=/dev/null
+	rs_1=$($rs_cmd)
+	set -- $rs_0 $rs_1
+	rs_hit=-
+	[ $# -eq 4 ] && rs_hit=$(echo "$(($3 - $1)) $(($4 - $2))" |
+		awk '$1 + $2 > 0 { printf "%.1f", 100 * $1 / ($1 + $2); exit } { printf "-" }')
+	row "$rs_name" "$rs_hit" - - - - - -
+	csv clean-rscan "$rs_name" "$rs_hit" - - - - - - -
+	echo "clean-rscan $rs_name $rs_hit - - -" >>$ROWS
+}
+
+# rscan_flaz NAME OPTIONS...: rscan on a fresh flaz-lz4 volume.
+rscan_flaz() {
+	rf_name=$1
+	shift
+	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 1)) $* cold"
+	rscan "$rf_name" /dev/mapper/vol flaz_hits
+	dmsetup remove vol
+}
+
 # hotscan_flaz NAME OPTIONS...: hotscan on a fresh flaz-lz4 volume.
 hotscan_flaz() {
 	hf_name=$1
@@ -1045,7 +1081,25 @@ cold_vol() {
 
 # The hot set beside a scan: hotscan for dm-cache and flaz (FIFO eviction, the cleaner, and the
 # cleaner with the default seq_cutoff_kib), then the zipf reads beside a scan (BENCH=only=scan).
+rscan_rows() {
+	header "clean-rscan: a hot 16 MiB read 3 times, one random pass over 384 MiB (3x the SSD), the hot 16 MiB again: hit% of that last read"
+	dmcache_up $BACKING
+	rscan dm-cache /dev/mapper/cached dmcache_hits
+	dmcache_down
+	if bcache_up; then
+		rscan bcache /dev/bcache0 bcache_hits
+		bcache_down
+	fi
+	# shellcheck disable=SC2086
+	rscan_flaz flaz-fifo $SEQ_OPTS probation_percent 0 cleaner_rate_mib 0
+	# shellcheck disable=SC2086
+	rscan_flaz flaz-one-log $SEQ_OPTS probation_percent 0
+	# shellcheck disable=SC2086
+	rscan_flaz flaz-probation $SEQ_OPTS
+}
+
 scan_rows() {
+	rscan_rows
 	header "clean-hotscan: a hot 16 MiB read after each 32 MiB of a 384 MiB scan (3x the SSD), ${HOTSCAN_ROUNDS} rounds; hit% of the hot reads from round 2"
 	dmcache_up $BACKING
 	hotscan clean-hotscan dm-cache /dev/mapper/cached dmcache_hits
@@ -1172,6 +1226,10 @@ only=hits)
 only=scan)
 	hdd_fill_rest
 	scan_rows
+	exit 0 ;;
+only=rscan)
+	hdd_fill_rest
+	rscan_rows
 	exit 0 ;;
 only=paged)
 	flaz_bench main flaz-lz4 $WSET_MIB compressor lz4

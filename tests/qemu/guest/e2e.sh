@@ -116,6 +116,7 @@ wide cache-cleaner-hot-set-paged t_cache_cleaner_hot_set paged
 check cache-cleaner-fault t_cache_cleaner_fault
 check cache-scan-hot-set t_cache_scan_hot_set sequential
 check cache-scan-interleaved t_cache_scan_hot_set interleaved
+check cache-scan-random t_cache_scan_hot_set random
 check persist-warm-dmsetup t_persist_warm dmsetup
 check persist-warm-flazctl t_persist_warm flazctl
 check persist-background-load t_persist_background_load
