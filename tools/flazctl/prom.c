@@ -79,7 +79,7 @@ static const struct metric metrics[] = {
 	{ "probation_extents", GAUGE, "Written extents in the probation part of the log, where new fills go first." },
 	{ "main_extents", GAUGE, "Written extents in the main log." },
 	{ "slots_promoted", COUNTER, "Slots hit while in probation that went to the main log when their probation extent was reclaimed." },
-	{ "ghost_hits", COUNTER, "Blocks filled again within one lap of the extent whose eviction dropped them; admitted as if hit once." },
+	{ "ghost_hits", COUNTER, "Blocks installed again within one lap of the extent whose eviction dropped them; admitted as if hit once." },
 	{ "skipped_hot", COUNTER, "Fills skipped (of fills_skipped): the block's table line holds another block hit since its fill." },
 };
 

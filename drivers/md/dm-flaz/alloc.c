@@ -11,7 +11,7 @@
  *
  * An evicted extent is not free at once: the table on the SSD may still point
  * into it until the next commit, and a crash would then read whatever was
- * written there since. It waits in a third FIFO until a commit has gone out,
+ * written there since. It waits in a fourth FIFO until a commit has gone out,
  * and is put back only after its discard has completed, so a discard can never
  * land on an extent that was written again.
  */
@@ -267,28 +267,32 @@ void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n)
 	spin_unlock_irqrestore(&a->lock, flags);
 }
 
-/* The FIFO reclaim takes from (lock held): probation while over its share. */
-static struct fifo *victims(struct flaz_alloc *a, bool *probation)
+/*
+ * The FIFO reclaim takes from (lock held): probation while over its share,
+ * counting @out of its extents the caller holds, or while main is empty.
+ */
+static struct fifo *victims(struct flaz_alloc *a, u32 out, bool *probation)
 {
-	*probation = a->small.count && (a->small.count > a->probation || !a->main.count);
+	*probation = a->small.count && (a->small.count + out > a->probation || !a->main.count);
 	return *probation ? &a->small : &a->main;
 }
 
 /*
  * Take up to @max of the least recently filled written extents, oldest first,
- * all of one FIFO; @probation says which.
+ * all of one FIFO; @probation says which. @out: probation's extents the caller
+ * took before and has not given back yet, still counted in its share.
  */
-u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, bool *probation)
+u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, u32 out, bool *probation)
 {
 	unsigned long flags;
 	struct fifo *f;
 	u32 n = 0;
 
 	spin_lock_irqsave(&a->lock, flags);
-	f = victims(a, probation);
+	f = victims(a, out, probation);
 	while (n < max && f->count) {
 		/* probation down to its share: main's turn */
-		if (*probation && n && f->count <= a->probation && a->main.count)
+		if (*probation && n && f->count + out <= a->probation && a->main.count)
 			break;
 		ids[n++] = fifo_pop(a, f);
 	}

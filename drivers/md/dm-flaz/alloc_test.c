@@ -27,12 +27,12 @@ static struct flaz_alloc *create(struct kunit *test, u32 nr)
 }
 
 /* The oldest written extents of the FIFO reclaim takes from, main with one log. */
-static u32 take(struct flaz_alloc *a, u32 *ids, u32 max)
+static u32 take(struct kunit *test, struct flaz_alloc *a, u32 *ids, u32 max)
 {
 	bool probation;
-	u32 n = flaz_alloc_take_oldest(a, ids, max, &probation);
+	u32 n = flaz_alloc_take_oldest(a, ids, max, 0, &probation);
 
-	WARN_ON(n && probation);
+	KUNIT_EXPECT_FALSE(test, n && probation);
 	return n;
 }
 
@@ -75,26 +75,26 @@ static void alloc_take_oldest(struct kunit *test)
 	struct flaz_alloc *a = create(test, 5);
 	u32 ids[8], i, id;
 
-	KUNIT_EXPECT_EQ(test, take(a, ids, 8), 0U);
+	KUNIT_EXPECT_EQ(test, take(test, a, ids, 8), 0U);
 	for (i = 0; i < 5; i++)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 	for (i = 0; i < ARRAY_SIZE(order); i++)
 		flaz_alloc_written(a, order[i], false);
-	KUNIT_EXPECT_EQ(test, take(a, ids, 0), 0U);
+	KUNIT_EXPECT_EQ(test, take(test, a, ids, 0), 0U);
 	memset(ids, 0xff, sizeof(ids));
-	KUNIT_ASSERT_EQ(test, take(a, ids, 2), 2U);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 2), 2U);
 	KUNIT_EXPECT_EQ(test, ids[0], 2U);
 	KUNIT_EXPECT_EQ(test, ids[1], 0U);
 	KUNIT_EXPECT_EQ(test, ids[2], ~0U);
-	KUNIT_ASSERT_EQ(test, take(a, ids, 1), 1U);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 1), 1U);
 	KUNIT_EXPECT_EQ(test, ids[0], 4U);
 	/* Written after the others were taken: still behind the older ones. */
 	flaz_alloc_written(a, 0, false);
-	KUNIT_ASSERT_EQ(test, take(a, ids, 8), 3U);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 8), 3U);
 	KUNIT_EXPECT_EQ(test, ids[0], 3U);
 	KUNIT_EXPECT_EQ(test, ids[1], 1U);
 	KUNIT_EXPECT_EQ(test, ids[2], 0U);
-	KUNIT_EXPECT_EQ(test, take(a, ids, 8), 0U);
+	KUNIT_EXPECT_EQ(test, take(test, a, ids, 8), 0U);
 	/* Taking does not free: that is put's job. */
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
 	flaz_alloc_put(a, 2);
@@ -133,11 +133,11 @@ static void alloc_unget(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 	for (i = 0; i < 4; i++)
 		flaz_alloc_written(a, i, false);
-	KUNIT_ASSERT_EQ(test, take(a, ids, 3), 3U);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 3), 3U);
 	/* 0 is cleaned, 1 and 2 go back */
 	flaz_alloc_unget(a, ids + 1, 2, false);
 	flaz_alloc_written(a, 5, false);
-	KUNIT_ASSERT_EQ(test, take(a, ids, 8), 4U);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 8), 4U);
 	KUNIT_EXPECT_EQ(test, ids[0], 1U);
 	KUNIT_EXPECT_EQ(test, ids[1], 2U);
 	KUNIT_EXPECT_EQ(test, ids[2], 3U);
@@ -145,7 +145,7 @@ static void alloc_unget(struct kunit *test)
 	/* into an empty order: head and tail both right */
 	flaz_alloc_unget(a, ids, 2, false);
 	flaz_alloc_written(a, 4, false);
-	KUNIT_ASSERT_EQ(test, take(a, ids, 8), 3U);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 8), 3U);
 	KUNIT_EXPECT_EQ(test, ids[0], 1U);
 	KUNIT_EXPECT_EQ(test, ids[1], 2U);
 	KUNIT_EXPECT_EQ(test, ids[2], 4U);
@@ -162,7 +162,7 @@ static void alloc_wrap(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 		KUNIT_EXPECT_EQ(test, id, k % nr);
 		flaz_alloc_written(a, id, false);
-		KUNIT_ASSERT_EQ(test, take(a, ids, nr), 1U);
+		KUNIT_ASSERT_EQ(test, take(test, a, ids, nr), 1U);
 		KUNIT_EXPECT_EQ(test, ids[0], id);
 		flaz_alloc_put(a, id);
 		KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), nr);
@@ -173,7 +173,7 @@ static void alloc_wrap(struct kunit *test)
 	for (k = 0; k < nr; k++)
 		flaz_alloc_written(a, ids[nr - 1 - k], false);
 	memset(ids, 0, sizeof(ids));
-	KUNIT_ASSERT_EQ(test, take(a, ids, nr), nr);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, nr), nr);
 	for (k = 0; k < nr; k++)
 		KUNIT_EXPECT_EQ(test, ids[k], (nr + 1 + (nr - 1 - k)) % nr);
 }
@@ -241,7 +241,7 @@ static void alloc_retire_release(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 		flaz_alloc_written(a, id, false);
 	}
-	KUNIT_ASSERT_EQ(test, take(a, ids, 3), 3U);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 3), 3U);
 	for (i = 0; i < 3; i++)
 		flaz_alloc_retire(a, ids[i]);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 0U);
@@ -309,7 +309,7 @@ static void alloc_reset(struct kunit *test)
 	flaz_alloc_reset(a, used);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 68U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 0U);
-	KUNIT_EXPECT_EQ(test, take(a, ids, 70), 2U);
+	KUNIT_EXPECT_EQ(test, take(test, a, ids, 70), 2U);
 	KUNIT_EXPECT_EQ(test, ids[0], 3U);
 	KUNIT_EXPECT_EQ(test, ids[1], 65U);
 	KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
@@ -334,7 +334,7 @@ static void alloc_probation(struct kunit *test)
 	bool prob;
 
 	flaz_alloc_set_probation(a, 2);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 10; i++)
 		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
 	/* 0, 1, 2, 3 filled, 4 and 5 moves, 6 and 7 filled */
 	for (i = 0; i < 8; i++)
@@ -342,24 +342,24 @@ static void alloc_probation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_probation(a), 6U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_main(a), 2U);
 	/* over its share: probation first, down to the share and no further */
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 4U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 4U);
 	KUNIT_EXPECT_TRUE(test, prob);
 	KUNIT_EXPECT_EQ(test, ids[0], 0U);
 	KUNIT_EXPECT_EQ(test, ids[3], 3U);
 	/* given back to probation's head, taken again in order */
 	flaz_alloc_unget(a, ids + 2, 2, true);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, &prob), 1U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, 0, &prob), 1U);
 	KUNIT_EXPECT_TRUE(test, prob);
 	KUNIT_EXPECT_EQ(test, ids[0], 2U);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, &prob), 1U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, 0, &prob), 1U);
 	KUNIT_EXPECT_EQ(test, ids[0], 3U);
 	/* at its share: main's oldest, the probation extents stay */
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 2U);
 	KUNIT_EXPECT_FALSE(test, prob);
 	KUNIT_EXPECT_EQ(test, ids[0], 4U);
 	KUNIT_EXPECT_EQ(test, ids[1], 5U);
 	/* main empty: probation however small */
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 2U);
 	KUNIT_EXPECT_TRUE(test, prob);
 	KUNIT_EXPECT_EQ(test, ids[0], 6U);
 	/* no share: one log, fills go to main */
@@ -367,6 +367,16 @@ static void alloc_probation(struct kunit *test)
 	flaz_alloc_written(a, 8, false);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_probation(a), 0U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_main(a), 1U);
+	/* probation's extents the caller holds count in its share */
+	flaz_alloc_set_probation(a, 2);
+	flaz_alloc_written(a, 9, false);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 1U);
+	KUNIT_EXPECT_FALSE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 8U);
+	flaz_alloc_unget(a, ids, 1, false);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 2, &prob), 1U);
+	KUNIT_EXPECT_TRUE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 9U);
 }
 
 static struct kunit_case flaz_alloc_cases[] = {

@@ -386,6 +386,12 @@ void flaz_cache_invalidate(struct flaz_cache *c)
 	flaz_cleaner_kick(c->cleaner);
 }
 
+/* A tunable changed (a message): the cleaner's shares follow at once. */
+void flaz_cache_tuned(struct flaz_cache *c)
+{
+	flaz_cleaner_tuned(c->cleaner);
+}
+
 /*
  * Change the mode (process context). Passthrough empties the cache and gives
  * the SSD a new, empty generation, so nothing cached before can be loaded

@@ -2,16 +2,19 @@
 /*
  * dm-flaz cleaner: makes room for fills, in two stages (FlaZ 2.2.4, SlimCache).
  *
- * The policy is S3-FIFO's on the log (alloc.c): fills (of misses and writes)
- * go to probation, a FIFO of probation_percent of the extents; the cleaner's
- * moves go to main. Reclaim takes probation's oldest while it is over its
- * share, else main's. Of a probation extent, the slots hit since their fill
- * move to main and the rest are dropped: one hit nowhere goes whole, unread.
- * A block filled again while its line still holds the entry its extent's
- * eviction voided (a ghost, l2p.c) counts as hit once, and reaches main in
- * turn. Of a main extent, the hit slots move to main's tail, their heat
+ * The policy is S3-FIFO's on the log (alloc.c): fills (of misses and writes) go
+ * to probation, a FIFO of probation_percent of the extents; the cleaner's moves
+ * go to main. Reclaim takes probation's oldest while it is over its share (or
+ * main is empty), else main's. Of a probation extent, the slots hit since their
+ * fill move to main and the rest are dropped: one hit nowhere goes whole,
+ * unread. A block installed again while its line still holds the entry its
+ * extent's eviction voided (a ghost, l2p.c) counts as hit once, and reaches
+ * main in turn. Of a main extent, the hit slots move to main's tail, their heat
  * halved (a second chance is earned again), and the rest are dropped. So a
- * stream read once cycles through probation and never reaches main.
+ * stream read once cycles through probation and never reaches main. A newcomer
+ * does not evict a block hit since its fill from the line they share (fill.c).
+ * With the cleaner off (cleaner_rate_mib 0), which promotes nothing, there is
+ * one log.
  *
  * Compaction, below low_watermark free extents and up to high_watermark: a pass
  * takes a window of the oldest extents of one FIFO (CLEAN_WINDOW bytes; of
@@ -57,17 +60,20 @@
  * come in bursts that outrun a pass and the commit that frees its victims.
  * With the cleaner on, below half of low_watermark or in a rush, an extent
  * holding a slot hit since it was written, or slots a pass moved or kept
- * there, is passed over once (CLOCK's second chance, per extent): one three
- * quarters live goes to the tail for a lap more, and of the others a window
- * stays at the head, to be compacted next; up to a lap of the extents in all,
+ * there, is passed over (CLOCK's second chance, per extent): one three
+ * quarters live goes to main's tail for a lap more (from probation: promoted
+ * whole, unread, its slots not hit with it), and of the others
+ * a window per FIFO stays at its head, to be compacted next (probation's keep
+ * their hit bit until a pass reads them); up to a lap of the extents in all,
  * so that stage two always frees what it must. Fills faster than compaction
  * then drop the cold stream, not the hot set, nor a set mostly overwritten
  * since it was hit. A fill never waits for the cleaner; it is skipped when no
  * extent is free but the few kept for the cleaner's moves (alloc.c). With free
  * extents that short, a commit frees evicted ones at once (meta.c).
  *
- * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to clean
- * cleaner_rate_mib MiB a second; an idle volume is cleaned flat out, and so is
+ * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to read
+ * cleaner_rate_mib MiB a second (a pass that read nothing waits for nothing);
+ * an idle volume is cleaned flat out, and so is
  * one whose free extents fall below three quarters of low_watermark, so that
  * compaction keeps up with fills before the second stage has to step in.
  */
@@ -261,7 +267,7 @@ static u32 room(struct flaz_cache *c)
 /*
  * Stage two: up to @want of the oldest extents go whole, and failed ones.
  * With @spare, while compaction goes on, extents holding slots it moved or
- * kept (hit ones), and once each those with a slot hit since, are passed over:
+ * kept (hit ones), and those with a slot hit since (main's once), are passed over:
  * one three quarters live to main's tail (a lap more, or promoted whole from
  * probation), the others, up to a window of each FIFO's, at its head for the
  * next pass. A fast stream of fills must not drop the hot set whole, nor hold
@@ -277,26 +283,35 @@ static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
 	mutex_lock(&cl->evict_lock);
 	while (done < want) {
 		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH),
-					   &prob);
+					   spared[1], &prob);
 		if (!n)
 			break;
 		for (i = 0; i < n; i++) {
 			/* a lap of the extents at most: then even hot ones go */
 			if (spare && seen++ < c->geo->nr_extents &&
 			    (test_bit(ids[i], cl->kept) || test_bit(ids[i], c->hit))) {
-				/* mostly live: a lap more at main's tail (CLOCK), as if kept */
+				/*
+				 * Mostly live: a lap more at main's tail (CLOCK), as
+				 * if kept. From probation that promotes it whole,
+				 * unread, its slots not hit too: under pressure
+				 * there is no time to read it, and main's next
+				 * reclaim drops what was not hit.
+				 */
 				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]), room(c))) {
 					clear_bit(ids[i], c->hit);
+					clear_bit(ids[i], cl->kept);
 					if (prob)
 						flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED,
 							       flaz_l2p_slots(c->l2p, ids[i]));
-					clear_bit(ids[i], cl->kept);
 					flaz_alloc_written(c->alloc, ids[i], true);
 					continue;
 				}
-				/* partly: at the head, for the next pass to compact */
+				/*
+				 * Else at the head, for the next pass to compact;
+				 * probation's keep their hit bit: a pass reads them
+				 * only if it is set.
+				 */
 				if (spared[prob] < cl->window) {
-					/* probation's are read only if hit */
 					if (!prob)
 						clear_bit(ids[i], c->hit);
 					cl->spared[prob][spared[prob]++] = ids[i];
@@ -689,23 +704,26 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
  * than 3/8 of low_watermark, so that fills still take free extents below the
  * levels where the cleaner stops pacing itself (3/4) and where whole extents go
  * (1/2); with more, fills would be skipped while the cleaner kept its pace.
- * And probation's share of the extents, as probation_percent has it now.
+ * And probation's share of the extents, as probation_percent has it now; none
+ * with the cleaner off, which promotes nothing: one log, FIFO.
  */
 static void set_shares(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 most = div_u64((u64)c->geo->nr_extents * 3 *
 			   flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK), 800);
+	u32 pct = flaz_opt_get(c->opts, FLAZ_OPT_PROBATION_PERCENT);
 
 	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), most));
-	flaz_alloc_set_probation(c->alloc, div_u64((u64)c->geo->nr_extents *
-				 flaz_opt_get(c->opts, FLAZ_OPT_PROBATION_PERCENT), 100));
+	if (!flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB))
+		pct = 0;
+	flaz_alloc_set_probation(c->alloc, div_u64((u64)c->geo->nr_extents * pct, 100));
 }
 
 /*
- * Whether victim @i is read and judged: it has live slots, or it was hit since
- * it was written, its lines' pages out (the live bytes count resident lines
- * only); one neither goes unread.
+ * Whether victim @i is read and judged: it was hit since it was written (its
+ * lines' pages may be out: the live bytes count resident lines only), or, of
+ * main's, it has live slots; another goes unread.
  */
 static bool worth_reading(struct flaz_cleaner *cl, u32 i)
 {
@@ -805,7 +823,7 @@ static long pass(struct flaz_cleaner *cl)
 	}
 	/* failed extents go first, whole */
 	evict_oldest(cl, 0, false);
-	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window, &cl->probation);
+	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window, 0, &cl->probation);
 	if (!n)
 		return -1;
 	/* probation goes in its order: most of it goes unread */
@@ -845,6 +863,12 @@ static void clean_work(struct work_struct *work)
 	mutex_unlock(&cl->lock);
 	if (delay >= 0 && !READ_ONCE(cl->stopped))
 		queue_delayed_work(cl->c->wq.io, &cl->work, delay);
+}
+
+/* A tunable changed: the reserve and probation's share follow now, not at the next pass. */
+void flaz_cleaner_tuned(struct flaz_cleaner *cl)
+{
+	set_shares(cl);
 }
 
 /*
@@ -931,7 +955,7 @@ void flaz_cleaner_empty(struct flaz_cleaner *cl)
 	mutex_lock(&cl->evict_lock);
 	/* zero blocks and lines into open extents are voided by no eviction */
 	flaz_l2p_drop_all(c->l2p);
-	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH, &prob)))
+	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH, 0, &prob)))
 		for (i = 0; i < n; i++)
 			retire(cl, ids[i]);
 	mutex_unlock(&cl->evict_lock);
@@ -996,13 +1020,13 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
 	cl->kept = bitmap_zalloc(total, GFP_KERNEL);
 	cl->spared[0] = kcalloc(2 * cl->window, sizeof(u32), GFP_KERNEL);
-	cl->spared[1] = cl->spared[0] + cl->window;
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	cl->hot = kvzalloc(total, GFP_KERNEL);
 	if (!cl->victims || !cl->kept || !cl->spared[0] || !cl->hot) {
 		flaz_cleaner_destroy(cl);
 		return NULL;
 	}
+	cl->spared[1] = cl->spared[0] + cl->window;
 	set_shares(cl);
 	return cl;
 }

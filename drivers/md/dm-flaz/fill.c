@@ -156,6 +156,12 @@ static bool cached(struct flaz_cache *c, u64 block)
 	return hit && (e.kind == FLAZ_ENTRY_ZERO || flaz_l2p_tags_whole(c->l2p));
 }
 
+/* Admission on (probation_percent): held lines and ghosts; off, every fill goes in. */
+static bool admission(struct flaz_cache *c)
+{
+	return flaz_opt_get(c->opts, FLAZ_OPT_PROBATION_PERCENT);
+}
+
 /*
  * Whether @block's line (lock held) holds another block hit since it was
  * filled. The table is direct-mapped: installing @block would evict it, and a
@@ -168,7 +174,7 @@ static bool held(struct flaz_cache *c, u64 block)
 	u64 line = flaz_l2p_line(c->l2p, block);
 	struct flaz_entry e;
 
-	if (flaz_l2p_lookup(c->l2p, block, &e))
+	if (!admission(c) || flaz_l2p_lookup(c->l2p, block, &e))
 		return false;
 	flaz_l2p_get(c->l2p, line, &e);
 	return e.kind != FLAZ_ENTRY_NONE && flaz_l2p_heat(c->l2p, line);
@@ -235,11 +241,12 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 
 	flaz_l2p_lock(c->l2p, line);
 	/* and the page was not paged out again since, nor a hot block installed */
-	done = !READ_ONCE(fill->rec.stale) && flaz_l2p_resident(c->l2p, line) &&
-	       !held(c, block);
+	done = !READ_ONCE(fill->rec.stale) && flaz_l2p_resident(c->l2p, line);
+	taken = done && held(c, block);
+	done = done && !taken;
 	if (done) {
 		same = flaz_l2p_lookup(c->l2p, block, &was);
-		ghost = e.kind == FLAZ_ENTRY_SLOT && flaz_l2p_ghost(c->l2p, block);
+		ghost = e.kind == FLAZ_ENTRY_SLOT && admission(c) && flaz_l2p_ghost(c->l2p, block);
 		flaz_l2p_set(c->l2p, block, &e, &old);
 		/* back a lap after its eviction: admitted, as if hit once (cleaner.c) */
 		if (ghost) {
@@ -250,6 +257,8 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	flaz_l2p_unlock(c->l2p, line);
 	if (s.x)
 		flaz_xbuf_commit(c->xbuf, &s);
+	if (taken)
+		skipped(c, FLAZ_STAT_SKIPPED_HOT, 1);
 	if (!done)
 		return;
 	if (fill->read)

@@ -1051,22 +1051,13 @@ static bool ghost(struct flaz_l2p *t, u64 block)
 	return g;
 }
 
-/*
- * S3-FIFO's ghost, from the table: a line still holding the entry of the same
- * block that its extent's last eviction voided, while the extent is free or in
- * use again; not once the extent went a second time, nor for a live entry,
- * another block of the line, a zero block or a line written empty.
- */
-static void l2p_ghost(struct kunit *test)
+static void ghost_case(struct kunit *test, struct flaz_l2p *t, const struct flaz_entry *a,
+		       const struct flaz_entry *b, u64 blk_a, u64 blk_b, u64 blk_z)
 {
-	const u64 lines = 2 * FLAZ_META_ENTRIES;
-	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 4 * lines);
-	struct flaz_entry a = slot(3, 64, 96), b = slot(4, 0, 96);
-	u64 blk_a = 5 + lines, blk_b = 9, blk_z = 11;
 	bool worn;
 
-	set(t, blk_a, &a, NULL);
-	set(t, blk_b, &b, NULL);
+	set(t, blk_a, a, NULL);
+	set(t, blk_b, b, NULL);
 	set(t, blk_z, &zero, NULL);
 	KUNIT_EXPECT_FALSE(test, ghost(t, blk_a));	/* live: a hit, not a ghost */
 	KUNIT_EXPECT_EQ(test, flaz_l2p_evict_extent(t, 3, &worn), 1U);
@@ -1084,6 +1075,25 @@ static void l2p_ghost(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ghost(t, blk_b));
 	set(t, blk_b, &none, NULL);
 	KUNIT_EXPECT_FALSE(test, ghost(t, blk_b));
+}
+
+/*
+ * S3-FIFO's ghost, from the table: a line still holding the entry of the same
+ * block that its extent's last eviction voided, while the extent is free or in
+ * use again; not once the extent went a second time, nor for a live entry,
+ * another block of the line, a zero block or a line written empty.
+ */
+static void l2p_ghost(struct kunit *test)
+{
+	const u64 lines = 2 * FLAZ_META_ENTRIES;
+	struct flaz_entry a = slot(3, 64, 96), b = slot(4, 0, 96);
+	struct flaz_l2p *t = create_cold(test, lines, 16, 32 << 10, 4 * lines, false);
+
+	ghost_case(test, t, &a, &b, 5 + lines, 9, 11);
+	/* with the cold bit between the tag and the generation, set */
+	t = create_cold(test, lines, 16, 32 << 10, 4 * lines, true);
+	a.cold = true;
+	ghost_case(test, t, &a, &b, 5 + lines, 9, 11);
 }
 
 /*

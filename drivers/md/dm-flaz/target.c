@@ -309,6 +309,8 @@ static int flaz_message(struct dm_target *ti, unsigned int argc, char **argv,
 		r = flaz_opts_set_tunable(&ft->opts, argv[0], argv[1], &error);
 		if (r)
 			DMERR("%s: message %s: %s", flaz_name(ft), argv[0], error);
+		else
+			flaz_cache_tuned(ft->cache);
 	}
 	mutex_unlock(&ft->lock);
 	return r;

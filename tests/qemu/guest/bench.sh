@@ -1079,8 +1079,8 @@ cold_vol() {
 	echo "$cv_name $cv_bpb" >>/tmp/cold.rows
 }
 
-# The hot set beside a scan: hotscan for dm-cache and flaz (FIFO eviction, the cleaner, and the
-# cleaner with the default seq_cutoff_kib), then the zipf reads beside a scan (BENCH=only=scan).
+# The random one-pass scan (BENCH=only=rscan): dm-cache, bcache, flaz with FIFO eviction, with
+# one log (probation_percent 0: the cleaner as before this admission) and with probation.
 rscan_rows() {
 	header "clean-rscan: a hot 16 MiB read 3 times, one random pass over 384 MiB (3x the SSD), the hot 16 MiB again: hit% of that last read"
 	dmcache_up $BACKING
@@ -1098,6 +1098,9 @@ rscan_rows() {
 	rscan_flaz flaz-probation $SEQ_OPTS
 }
 
+# The hot set beside a scan: the random one-pass rows, then hotscan for dm-cache and flaz (FIFO
+# eviction, the cleaner, and the cleaner with the default seq_cutoff_kib), then the zipf reads
+# beside a scan (BENCH=only=scan).
 scan_rows() {
 	rscan_rows
 	header "clean-hotscan: a hot 16 MiB read after each 32 MiB of a 384 MiB scan (3x the SSD), ${HOTSCAN_ROUNDS} rounds; hit% of the hot reads from round 2"

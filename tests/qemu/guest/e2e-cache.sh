@@ -752,9 +752,12 @@ write_cold() {
 # slots_kept) twice each on average (the cleaner prefers emptier extents, so a full one of
 # hot slots is not cleaned at every wrap of the log); nothing may fail on the SSD; the
 # random blocks must have been stored raw without running the codec (compress_skipped); and
-# the HDD holds what the volume returned.
+# the HDD holds what the volume returned. One log (probation_percent 0): this is the main
+# log's CLOCK, which admission would keep from coming round to the hot part at all while
+# the cold parts fill probation (cache-scan-random tests admission).
 t_cache_cleaner_verify() {
-	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40
+	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 \
+		probation_percent 0
 	# shellcheck disable=SC2086 # the jobs are lists of options
 	run_fio write-hot $CLEAN_HOT --do_verify=0
 	write_cold
@@ -816,10 +819,12 @@ hot_rounds() {
 # raw slots a 16 KiB extent holds, per extent). Then hot_uncompressed 0 and one read per cold
 # part: the hot raw slots have cooled when they are moved again, so they are compressed again
 # (recompressed) and hot_blocks falls. Every read of the hot part equals the HDD's, nothing
-# fails on the SSD, and the HDD holds what the volume returned.
+# fails on the SSD, and the HDD holds what the volume returned. One log (probation_percent
+# 0), as cache-cleaner-verify: hot slots are recoded when moved, and with admission the hot
+# part, promoted to main, is not moved again while the cold parts fill probation.
 t_cache_cleaner_hot_raw() {
 	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 \
-		high_watermark 40 hot_uncompressed 1 hot_max_percent 20
+		high_watermark 40 hot_uncompressed 1 hot_max_percent 20 probation_percent 0
 	must fio --name=hotgen --filename=/dev/mapper/vol --ioengine=psync --rw=write --bs=64k \
 		--size=4M --direct=1 --refill_buffers --buffer_compress_percentage=50 --randseed=31
 	write_cold
@@ -1051,6 +1056,7 @@ t_cache_scan_hot_set() {
 	scan_fio hot4 randwrite 0 2
 	sh_hits=$(($(status_val vol read_hits) - sh_h0))
 	sh_adm=$(dmsetup status vol | grep -o 'probation_extents=.*')
+	sh_prom=$(status_val vol slots_promoted)
 	show_status vol
 	must dmsetup remove vol
 	must dmsetup remove ssdslice
@@ -1062,6 +1068,9 @@ t_cache_scan_hot_set() {
 			fail "the hot set's re-read after a random scan hit $sh_hits of 512 blocks, want >= 80%"
 		[ "$sh_k1" -le 1024 ] ||
 			fail "seq_bypass_kib=$sh_k1 after a random scan: 4 KiB reads at random taken as a stream"
+		# the hot set was hit in probation: reclaim moved it to main, it was not left there
+		[ "$sh_prom" -ge 410 ] ||
+			fail "slots_promoted=$sh_prom after the hot set was hit and the scan filled 3x the SSD, want >= 410"
 		return
 	fi
 	[ "$sh_hits" -ge 461 ] ||
