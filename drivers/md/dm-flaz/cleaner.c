@@ -16,66 +16,40 @@
  * With the cleaner off (cleaner_rate_mib 0), which promotes nothing, there is
  * one log.
  *
- * Compaction, below low_watermark free extents and up to high_watermark: a pass
- * takes a window of the oldest extents of one FIFO (CLEAN_WINDOW bytes; of
- * main's, of twice as many, those at most half live first), reads them
- * (probation's only if hit), and judges each slot by its back pointer (block
- * and offset) against the table. A slot its line no longer points at is dead. A
- * live slot hit since it was written (its line's heat, l2p.c) gets a second
- * chance: it is copied as it is, with a new header, into new extents packed
- * first-fit decreasing, neighbours in block order within each. The rest are
- * dropped: the HDD has their data. The victims are then evicted like any
- * extent: a new generation, freed after the next commit (meta.c), their
- * in-flight hits drained first (hit.c). A victim whose hit slots fill three
- * quarters of it or more, and whose moves would recode nothing, is neither
- * copied nor evicted: moving it would free little, and copying a hot set whole
- * into fewer extents than it fills would drop part of it. It goes to main's
- * tail for a lap more (CLOCK), its lines' heat halved as a move halves it, so a
- * set that stops being hit goes on its next lap. One mostly dead is compacted
- * however hit the rest is: keeping it would hold its dead bytes for a lap.
+ * Compaction (below low_watermark free extents, up to high_watermark): a pass
+ * takes a window (CLEAN_WINDOW bytes) of one FIFO's oldest extents, of main's
+ * those at most half live first, reads them (probation's only if hit), and
+ * judges each slot by its back pointer against the table: dead, or live and
+ * hit (its line's heat, l2p.c), copied with a new header into new extents
+ * packed first-fit decreasing, or live and dropped (the HDD has it). The
+ * victims are then evicted: a new generation, freed after the next commit
+ * (meta.c), their in-flight hits drained first (hit.c). A victim whose hit
+ * slots fill three quarters of it, and whose moves recode nothing, stays
+ * whole for a lap more at main's tail (CLOCK), its heat halved as a move
+ * would halve it: moving it would free little.
  *
- * Hot blocks raw (hot_uncompressed 1, ZipCache's bypass for hot data): a moved
- * slot whose line's heat is at its top is decompressed and stored raw, flagged
- * hot, so its hits cost no decompression, while hot raw slots take no more than
- * hot_max_percent of the extents. One that is no longer hot when it is moved
- * again (its heat halves with every move) is compressed again (recompressed).
- * Cold blocks packed harder (cold_compressor, zram's recompression): a moved
- * slot that is not hot and is in the volume's own codec is compressed again
- * with the cold codec when that makes the slot smaller; its header names the
- * codec, which decides how a hit decodes it; its line says so too (l2p.c
- * counts cold_bytes from it). Hot slots are counted per extent, for slots
- * written this activation, and drop when the extent is evicted (hot_blocks).
+ * A move recodes (policy.c): a slot hot at the top of its heat is stored raw
+ * (hot_uncompressed, within hot_max_percent; hot_blocks), one that cooled is
+ * compressed again, a cold one goes to cold_compressor when that is smaller.
+ * A moved slot's line points at the new place only once the new extent's
+ * write has completed, and only if it still points at the old one: a racing
+ * write is never undone, and a crash finds the old slot or none.
  *
- * A moved slot's line is pointed at the new place only after the new extent's
- * write has completed, and only if it still points at the old one. So a write
- * racing the move (it empties the line before it goes to the HDD) is never
- * undone, and the table on the SSD points there only once a commit's flush
- * has made the extent durable (meta.c): a crash finds the old slot or none.
+ * Stage two: below half of low_watermark, with the cleaner off, out of
+ * normal mode or without memory, the oldest extents go whole, unread, as do
+ * failed ones; so do they at once (a rush) up to low_watermark when a fill
+ * found no free extent. With the cleaner on, an extent hit since it was
+ * judged, or holding slots a pass moved or kept, is passed over: three
+ * quarters live, to main's tail (from probation: promoted whole, unread, its
+ * slots not hit with it, for main's next reclaim to drop); else, a window per
+ * FIFO, to its head for the next pass (probation's keep their hit bit); a lap
+ * of the extents at most, so stage two frees what it must. A fill never waits
+ * for the cleaner: it is skipped when no extent is free but the few kept for
+ * the cleaner's moves (alloc.c).
  *
- * Eviction, the second stage: below half of low_watermark, with the cleaner off
- * (cleaner_rate_mib 0), out of normal mode, or without memory for a window,
- * the oldest extents go whole without being read, as do extents whose write
- * failed. So do they when a fill finds no free extent, the cleaner not keeping
- * up: then at once, beside any pass (a rush), up to low_watermark, for fills
- * come in bursts that outrun a pass and the commit that frees its victims.
- * With the cleaner on, below half of low_watermark or in a rush, an extent
- * holding a slot hit since it was written, or slots a pass moved or kept
- * there, is passed over (CLOCK's second chance, per extent): one three
- * quarters live goes to main's tail for a lap more (from probation: promoted
- * whole, unread, its slots not hit with it), and of the others
- * a window per FIFO stays at its head, to be compacted next (probation's keep
- * their hit bit until a pass reads them); up to a lap of the extents in all,
- * so that stage two always frees what it must. Fills faster than compaction
- * then drop the cold stream, not the hot set, nor a set mostly overwritten
- * since it was hit. A fill never waits for the cleaner; it is skipped when no
- * extent is free but the few kept for the cleaner's moves (alloc.c). With free
- * extents that short, a commit frees evicted ones at once (meta.c).
- *
- * While user I/O arrived in the last CLEAN_BUSY, passes are spaced to read
- * cleaner_rate_mib MiB a second (a pass that read nothing waits for nothing);
- * an idle volume is cleaned flat out, and so is
- * one whose free extents fall below three quarters of low_watermark, so that
- * compaction keeps up with fills before the second stage has to step in.
+ * Passes are spaced to read cleaner_rate_mib MiB a second while user I/O came
+ * in the last CLEAN_BUSY; one that read nothing, an idle volume and one below
+ * three quarters of low_watermark are cleaned flat out.
  */
 #include <linux/bitmap.h>
 #include <linux/completion.h>

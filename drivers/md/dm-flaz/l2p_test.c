@@ -676,16 +676,22 @@ static void l2p_evict_clean(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 0));
 }
 
-/* A write to @block (its line's lock taken here); returns whether it was cached. */
-static bool write(struct flaz_l2p *t, u64 block)
+/* @fn(@t, @block) with @block's line locked here. */
+static bool locked(struct flaz_l2p *t, u64 block, bool (*fn)(struct flaz_l2p *t, u64 block))
 {
 	u64 line = flaz_l2p_line(t, block);
-	bool hit;
+	bool r;
 
 	flaz_l2p_lock(t, line);
-	hit = flaz_l2p_drop_block(t, block);
+	r = fn(t, block);
 	flaz_l2p_unlock(t, line);
-	return hit;
+	return r;
+}
+
+/* A write to @block; returns whether it was cached. */
+static bool write(struct flaz_l2p *t, u64 block)
+{
+	return locked(t, block, flaz_l2p_drop_block);
 }
 
 /*
@@ -1042,13 +1048,7 @@ static void l2p_cleaner_view(struct kunit *test)
 
 static bool ghost(struct flaz_l2p *t, u64 block)
 {
-	u64 line = flaz_l2p_line(t, block);
-	bool g;
-
-	flaz_l2p_lock(t, line);
-	g = flaz_l2p_ghost(t, block);
-	flaz_l2p_unlock(t, line);
-	return g;
+	return locked(t, block, flaz_l2p_ghost);
 }
 
 static void ghost_case(struct kunit *test, struct flaz_l2p *t, const struct flaz_entry *a,
