@@ -61,13 +61,11 @@
 #include <linux/vmalloc.h>
 
 #include "compat.h"
-#include "flaz.h"
-#include "format.h"
+#include "evict.h"
 
 #define CLEAN_WINDOW		(2U << 20)	/* victim bytes a pass packs together */
 #define CLEAN_BUSY		(HZ / 10)
 #define CLEAN_DEPTH		8	/* a pass's extent I/Os in flight at once */
-#define EVICT_BATCH		64
 #define NO_EXTENT		U32_MAX	/* a bin that got no extent */
 
 /* One extent read or write of a pass; a pass starts a batch of them at once. */
@@ -85,18 +83,12 @@ struct flaz_cleaner {
 	struct delayed_work work;
 	struct mutex lock;		/* one pass or emptying at a time */
 	struct work_struct rush;	/* stage two, when fills found no free extent */
-	/* victims and spared: any eviction, a rush's against a pass's new extents */
-	struct mutex evict_lock;
-	unsigned long *victims;		/* extents to evict */
-	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
-	u32 *spared[2];			/* such extents stage two passed over, of main, of probation */
+	struct flaz_evict ev;		/* stage two, and what passes share with it */
 	u32 window;			/* victims a pass takes at most */
 	bool probation;			/* the pass's victims are probation's */
 	u32 max_moves;
 	bool stopped;			/* suspended: no passes */
 	bool cleaning;			/* from below low_watermark, until high */
-	u8 *hot;			/* per extent: hot raw slots written into it */
-	atomic64_t hot_total;		/* their sum */
 	atomic_t io_left;		/* the batch's I/Os not done, +1 while starting it */
 	u32 io_started;			/* I/Os started since the batch began */
 	struct completion io_done;
@@ -194,116 +186,6 @@ static bool get_buffers(struct flaz_cleaner *cl)
 		    (u64)(cl->max_moves + cl->max_drops) * sizeof(*cl->moves) +
 		    7 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
 	return true;
-}
-
-/*
- * Extent @id goes: a new generation voids every line into it (O(1)), freed
- * after the next commit; its hot slots with it. Returns the lines it held.
- */
-static u32 retire(struct flaz_cleaner *cl, u32 id)
-{
-	u32 n;
-
-	atomic64_sub(cl->hot[id], &cl->hot_total);
-	cl->hot[id] = 0;
-	clear_bit(id, cl->kept);
-	clear_bit(id, cl->c->hit);
-	n = flaz_meta_evict(cl->c->meta, id);
-	flaz_alloc_retire(cl->c->alloc, id);
-	return n;
-}
-
-/* Evict extents set in cl->victims, freed after a commit: O(1) each. */
-static void evict_victims(struct flaz_cleaner *cl)
-{
-	struct flaz_cache *c = cl->c;
-	u32 total = c->geo->nr_extents;
-	u64 lines = 0;
-	u32 id;
-
-	if (bitmap_empty(cl->victims, total))
-		return;
-	for_each_set_bit(id, cl->victims, total) {
-		clear_bit(id, c->failed);
-		clear_bit(id, cl->victims);
-		lines += retire(cl, id);
-	}
-	flaz_stats_add(c->stats, FLAZ_STAT_EVICTIONS, lines);
-	flaz_meta_kick(c->meta);
-}
-
-/* Bytes an extent has for slots. */
-static u32 room(struct flaz_cache *c)
-{
-	return c->extent_bytes - sizeof(struct flaz_extent_hdr);
-}
-
-/*
- * Stage two: up to @want of the oldest extents go whole, and failed ones.
- * With @spare, while compaction goes on, extents holding slots it moved or
- * kept (hit ones), and those with a slot hit since (main's once), are passed over:
- * one three quarters live to main's tail (a lap more, or promoted whole from
- * probation), the others, up to a window of each FIFO's, at its head for the
- * next pass. A fast stream of fills must not drop the hot set whole, nor hold
- * dead bytes for a lap. Returns how many went.
- */
-static u32 evict_oldest(struct flaz_cleaner *cl, u32 want, bool spare)
-{
-	struct flaz_cache *c = cl->c;
-	u32 ids[EVICT_BATCH], spared[2] = {};
-	u32 n, i, id, done = 0, seen = 0;
-	bool prob;
-
-	mutex_lock(&cl->evict_lock);
-	while (done < want) {
-		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH),
-					   spared[1], &prob);
-		if (!n)
-			break;
-		for (i = 0; i < n; i++) {
-			/* a lap of the extents at most: then even hot ones go */
-			if (spare && seen++ < c->geo->nr_extents &&
-			    (test_bit(ids[i], cl->kept) || test_bit(ids[i], c->hit))) {
-				/*
-				 * Mostly live: a lap more at main's tail (CLOCK), as
-				 * if kept. From probation that promotes it whole,
-				 * unread, its slots not hit too: under pressure
-				 * there is no time to read it, and main's next
-				 * reclaim drops what was not hit.
-				 */
-				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]), room(c))) {
-					clear_bit(ids[i], c->hit);
-					clear_bit(ids[i], cl->kept);
-					if (prob)
-						flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED,
-							       flaz_l2p_slots(c->l2p, ids[i]));
-					flaz_alloc_written(c->alloc, ids[i], true);
-					continue;
-				}
-				/*
-				 * Else at the head, for the next pass to compact;
-				 * probation's keep their hit bit: a pass reads them
-				 * only if it is set.
-				 */
-				if (spared[prob] < cl->window) {
-					if (!prob)
-						clear_bit(ids[i], c->hit);
-					cl->spared[prob][spared[prob]++] = ids[i];
-					continue;
-				}
-			}
-			set_bit(ids[i], cl->victims);
-			done++;
-		}
-	}
-	flaz_alloc_unget(c->alloc, cl->spared[0], spared[0], false);
-	flaz_alloc_unget(c->alloc, cl->spared[1], spared[1], true);
-	/* failed extents were never written, so they are in no FIFO */
-	for_each_set_bit(id, c->failed, c->geo->nr_extents)
-		set_bit(id, cl->victims);
-	evict_victims(cl);
-	mutex_unlock(&cl->evict_lock);
-	return done;
 }
 
 FLAZ_IO_NOTIFY(io_done)
@@ -410,7 +292,7 @@ static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 	u8 *dst;
 
 	hot = heat >= FLAZ_HEAT_MAX && flaz_opt_get(c->opts, FLAZ_OPT_HOT_UNCOMPRESSED);
-	room = atomic64_read(&cl->hot_total) + cl->new_hot < cl->hot_limit;
+	room = atomic64_read(&cl->ev.hot_total) + cl->new_hot < cl->hot_limit;
 	cold = c->cold_codec && c->cold_codec - 1 != c->codec && info->codec == c->codec;
 	if (!comp || cl->staged + FLAZ_MAX_SLOT_BYTES > cl->window * eb)
 		return;
@@ -582,7 +464,7 @@ static void settle_victim(struct flaz_cleaner *cl, u32 i, u32 *nr)
 	judge_victim(cl, i, nr);
 	/* a move that recodes a slot (hot raw, cooled, cold codec) is worth its copy */
 	if (!test_bit(i, cl->reread) && cl->staged == staged &&
-	    flaz_cleaner_keep(cl->v_hot, room(cl->c))) {
+	    flaz_cleaner_keep(cl->v_hot, flaz_extent_room(cl->c))) {
 		keep_victim(cl, i, cl->moves + first, *nr - first);
 		flaz_stats_add(cl->c->stats, cl->probation ? FLAZ_STAT_SLOTS_PROMOTED :
 				FLAZ_STAT_SLOTS_KEPT, *nr - first);
@@ -652,9 +534,9 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 	}
 	/* on the SSD before any line points there (hit.c reads it from there) */
 	flaz_xbuf_written(c->xbuf, io->ext, true);
-	set_bit(io->ext, cl->kept);
-	cl->hot[io->ext] = io->hot;
-	atomic64_add(io->hot, &cl->hot_total);
+	set_bit(io->ext, cl->ev.kept);
+	cl->ev.hot[io->ext] = io->hot;
+	atomic64_add(io->hot, &cl->ev.hot_total);
 	for (i = 0; i < io->nr; i++) {
 		line = flaz_l2p_line(c->l2p, mv[i].block);
 		e.off = mv[i].off;
@@ -750,7 +632,7 @@ static u32 compact(struct flaz_cleaner *cl, u32 k)
 	}
 	batch_wait(cl);
 	/* a rush must not evict a new extent before its lines point there */
-	mutex_lock(&cl->evict_lock);
+	mutex_lock(&cl->ev.lock);
 	for (b = 0; b < bins; b++)
 		end_bin(cl, b);
 	drop_slots(cl, cl->moves + first, nr - first);
@@ -759,14 +641,14 @@ static u32 compact(struct flaz_cleaner *cl, u32 k)
 		if (test_bit(i, cl->keep)) {
 			/* to main's tail; passed over by stage two too */
 			clear_bit(cl->ids[i], c->hit);
-			set_bit(cl->ids[i], cl->kept);
+			set_bit(cl->ids[i], cl->ev.kept);
 			flaz_alloc_written(c->alloc, cl->ids[i], true);
 			continue;
 		}
-		set_bit(cl->ids[i], cl->victims);
+		set_bit(cl->ids[i], cl->ev.victims);
 	}
-	evict_victims(cl);
-	mutex_unlock(&cl->evict_lock);
+	flaz_evict_victims(&cl->ev);
+	mutex_unlock(&cl->ev.lock);
 	flaz_stats_add(c->stats, FLAZ_STAT_CLEANER_RUNS, 1);
 	flaz_stats_add(c->stats, FLAZ_STAT_EXTENTS_CLEANED, k - kept);
 	return read;
@@ -790,13 +672,13 @@ static long pass(struct flaz_cleaner *cl)
 	    flaz_meta_recovering(c->meta) || !get_buffers(cl)) {
 		/* short of space: as many as it takes to get back to low, then compact */
 		if (urgent && rate)
-			return evict_oldest(cl, urgent, flaz_mode_get(c) == FLAZ_MODE_NORMAL) ?
+			return flaz_evict_oldest(&cl->ev, urgent, flaz_mode_get(c) == FLAZ_MODE_NORMAL) ?
 			       0 : -1;
-		evict_oldest(cl, want, false);
+		flaz_evict_oldest(&cl->ev, want, false);
 		return -1;
 	}
 	/* failed extents go first, whole */
-	evict_oldest(cl, 0, false);
+	flaz_evict_oldest(&cl->ev, 0, false);
 	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window, 0, &cl->probation);
 	if (!n)
 		return -1;
@@ -885,7 +767,7 @@ static void rush_work(struct work_struct *work)
 	set_shares(cl);
 	/* with the cleaner off, FIFO: nothing is passed over */
 	if (want && !READ_ONCE(cl->stopped) && flaz_mode_get(c) == FLAZ_MODE_NORMAL)
-		evict_oldest(cl, want, flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
+		flaz_evict_oldest(&cl->ev, want, flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
 }
 
 /* A fill found no free extent (any context): the cleaner is behind. */
@@ -920,21 +802,10 @@ void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext)
 /* Empty the cache: every line dropped, every written extent evicted. */
 void flaz_cleaner_empty(struct flaz_cleaner *cl)
 {
-	struct flaz_cache *c = cl->c;
-	u32 ids[EVICT_BATCH];
-	bool prob;
-	u32 n, i;
-
 	mutex_lock(&cl->lock);
-	mutex_lock(&cl->evict_lock);
-	/* zero blocks and lines into open extents are voided by no eviction */
-	flaz_l2p_drop_all(c->l2p);
-	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH, 0, &prob)))
-		for (i = 0; i < n; i++)
-			retire(cl, ids[i]);
-	mutex_unlock(&cl->evict_lock);
+	flaz_evict_all(&cl->ev);
 	mutex_unlock(&cl->lock);
-	flaz_meta_kick(c->meta);
+	flaz_meta_kick(cl->c->meta);
 }
 
 /* No pass runs after this until flaz_cleaner_start(). NULL-tolerant. */
@@ -957,19 +828,16 @@ void flaz_cleaner_start(struct flaz_cleaner *cl)
 	queue_delayed_work(cl->c->wq.io, &cl->work, 0);
 }
 
-/* DRAM the cleaner holds now: two bitmaps, the hot counts, and its buffers while passes run. */
+/* DRAM the cleaner holds now: stage two's, and its buffers while passes run. */
 u64 flaz_cleaner_bytes(struct flaz_cleaner *cl)
 {
-	u64 nr = cl->c->geo->nr_extents;
-
-	return sizeof(*cl) + 2 * BITS_TO_LONGS(nr) * sizeof(long) + nr +
-	       2 * cl->window * sizeof(u32) + READ_ONCE(cl->bytes);
+	return sizeof(*cl) + flaz_evict_bytes(&cl->ev) + READ_ONCE(cl->bytes);
 }
 
 /* Hot raw slots written into extents not evicted since (status hot_blocks). */
 u64 flaz_cleaner_hot_blocks(struct flaz_cleaner *cl)
 {
-	return atomic64_read(&cl->hot_total);
+	return atomic64_read(&cl->ev.hot_total);
 }
 
 struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
@@ -983,24 +851,18 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	cl->c = c;
 	cl->stopped = true;
 	mutex_init(&cl->lock);
-	mutex_init(&cl->evict_lock);
 	init_completion(&cl->io_done);
 	INIT_DELAYED_WORK(&cl->work, clean_work);
 	INIT_WORK(&cl->rush, rush_work);
 	cl->window = clamp_t(u32, CLEAN_WINDOW / c->extent_bytes, 1, max(total / 8, 1U));
 	/* slots of 128 bytes on average fill the list; smaller ones beyond it are dropped */
 	cl->max_moves = cl->window * (c->extent_bytes / 128);
-	cl->max_drops = room(c) / flaz_slot_bytes(1);
-	cl->victims = bitmap_zalloc(total, GFP_KERNEL);
-	cl->kept = bitmap_zalloc(total, GFP_KERNEL);
-	cl->spared[0] = kcalloc(2 * cl->window, sizeof(u32), GFP_KERNEL);
-	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
-	cl->hot = kvzalloc(total, GFP_KERNEL);
-	if (!cl->victims || !cl->kept || !cl->spared[0] || !cl->hot) {
-		flaz_cleaner_destroy(cl);
+	cl->max_drops = flaz_extent_room(c) / flaz_slot_bytes(1);
+	if (flaz_evict_init(&cl->ev, c, cl->window)) {
+		mutex_destroy(&cl->lock);
+		kfree(cl);
 		return NULL;
 	}
-	cl->spared[1] = cl->spared[0] + cl->window;
 	set_shares(cl);
 	return cl;
 }
@@ -1011,11 +873,7 @@ void flaz_cleaner_destroy(struct flaz_cleaner *cl)
 	if (!cl)
 		return;
 	put_buffers(cl);
-	bitmap_free(cl->victims);
-	bitmap_free(cl->kept);
-	kfree(cl->spared[0]);
-	kvfree(cl->hot);
-	mutex_destroy(&cl->evict_lock);
+	flaz_evict_exit(&cl->ev);
 	mutex_destroy(&cl->lock);
 	kfree(cl);
 }

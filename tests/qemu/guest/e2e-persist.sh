@@ -444,9 +444,10 @@ t_persist_fault() {
 		fail "blocks_cached=$c0 after writing and reading $((P_FIO_MIB * 256)) blocks healthy"
 	kmsg_mark
 	# the fault arrives while fio verifies: once it has read a few blocks. The verify is
-	# paced (64 reads of 64 KiB at 16 a second: some 4 s) so that it is still reading when
-	# the fault comes; one that ended before fails the check: the fault met no I/O in flight
-	p_fio during 1 --verify_only --loops=2 --rate_iops=16 &
+	# paced (128 reads of 64 KiB at 16 a second: some 8 s, long enough for this loop's
+	# status reads on a busy host) so that it is still reading when the fault comes; one
+	# that ended before fails the check: the fault met no I/O in flight
+	p_fio during 1 --verify_only --loops=4 --rate_iops=16 &
 	fio_pid=$!
 	r0=$(status_val pv reads)
 	while kill -0 $fio_pid 2>/dev/null && [ "$(status_val pv reads)" -lt $((r0 + 8)) ]; do
