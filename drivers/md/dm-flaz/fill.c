@@ -171,13 +171,12 @@ static bool admission(struct flaz_cache *c)
  */
 static bool held(struct flaz_cache *c, u64 block)
 {
-	u64 line = flaz_l2p_line(c->l2p, block);
 	struct flaz_entry e;
 
+	/* a lookup that misses leaves the line's entry, whatever its block, in e */
 	if (!admission(c) || flaz_l2p_lookup(c->l2p, block, &e))
 		return false;
-	flaz_l2p_get(c->l2p, line, &e);
-	return e.kind != FLAZ_ENTRY_NONE && flaz_l2p_heat(c->l2p, line);
+	return e.kind != FLAZ_ENTRY_NONE && flaz_l2p_heat(c->l2p, flaz_l2p_line(c->l2p, block));
 }
 
 /* @nr blocks not installed, and why: fills_skipped and its reason. */

@@ -281,8 +281,8 @@ u16 flaz_l2p_gen(struct flaz_l2p *t, u32 ext)
 	return READ_ONCE(t->gens[ext]);
 }
 
-/* @line's entry (lock held); one void by its extent's generation reads as empty. */
-void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
+/* @line's entry as stored (lock held), void by its extent's generation or not. */
+static void decode(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 {
 	u64 v = get_raw(t, line);
 	u32 pos = 0;
@@ -302,9 +302,15 @@ void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 		e->tag = field(v, &pos, t->tag_bits);
 		e->cold = t->cold_bits && field(v, &pos, t->cold_bits);
 		e->gen = field(v, &pos, t->gen_bits);
-		if (e->gen != flaz_l2p_gen(t, e->ext))
-			memset(e, 0, sizeof(*e));
 	}
+}
+
+/* @line's entry (lock held); one void by its extent's generation reads as empty. */
+void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
+{
+	decode(t, line, e);
+	if (e->kind == FLAZ_ENTRY_SLOT && e->gen != flaz_l2p_gen(t, e->ext))
+		memset(e, 0, sizeof(*e));
 }
 
 void flaz_l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
@@ -692,19 +698,12 @@ void flaz_l2p_touch(struct flaz_l2p *t, u64 line)
  */
 bool flaz_l2p_ghost(struct flaz_l2p *t, u64 block)
 {
-	u64 v = get_raw(t, flaz_l2p_line(t, block));
-	u32 pos = 0, units = field(v, &pos, L2P_LEN_BITS), ext, gen;
-	u64 tag;
+	struct flaz_entry e;
 
-	if (!units || units == L2P_ZERO)
-		return false;
-	pos += t->off_bits;
-	ext = field(v, &pos, t->ext_bits);
-	tag = field(v, &pos, t->tag_bits);
-	pos += t->cold_bits;
-	gen = field(v, &pos, t->gen_bits);
-	return ext < t->nr_extents && tag == (tag_of(t, block) & GENMASK_ULL(t->tag_bits - 1, 0)) &&
-	       (u32)flaz_l2p_gen(t, ext) - gen - 1 < 2;
+	decode(t, flaz_l2p_line(t, block), &e);
+	return e.kind == FLAZ_ENTRY_SLOT && e.ext < t->nr_extents &&
+	       e.tag == (tag_of(t, block) & GENMASK_ULL(t->tag_bits - 1, 0)) &&
+	       (u32)flaz_l2p_gen(t, e.ext) - e.gen - 1 < 2;
 }
 
 /*
