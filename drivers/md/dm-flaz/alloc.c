@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 
 #include "flaz.h"
 
@@ -41,6 +42,8 @@ struct flaz_alloc {
 	u32 probation;		/* probation's share (extents); 0: one log */
 	struct fifo free, main, small, pending;
 	u64 retired, released;	/* into pending, out of it, since activation */
+	wait_queue_head_t wait;	/* fills waiting for a free extent */
+	bool waits;		/* whether fills may wait (the volume runs) */
 };
 
 static void fifo_push(struct flaz_alloc *a, struct fifo *f, u32 id)
@@ -79,6 +82,7 @@ struct flaz_alloc *flaz_alloc_create(u32 nr_extents)
 		return NULL;
 	}
 	spin_lock_init(&a->lock);
+	init_waitqueue_head(&a->wait);
 	a->nr = nr_extents;
 	for (i = 0; i < nr_extents; i++)
 		fifo_push(a, &a->free, i);
@@ -137,6 +141,29 @@ void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n)
 	WRITE_ONCE(a->reserve, n);
 }
 
+static bool can_get(struct flaz_alloc *a)
+{
+	return READ_ONCE(a->free.count) > READ_ONCE(a->reserve) || !READ_ONCE(a->waits);
+}
+
+/*
+ * Wait up to @timeout for an extent fills may take: one that an eviction frees
+ * after its commit (meta.c). Returns false while fills may not wait (the
+ * volume is suspending); whether an extent is there is flaz_alloc_get()'s to say.
+ */
+bool flaz_alloc_wait(struct flaz_alloc *a, unsigned long timeout)
+{
+	wait_event_timeout(a->wait, can_get(a), timeout);
+	return READ_ONCE(a->waits);
+}
+
+/* Fills may wait (@on: the volume runs) or not (it is suspending): wakes those waiting. */
+void flaz_alloc_waits(struct flaz_alloc *a, bool on)
+{
+	WRITE_ONCE(a->waits, on);
+	wake_up_all(&a->wait);
+}
+
 /*
  * Start over at activation, before any I/O: the extents set in @used hold
  * slots or are worn out (their order is lost: by index), the others are free.
@@ -173,6 +200,8 @@ void flaz_alloc_put(struct flaz_alloc *a, u32 id)
 	spin_lock_irqsave(&a->lock, flags);
 	fifo_push(a, &a->free, id);
 	spin_unlock_irqrestore(&a->lock, flags);
+	if (wq_has_sleeper(&a->wait))
+		wake_up(&a->wait);
 }
 
 /* An evicted extent: free once the next commit is on the SSD. */

@@ -8,7 +8,9 @@
 #include <kunit/test.h>
 #include <linux/limits.h>
 #include <linux/math64.h>
+#include <linux/jiffies.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "flaz.h"
 
@@ -379,6 +381,83 @@ static void alloc_probation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ids[0], 9U);
 }
 
+/* What a delayed work does to the allocator a fill waits on. */
+struct wait_case {
+	struct delayed_work work;
+	struct flaz_alloc *a;
+	bool put;		/* put extent 0 back, else stop the waits */
+};
+
+static void wait_case_work(struct work_struct *work)
+{
+	struct wait_case *w = container_of(to_delayed_work(work), struct wait_case, work);
+
+	if (w->put)
+		flaz_alloc_put(w->a, 0);
+	else
+		flaz_alloc_waits(w->a, false);
+}
+
+/* Wait for an extent while @w's work runs 10 ms in; returns the jiffies waited. */
+static unsigned long wait_for(struct kunit *test, struct wait_case *w, bool *waits)
+{
+	unsigned long t0 = jiffies;
+
+	INIT_DELAYED_WORK(&w->work, wait_case_work);
+	schedule_delayed_work(&w->work, msecs_to_jiffies(10));
+	*waits = flaz_alloc_wait(w->a, 60 * HZ);
+	flush_delayed_work(&w->work);
+	return jiffies - t0;
+}
+
+/* Wait for an extent with nothing to come; returns the jiffies waited. */
+static unsigned long wait_for_none(struct flaz_alloc *a)
+{
+	unsigned long t0 = jiffies;
+
+	flaz_alloc_wait(a, 60 * HZ);
+	return jiffies - t0;
+}
+
+/*
+ * A fill that finds no extent waits for one (xbuf.c): a put wakes it, and so
+ * does a suspend (waits off), which it is told of; a volume not running (waits
+ * off) does not wait at all, and a free extent past the reserve needs no wait.
+ */
+static void alloc_wait(struct kunit *test)
+{
+	struct wait_case w = { .a = create(test, 3) };
+	bool waits = true;
+	u32 id;
+
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
+	flaz_alloc_set_reserve(w.a, 1);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), -ENOSPC);
+	/* not running: no wait at all */
+	KUNIT_EXPECT_LT(test, wait_for_none(w.a), 30 * HZ);
+	KUNIT_EXPECT_FALSE(test, flaz_alloc_wait(w.a, 60 * HZ));
+
+	/* one free extent is the reserve's: a put of another wakes the fill */
+	flaz_alloc_waits(w.a, true);
+	w.put = true;
+	KUNIT_EXPECT_LT(test, wait_for(test, &w, &waits), 30 * HZ);
+	KUNIT_EXPECT_TRUE(test, waits);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 2U);
+	/* an extent past the reserve is there: no wait */
+	flaz_alloc_put(w.a, 2);
+	KUNIT_EXPECT_LT(test, wait_for_none(w.a), 30 * HZ);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 0U);
+
+	/* none comes, and the volume suspends: the fill stops waiting */
+	w.put = false;
+	KUNIT_EXPECT_LT(test, wait_for(test, &w, &waits), 30 * HZ);
+	KUNIT_EXPECT_FALSE(test, waits);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_get(w.a, &id), -ENOSPC);
+}
+
 static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_retire_release),
 	KUNIT_CASE(alloc_runs),
@@ -389,6 +468,7 @@ static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_unget),
 	KUNIT_CASE(alloc_probation),
 	KUNIT_CASE(alloc_reserve),
+	KUNIT_CASE(alloc_wait),
 	KUNIT_CASE(alloc_wrap),
 	KUNIT_CASE(reclaim_count_boundaries),
 	KUNIT_CASE(reclaim_count_small),

@@ -537,6 +537,8 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
  */
 void flaz_cache_suspend(struct flaz_cache *c)
 {
+	/* an install waiting for space would hold the flush up to XBUF_SPACE_WAIT */
+	flaz_alloc_waits(c->alloc, false);
 	flush_workqueue(c->wq.write);
 	flaz_xbuf_stop(c->xbuf);
 	flaz_cleaner_stop(c->cleaner);
@@ -553,6 +555,7 @@ int flaz_cache_preresume(struct flaz_cache *c)
 void flaz_cache_resume(struct flaz_cache *c)
 {
 	flaz_mode_resume(c);
+	flaz_alloc_waits(c->alloc, true);
 	flaz_xbuf_start(c->xbuf);
 	flaz_cleaner_start(c->cleaner);
 }

@@ -225,7 +225,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 		info.line = line;
 		r = flaz_fill_slot(c->comp, c->bypass, data, flaz_fill_max_payload(c),
 				   place_slot, &p, &c->seq, &info);
-		/* no free extent (the cleaner is behind) or none holds the slot */
+		/* no extent came free in time (xbuf.c), or none holds the slot */
 		if (r < 0) {
 			skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
 			return;

@@ -307,6 +307,8 @@ u64 flaz_alloc_bytes(u32 nr_extents);
 int flaz_alloc_get(struct flaz_alloc *a, u32 *id);
 int flaz_alloc_get_reserved(struct flaz_alloc *a, u32 *id);
 void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n);
+bool flaz_alloc_wait(struct flaz_alloc *a, unsigned long timeout);
+void flaz_alloc_waits(struct flaz_alloc *a, bool on);
 void flaz_alloc_put(struct flaz_alloc *a, u32 id);
 void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used);
 void flaz_alloc_retire(struct flaz_alloc *a, u32 id);
