@@ -390,6 +390,28 @@ assert v[0]["hit_ratio"] is None and v[0]["saving"] is None, v[0]' "$T/list.json
 else
 	fail fake/list-json "$(tail -n1 "$T/py.err")"
 fi
+# the table's options, as lvs(8) has them: --noheadings, --units, --nosuffix, --separator, -O
+fsame list-noheadings "$(printf '%s\n' 'abc   9999:2  9999:3  passthrough      0 B      -      -' \
+	'fast  9999:0  9999:1  normal       3.9 MiB  75.0%  50.0%')" list --noheadings
+fsame list-units-m "$(printf '%s\n' 'Name       Size    Cached' 'abc    1.00 MiB  0.00 MiB' \
+	'fast  64.00 MiB  3.91 MiB')" list -o name,size,cached --units m
+fsame list-units-si "$(printf '%s\n' 'Name      Cached' 'abc      0.00 kB' 'fast  4096.00 kB')" \
+	list -o name,cached --units K
+fsame list-units-b-nosuffix "$(printf '%s\n' 'Name:Cached:logical_bytes' 'abc:0:0' \
+	'fast:4096000:4000000')" list -o name,cached,logical_bytes --units b --nosuffix --separator :
+fsame list-separator "$(printf '%s\n' 'abc|passthrough|0 B' 'fast|normal|3.9 MiB')" \
+	list -o name,mode,cached --separator '|' --noheadings
+fsame list-sort-desc "$(printf '%s\n' 'fast,4096000' 'abc,0')" \
+	list -o name,cached -O -cached --csv --noheadings
+fsame list-sort-two "$(printf '%s\n' 'Name  Mode' 'fast  normal' 'abc   passthrough')" \
+	list -o name,mode --sort mode,-name
+fsame list-sort-hidden-field "$(printf '%s\n' name fast abc)" list -o name --sort -reads --csv
+fsame list-sort-undefined-first "$(printf '%s\n' abc fast)" list -o name --sort +hit_ratio --csv --noheadings
+check list-units-bad 2 err "--units takes one of hHbBkKmMgGtT, not 'x'" list --units x
+check list-units-json 2 err 'shape the table' list --units m --json
+check list-separator-csv 2 err 'shape the table' list --separator : --csv
+check list-noheadings-json 2 err 'noheadings goes with' list --noheadings --json
+check list-sort-unknown 2 err "-O: unknown field 'colour'" list -O -colour
 got=$("$FAKE" status 2>&1 | grep -e ' -> cache ' | tr '\n' '|')
 [ "$got" = 'abc: 9999:2 -> cache 9999:3|fast: 9999:0 -> cache 9999:1|' ] && pass fake/status-all ||
 	fail fake/status-all "volume headers: '$got'"
@@ -618,13 +640,19 @@ t flazctl status ""
 t flazctl set fast ""
 t flazctl create v --compressor z
 t flazctl list -o name,hi
-t flazctl check /dev/nul' _ "$COMP" 2>&1)
+t flazctl check /dev/nul
+t flazctl list -O name,-hi
+t flazctl list --units ""
+t flazctl list --no' _ "$COMP" 2>&1)
 want='status stats
 abc fast
 low-watermark high-watermark seq-cutoff-kib compress-min-saving hot-uncompressed ssd-hold-s cleaner-rate-mib hot-max-percent table-cache-kib probation-percent
 zstd
 name,hit_ratio
-/dev/null'
+/dev/null
+name,-hit_ratio
+h H b B k K m M g G t T
+--noheadings --nosuffix'
 [ "$out" = "$want" ] && pass completion || fail completion "got '$(tr '\n' '|' <<<"$out")'"
 # the fields of -o, each once (mode is a fixed field and a status key)
 out=$(PATH=$T/bin:$PATH FAKE_DM=$T/vols bash -c '

@@ -106,10 +106,18 @@ static const struct command commands[] = {
 	  "Options " CREATE_OPTIONS },
 	{ "remove", cmd_remove, "flazctl remove NAME",
 	  "Remove the volume; the HDD keeps all data.\n" },
-	{ "list", cmd_list, "flazctl list [-o FIELD[,FIELD...]] [--json | --csv]",
-	  "One line per flaz volume.\n"
+	{ "list", cmd_list,
+	  "flazctl list [-o FIELD[,FIELD...]] [-O [-]FIELD[,...]] [table options] [--json | --csv]",
+	  "One line per flaz volume, as lvs(8) shows LVs.\n"
 	  "  -o FIELD,...   columns to show (default name,hdd,ssd,mode,cached,hit_ratio,saving);\n"
 	  "                 -o help lists the fields\n"
+	  "  -O, --sort [-]FIELD,...  sort by these fields (- descending), then by name\n"
+	  "Table options (--csv takes --noheadings too):\n"
+	  "  --noheadings   no header line\n"
+	  "  --units U      sizes in h (human, default), b, k, m, g, t (KiB..TiB), or\n"
+	  "                 H, B, K, M, G, T in powers of 1000\n"
+	  "  --nosuffix     sizes without their unit\n"
+	  "  --separator STR  columns separated by STR, not aligned\n"
 	  "  --json         a JSON array of objects, raw numbers\n"
 	  "  --csv          a header line and one line per volume, raw numbers\n" },
 	{ "status", cmd_status, "flazctl status [NAME] [--json | --prometheus]",
