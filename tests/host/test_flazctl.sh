@@ -419,6 +419,16 @@ fcheck status-derived 0 out '^  hit ratio +75\.0%$' status fast
 fcheck status-saving 0 out '^  saving +50\.0%$' status fast
 fcheck status-ssd-used 0 out '^  ssd used +20\.0%$' status fast
 fcheck status-new-key 0 out '^  new_key +5$' status abc
+# sizes in human units, as lvs and df -h show them; --bytes the kernel's numbers
+fcheck status-human-bytes 0 out '^  logical_bytes +3\.8 MiB$' status fast
+fcheck status-human-meta 0 out '^  meta_bytes +64\.0 KiB$' status fast
+fcheck status-human-small 0 out '^  physical_bytes +0 B$' status abc
+fcheck status-human-counts 0 out '^  reads +100$' status fast
+fcheck status-bytes 0 out '^  logical_bytes +4000000$' status fast --bytes
+fcheck status-bytes-meta 0 out '^  meta_bytes +65536$' status --bytes fast
+printf 'kib\t2048\t9999:4 9999:5 0\tmode=normal seq_bypass_kib=3145728\n' >"$T/vols-kib"
+FAKE_DM=$T/vols-kib fcheck status-human-kib 0 out '^  seq_bypass_kib +3\.0 GiB$' status kib
+FAKE_DM=$T/vols-kib fcheck status-bytes-kib 0 out '^  seq_bypass_kib +3145728$' status kib --bytes
 fcheck status-not-flaz 1 err 'lin is not a flaz volume' status lin
 "$FAKE" status --json >"$T/status.json" 2>&1
 if python3 -c 'import json, sys

@@ -120,8 +120,9 @@ static const struct command commands[] = {
 	  "  --separator STR  columns separated by STR, not aligned\n"
 	  "  --json         a JSON array of objects, raw numbers\n"
 	  "  --csv          a header line and one line per volume, raw numbers\n" },
-	{ "status", cmd_status, "flazctl status [NAME] [--json | --prometheus]",
+	{ "status", cmd_status, "flazctl status [NAME] [--bytes] [--json | --prometheus]",
 	  "Every statistic of the volume, or of every flaz volume without NAME.\n"
+	  "  --bytes        sizes as the kernel counts them (bytes, KiB), not in human units\n"
 	  "  --json         one JSON object per volume per line\n"
 	  "  --prometheus   metrics in the Prometheus text format (node_exporter textfile)\n" },
 	{ "stats", cmd_stats, "flazctl stats NAME [--interval N] [--count K] [--json]",
