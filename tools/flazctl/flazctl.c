@@ -144,10 +144,11 @@ static const struct command commands[] = {
 	  "  --json         one JSON object: verdict, counts, problems with their location\n"
 	  "Exit status: 0 clean, 3 ignorable problems or repaired, 4 corrupt, 1 cannot be\n"
 	  "read, 2 usage error.\n" },
-	{ "dump", cmd_dump, "flazctl dump SSD [--json] [--entries]",
+	{ "dump", cmd_dump, "flazctl dump SSD [--json] [--entries | --superblock]",
 	  "Show an SSD's superblocks, gen blocks and table summary.\n"
 	  "  --json         one JSON object\n"
 	  "  --entries      list every cached line too\n"
+	  "  --superblock   the two superblock copies only: read nothing else\n"
 	  "Exit status: 0 ok, 4 no valid superblock (or another format version), 1 cannot\n"
 	  "be read, 2 usage error.\n" },
 	{ "activate", cmd_activate,
