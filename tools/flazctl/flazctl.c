@@ -125,11 +125,18 @@ static const struct command commands[] = {
 	  "  --bytes        sizes as the kernel counts them (bytes, KiB), not in human units\n"
 	  "  --json         one JSON object per volume per line\n"
 	  "  --prometheus   metrics in the Prometheus text format (node_exporter textfile)\n" },
-	{ "stats", cmd_stats, "flazctl stats NAME [--interval N] [--count K] [--json]",
-	  "Totals since the volume was created, then rates over each interval.\n"
+	{ "stats", cmd_stats,
+	  "flazctl stats NAME [-o FIELD[,FIELD...]] [--units U] [--interval N] [--count K] [--json]",
+	  "Totals since the volume was created, then the same over each interval: the\n"
+	  "same fields, keys and units in both.\n"
+	  "  -o FIELD,...   columns to show (default time,reads,writes,hit_ratio,\n"
+	  "                 ssd_read_bytes,hdd_read_bytes,fills,evictions,commits,meta_bytes;\n"
+	  "                 with --json every field); -o help lists them, rates (_per_s) too\n"
+	  "  --units U      sizes in h (human, default), b, k, m, g, t (KiB..TiB), or\n"
+	  "                 H, B, K, M, G, T in powers of 1000\n"
 	  "  --interval N   seconds between reports, 1..86400 (1)\n"
 	  "  --count K      stop after K interval reports (default: until interrupted)\n"
-	  "  --json         one JSON object per report per line\n" },
+	  "  --json         one JSON object per report per line, raw numbers\n" },
 	{ "set", cmd_set, "flazctl set NAME KEY VALUE",
 	  "Change a tunable of a live volume. KEY is one of low_watermark,\n"
 	  "high_watermark, seq_cutoff_kib, compress_min_saving, hot_uncompressed, ssd_hold_s,\n"
