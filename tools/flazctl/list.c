@@ -196,9 +196,8 @@ static int parse_list(int argc, char **argv, struct list_args *a, char *fields, 
 			a->nosuffix = true;
 			break;
 		case 'u':
-			if (!parse_units(optarg, &a->unit))
-				return fail(EXIT_USAGE, "--units takes one of %s, not '%s'",
-					    UNITS_LETTERS, optarg);
+			if (parse_units(optarg, &a->unit))
+				return EXIT_USAGE;
 			break;
 		case 's':
 			a->sep = optarg;

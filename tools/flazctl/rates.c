@@ -181,9 +181,8 @@ static int parse_stats(int argc, char **argv, struct stats_args *a, char *fields
 			chosen = true;
 			break;
 		case 'u':
-			if (!parse_units(optarg, &a->unit))
-				return fail(EXIT_USAGE, "--units takes one of %s, not '%s'",
-					    UNITS_LETTERS, optarg);
+			if (parse_units(optarg, &a->unit))
+				return EXIT_USAGE;
 			break;
 		case ':':
 			return fail(EXIT_USAGE, "option %s needs a value", argv[optind - 1]);

@@ -109,12 +109,12 @@ bool vol_ssd_used(const struct pairs *p, double *r)
 	return one_minus(p, "free_extents", "total_extents", r);
 }
 
-bool parse_units(const char *s, char *unit)
+int parse_units(const char *s, char *unit)
 {
 	if (strlen(s) != 1 || !strchr(UNITS_LETTERS, s[0]))
-		return false;
+		return fail(EXIT_USAGE, "--units takes one of %s, not '%s'", UNITS_LETTERS, s);
 	*unit = s[0];
-	return true;
+	return EXIT_OK;
 }
 
 const char *fmt_size(double bytes, char unit, bool suffix, char *buf, size_t len)

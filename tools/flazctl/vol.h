@@ -67,10 +67,11 @@ const char *fmt_bytes(uint64_t bytes, char *buf, size_t len);
 /*
  * The units of sizes, as lvs(8) --units takes them: h human (powers of 1024, the
  * default), b bytes, k m g t KiB to TiB; upper case H B K M G T count in powers of
- * 1000 (kB to TB). parse_units() takes one such letter into @unit.
+ * 1000 (kB to TB). parse_units() takes --units' argument, one such letter, into
+ * @unit: EXIT_OK, or EXIT_USAGE with a message.
  */
 #define UNITS_LETTERS "hHbBkKmMgGtT"
-bool parse_units(const char *s, char *unit);
+int parse_units(const char *s, char *unit);
 
 /*
  * @bytes in @unit: "1.5 GiB" (h), "1610612736 B" (b), "1536.00 MiB" (m), "1.6 GB" (H);
