@@ -3,8 +3,8 @@
  * flazctl: create, remove and inspect dm-flaz volumes (compressed write-through
  * SSD cache in front of an HDD). The command dispatch, the shared helpers and
  * `remove` live here; create.c, status.c (with prom.c), list.c, rates.c (stats)
- * and tune.c (set, get) the commands on live volumes, and check.c and dump.c the
- * offline ones that read an SSD (through ssdmeta.c).
+ * and tune.c (set, get) the commands on live volumes, and check.c (with
+ * check_table.c) and dump.c the offline ones that read an SSD (through ssdmeta.c).
  */
 #include <errno.h>
 #include <getopt.h>
