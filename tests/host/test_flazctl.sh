@@ -588,6 +588,8 @@ elif ! grep -Eq '^[0-9:]{8} +(0\.9|1\.[0-4]) +50 +(4[5-9]|5[0-5])\.[0-9] +204800
 else
 	pass fake/stats-o
 fi
+# figures right-aligned wherever they stand, the time left-aligned, no trailing blank
+fcheck stats-o-align 0 out '^     100 total$' stats fast --count 1 -o reads,time
 FAKE_DM_GROW=50 fcheck stats-units-m 0 out '^total +1\.17 MiB +0\.06 MiB$' stats fast --count 1 -o time,ssd_read_bytes,meta_bytes --units m
 check stats-o-help 0 out '^  ssd_read_bytes_per_s$' stats -o help
 check stats-o-unknown 2 err "unknown field 'colour' \(see flazctl stats -o help\)" stats vol -o reads,colour

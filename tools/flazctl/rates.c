@@ -299,12 +299,23 @@ static bool field_text(const struct stats_args *a, const struct sfield *f,
 	return false;
 }
 
+/* One column of the table: the time left-aligned, the figures right-aligned. */
+static void print_cell(const struct stats_args *a, size_t j, const char *text)
+{
+	const struct sfield *f = a->f[j];
+	int w = column_width(f);
+
+	if (f->kind == SF_TIME)
+		w = j + 1 == a->n ? 0 : -w;	/* no trailing blanks */
+	printf("%s%*s", j ? " " : "", w, text);
+}
+
 static void header(const struct stats_args *a)
 {
 	size_t j;
 
 	for (j = 0; j < a->n; j++)
-		printf(j ? " %*s" : "%-*s", column_width(a->f[j]), a->f[j]->head);
+		print_cell(a, j, a->f[j]->head);
 	putchar('\n');
 }
 
@@ -328,7 +339,7 @@ static void print_report(const struct stats_args *a, const struct report *r)
 	}
 	for (j = 0; j < a->n; j++) {
 		field_text(a, a->f[j], r, buf, sizeof(buf));
-		printf(j ? " %*s" : "%-*s", column_width(a->f[j]), buf);
+		print_cell(a, j, buf);
 	}
 	putchar('\n');
 }
