@@ -213,6 +213,39 @@ else
 	pass dump-human-entries-lines
 fi
 
+# --superblock: the two copies only, as bcache-super-show; no gen block or table is read
+expect dump-superblock 0 'superblock copy 1 \(sector 8\): valid' dump --superblock "$T/clean.img"
+if grep -qE '^(gens|table)' "$T/out"; then
+	fail dump-superblock-only "shows more than the superblock: $(grep -m1 -E '^(gens|table)' "$T/out")"
+else
+	pass dump-superblock-only
+fi
+jexpect dump-superblock-json "rc == 0 and d['current'] == 0 and d['superblocks'][0]['valid'] and
+	d['superblocks'][0]['geometry']['nr_lines'] == $clean_lines and
+	'table' not in d and 'gens' not in d" dump --json --superblock "$T/clean.img"
+expect dump-superblock-entries 2 '^flazctl: --entries reads the table; --superblock reads the superblock only$' \
+	dump --superblock --entries "$T/clean.img"
+# a damaged table is not its business
+cp "$T/clean.img" "$T/sbonly.img"
+flip "$T/sbonly.img" $(($(nth table 2 "$T/clean.map") + 100))
+jexpect dump-superblock-bad-table "rc == 0 and d['current'] == 0 and 'table' not in d" \
+	dump --superblock --json "$T/sbonly.img"
+# what it reads: strace's pread64 calls on the image, none past the two copies
+# (SSD_PROBE_BYTES); the whole dump reads further, so the check can tell them apart
+sb_reads() {
+	strace -P "$1" -e trace=pread64 -o "$T/strace" "$BIN" dump "$@" >/dev/null 2>&1 || return 1
+	awk -F', ' '/^pread64\(/ { sub(/\).*/, "", $NF); if ($NF + 0 >= 8192) n++ } END { print n + 0 }' "$T/strace"
+}
+if ! command -v strace >/dev/null || ! strace -o /dev/null true 2>/dev/null; then
+	skip dump-superblock-reads "strace is missing or cannot trace here"
+elif ! far=$(sb_reads "$T/clean.img" --superblock) || ! all=$(sb_reads "$T/clean.img"); then
+	fail dump-superblock-reads "strace of flazctl dump failed: $(head -n1 "$T/strace")"
+elif [ "$far" -ne 0 ] || [ "$all" -eq 0 ]; then
+	fail dump-superblock-reads "$far reads past the superblock copies with --superblock, $all without"
+else
+	pass dump-superblock-reads
+fi
+
 img cur1 --current 1 --codec 2 --seed 7
 expect current-copy-1 0 'copy 1 \(sector 8\): valid, seq 11 \(current\)' check "$T/cur1.img"
 jexpect current-copy-1-json "d['current'] == 1 and d['superblocks'][1]['codec'] == 'zstd'" \

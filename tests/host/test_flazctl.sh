@@ -390,6 +390,28 @@ assert v[0]["hit_ratio"] is None and v[0]["saving"] is None, v[0]' "$T/list.json
 else
 	fail fake/list-json "$(tail -n1 "$T/py.err")"
 fi
+# the table's options, as lvs(8) has them: --noheadings, --units, --nosuffix, --separator, -O
+fsame list-noheadings "$(printf '%s\n' 'abc   9999:2  9999:3  passthrough      0 B      -      -' \
+	'fast  9999:0  9999:1  normal       3.9 MiB  75.0%  50.0%')" list --noheadings
+fsame list-units-m "$(printf '%s\n' 'Name       Size    Cached' 'abc    1.00 MiB  0.00 MiB' \
+	'fast  64.00 MiB  3.91 MiB')" list -o name,size,cached --units m
+fsame list-units-si "$(printf '%s\n' 'Name      Cached' 'abc      0.00 kB' 'fast  4096.00 kB')" \
+	list -o name,cached --units K
+fsame list-units-b-nosuffix "$(printf '%s\n' 'Name:Cached:logical_bytes' 'abc:0:0' \
+	'fast:4096000:4000000')" list -o name,cached,logical_bytes --units b --nosuffix --separator :
+fsame list-separator "$(printf '%s\n' 'abc|passthrough|0 B' 'fast|normal|3.9 MiB')" \
+	list -o name,mode,cached --separator '|' --noheadings
+fsame list-sort-desc "$(printf '%s\n' 'fast,4096000' 'abc,0')" \
+	list -o name,cached -O -cached --csv --noheadings
+fsame list-sort-two "$(printf '%s\n' 'Name  Mode' 'fast  normal' 'abc   passthrough')" \
+	list -o name,mode --sort mode,-name
+fsame list-sort-hidden-field "$(printf '%s\n' name fast abc)" list -o name --sort -reads --csv
+fsame list-sort-undefined-first "$(printf '%s\n' abc fast)" list -o name --sort +hit_ratio --csv --noheadings
+check list-units-bad 2 err "--units takes one of hHbBkKmMgGtT, not 'x'" list --units x
+check list-units-json 2 err 'shape the table' list --units m --json
+check list-separator-csv 2 err 'shape the table' list --separator : --csv
+check list-noheadings-json 2 err 'noheadings goes with' list --noheadings --json
+check list-sort-unknown 2 err "-O: unknown field 'colour'" list -O -colour
 got=$("$FAKE" status 2>&1 | grep -e ' -> cache ' | tr '\n' '|')
 [ "$got" = 'abc: 9999:2 -> cache 9999:3|fast: 9999:0 -> cache 9999:1|' ] && pass fake/status-all ||
 	fail fake/status-all "volume headers: '$got'"
@@ -397,6 +419,16 @@ fcheck status-derived 0 out '^  hit ratio +75\.0%$' status fast
 fcheck status-saving 0 out '^  saving +50\.0%$' status fast
 fcheck status-ssd-used 0 out '^  ssd used +20\.0%$' status fast
 fcheck status-new-key 0 out '^  new_key +5$' status abc
+# sizes in human units, as lvs and df -h show them; --bytes the kernel's numbers
+fcheck status-human-bytes 0 out '^  logical_bytes +3\.8 MiB$' status fast
+fcheck status-human-meta 0 out '^  meta_bytes +64\.0 KiB$' status fast
+fcheck status-human-small 0 out '^  physical_bytes +0 B$' status abc
+fcheck status-human-counts 0 out '^  reads +100$' status fast
+fcheck status-bytes 0 out '^  logical_bytes +4000000$' status fast --bytes
+fcheck status-bytes-meta 0 out '^  meta_bytes +65536$' status --bytes fast
+printf 'kib\t2048\t9999:4 9999:5 0\tmode=normal seq_bypass_kib=3145728\n' >"$T/vols-kib"
+FAKE_DM=$T/vols-kib fcheck status-human-kib 0 out '^  seq_bypass_kib +3\.0 GiB$' status kib
+FAKE_DM=$T/vols-kib fcheck status-bytes-kib 0 out '^  seq_bypass_kib +3145728$' status kib --bytes
 fcheck status-not-flaz 1 err 'lin is not a flaz volume' status lin
 "$FAKE" status --json >"$T/status.json" 2>&1
 if python3 -c 'import json, sys
@@ -530,30 +562,63 @@ else
 	pass fake/prometheus-one-only
 fi
 
-# stats: the totals, then rates from the counters' growth (50 reads and hits per reading)
+# stats: the totals, then the counters' growth over each interval (50 reads and hits per
+# reading), under one header: the same columns, counts and sizes in both
 FAKE_DM_GROW=50 "$FAKE" stats fast --interval 1 --count 2 >"$T/stats" 2>"$T/err"
 if [ "$(wc -l <"$T/stats")" -ne 4 ]; then
-	fail fake/stats "want a header, the totals and 2 rates: $(tr '\n' '|' <"$T/stats") $(head -n1 "$T/err")"
-elif ! grep -Eq '^time +reads/s +writes/s +hit% +ssdMiB/s +hddMiB/s +fills/s +evicts/s +commits/s +metaKiB/s$' "$T/stats"; then
+	fail fake/stats "want a header, the totals and 2 intervals: $(tr '\n' '|' <"$T/stats") $(head -n1 "$T/err")"
+elif ! grep -Eq '^time +reads +writes +hit% +ssd_read +hdd_read +fills +evicts +commits +meta$' "$T/stats"; then
 	fail fake/stats "bad header: $(head -n1 "$T/stats")"
-elif ! grep -Eq '^total +100 +20 +75\.0% +1\.2 +0\.4 +100 +7 +12 +64\.0$' "$T/stats"; then
+elif ! grep -Eq '^total +100 +20 +75\.0% +1\.2 MiB +400\.0 KiB +100 +7 +12 +64\.0 KiB$' "$T/stats"; then
 	fail fake/stats "bad totals: $(sed -n 2p "$T/stats")"
-elif [ "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2} +(49\.[5-9]|50\.[0-4]) +0\.0 +100\.0% +0\.2 +0\.0 +(49\.[5-9]|50\.[0-4]) ' "$T/stats")" -ne 2 ]; then
-	fail fake/stats "bad rates: $(tail -n2 "$T/stats" | tr '\n' '|')"
+elif [ "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2} +50 +0 +100\.0% +200\.0 KiB +0 B +50 +0 +0 +0 B$' "$T/stats")" -ne 2 ]; then
+	fail fake/stats "bad intervals: $(tail -n2 "$T/stats" | tr '\n' '|')"
 else
 	pass fake/stats
 fi
+# -o and --units: the rates are columns of their own, undefined (-) for the totals
+FAKE_DM_GROW=50 "$FAKE" stats fast --count 1 -o time,seconds,reads,reads_per_s,ssd_read_bytes,ssd_read_bytes_per_s \
+	--units b >"$T/stats" 2>"$T/err"
+if ! grep -Eq '^time +secs +reads +reads/s +ssd_read +ssd_read/s$' "$T/stats"; then
+	fail fake/stats-o "bad header: $(head -n1 "$T/stats") $(head -n1 "$T/err")"
+elif ! grep -Eq '^total +- +100 +- +1228800 B +-$' "$T/stats"; then
+	fail fake/stats-o "bad totals: $(sed -n 2p "$T/stats")"
+elif ! grep -Eq '^[0-9:]{8} +(0\.9|1\.[0-4]) +50 +(4[5-9]|5[0-5])\.[0-9] +204800 B +[0-9]+ B$' "$T/stats"; then
+	fail fake/stats-o "bad interval: $(sed -n 3p "$T/stats")"
+else
+	pass fake/stats-o
+fi
+# figures right-aligned wherever they stand, the time left-aligned, no trailing blank
+fcheck stats-o-align 0 out '^     100 total$' stats fast --count 1 -o reads,time
+FAKE_DM_GROW=50 fcheck stats-units-m 0 out '^total +1\.17 MiB +0\.06 MiB$' stats fast --count 1 -o time,ssd_read_bytes,meta_bytes --units m
+check stats-o-help 0 out '^  ssd_read_bytes_per_s$' stats -o help
+check stats-o-unknown 2 err "unknown field 'colour' \(see flazctl stats -o help\)" stats vol -o reads,colour
+check stats-units-bad 2 err "--units takes one of hHbBkKmMgGtT, not 'q'" stats vol --units q
+check stats-units-json 2 err '--units shapes the table' stats vol --units m --json
 FAKE_DM_GROW=50 "$FAKE" stats fast --count 1 --json >"$T/stats.json" 2>"$T/err"
 if python3 -c 'import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])]
 assert len(v) == 2 and v[0]["kind"] == "total" and v[1]["kind"] == "interval", v
 assert all(x["schema"] == 1 for x in v), v
+assert list(v[0]) == list(v[1]), "the totals and the intervals have other keys: %s" % v
 assert v[0]["reads"] == 100 and v[0]["ssd_read_bytes"] == 300 * 4096 and v[0]["hit_ratio"] == 0.75, v[0]
+assert v[0]["reads_per_s"] is None and v[0]["seconds"] is None and v[0]["meta_bytes"] == 65536, v[0]
+assert v[1]["reads"] == 50 and v[1]["ssd_read_bytes"] == 50 * 4096, v[1]
 assert 45 < v[1]["reads_per_s"] < 55 and v[1]["hit_ratio"] == 1 and v[1]["volume"] == "fast", v[1]
+assert 45 * 4096 < v[1]["ssd_read_bytes_per_s"] < 55 * 4096, v[1]
 assert 0.9 < v[1]["seconds"] < 1.5, v[1]' "$T/stats.json" 2>"$T/py.err"; then
 	pass fake/stats-json
 else
 	fail fake/stats-json "$(tail -n1 "$T/py.err")"
+fi
+FAKE_DM_GROW=50 "$FAKE" stats fast --count 1 --json -o reads,hit_ratio >"$T/stats.json" 2>"$T/err"
+if python3 -c 'import json, sys
+v = [json.loads(l) for l in open(sys.argv[1])]
+assert [list(x) for x in v] == 2 * [["schema", "volume", "kind", "reads", "hit_ratio"]], v' \
+	"$T/stats.json" 2>"$T/py.err"; then
+	pass fake/stats-json-o
+else
+	fail fake/stats-json-o "$(tail -n1 "$T/py.err")"
 fi
 fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 
@@ -618,13 +683,23 @@ t flazctl status ""
 t flazctl set fast ""
 t flazctl create v --compressor z
 t flazctl list -o name,hi
-t flazctl check /dev/nul' _ "$COMP" 2>&1)
+t flazctl check /dev/nul
+t flazctl list -O name,-hi
+t flazctl list --units ""
+t flazctl list --no
+t flazctl stats fast -o reads,ssd_read_bytes_p
+t flazctl stats fast --u' _ "$COMP" 2>&1)
 want='status stats
 abc fast
 low-watermark high-watermark seq-cutoff-kib compress-min-saving hot-uncompressed ssd-hold-s cleaner-rate-mib hot-max-percent table-cache-kib probation-percent
 zstd
 name,hit_ratio
-/dev/null'
+/dev/null
+name,-hit_ratio
+h H b B k K m M g G t T
+--noheadings --nosuffix
+reads,ssd_read_bytes_per_s
+--units'
 [ "$out" = "$want" ] && pass completion || fail completion "got '$(tr '\n' '|' <<<"$out")'"
 # the fields of -o, each once (mode is a fixed field and a status key)
 out=$(PATH=$T/bin:$PATH FAKE_DM=$T/vols bash -c '

@@ -4,7 +4,8 @@
  * copies field by field, a summary of the extents' generations (gen blocks) and
  * of the table (with --entries, every cached line). It reads the superblock, the
  * gen blocks and the table only, never the extents; `flazctl check` is the one
- * that verifies slots.
+ * that verifies slots. With --superblock, as bcache-super-show, it reads the two
+ * superblock copies and nothing else.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ struct dump_opts {
 	const char *path;
 	bool json;
 	bool entries;
+	bool superblock;	/* the superblock copies only: no gen block, no table */
 };
 
 struct table_sum {
@@ -364,6 +366,7 @@ static int parse_dump(int argc, char **argv, struct dump_opts *o)
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "entries", no_argument, NULL, 'e' },
+		{ "superblock", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -374,11 +377,15 @@ static int parse_dump(int argc, char **argv, struct dump_opts *o)
 			o->json = true;
 		else if (c == 'e')
 			o->entries = true;
+		else if (c == 's')
+			o->superblock = true;
 		else
 			return bad_option(argv);
 	}
 	if (optind + 1 != argc)
-		return fail(EXIT_USAGE, "usage: flazctl dump SSD [--json] [--entries]");
+		return fail(EXIT_USAGE, "usage: %s", command_synopsis("dump"));
+	if (o->superblock && o->entries)
+		return fail(EXIT_USAGE, "--entries reads the table; --superblock reads the superblock only");
 	o->path = argv[optind];
 	return EXIT_OK;
 }
@@ -431,7 +438,10 @@ int cmd_dump(int argc, char **argv)
 		if (sb->cur >= 0)
 			printf(",\"current\":%d", sb->cur);
 		else
-			fputs(",\"current\":null,\"gens\":null,\"table\":null", stdout);
+			fputs(",\"current\":null", stdout);
+		/* with --superblock, no "gens" and "table": they were not read */
+		if (sb->cur < 0 && !o.superblock)
+			fputs(",\"gens\":null,\"table\":null", stdout);
 	} else {
 		printf("%s: %llu sectors%s\n", o.path, s.bytes >> FLAZ_SECTOR_SHIFT,
 		       s.busy ? " (in use)" : "");
@@ -439,7 +449,7 @@ int cmd_dump(int argc, char **argv)
 			print_copy_human(&s, sb, i);
 	}
 	r = EXIT_OK;
-	if (sb->cur >= 0) {
+	if (sb->cur >= 0 && !o.superblock) {
 		in = &sb->copy[sb->cur].info;
 		r = walk_table(&s, &o, in, sum);
 		if (!r && o.json) {

@@ -3,8 +3,8 @@
  * flazctl: create, remove and inspect dm-flaz volumes (compressed write-through
  * SSD cache in front of an HDD). The command dispatch, the shared helpers and
  * `remove` live here; create.c, status.c (with prom.c), list.c, rates.c (stats)
- * and tune.c (set, get) the commands on live volumes, and check.c and dump.c the
- * offline ones that read an SSD (through ssdmeta.c).
+ * and tune.c (set, get) the commands on live volumes, and check.c (with
+ * check_table.c) and dump.c the offline ones that read an SSD (through ssdmeta.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -106,21 +106,37 @@ static const struct command commands[] = {
 	  "Options " CREATE_OPTIONS },
 	{ "remove", cmd_remove, "flazctl remove NAME",
 	  "Remove the volume; the HDD keeps all data.\n" },
-	{ "list", cmd_list, "flazctl list [-o FIELD[,FIELD...]] [--json | --csv]",
-	  "One line per flaz volume.\n"
+	{ "list", cmd_list,
+	  "flazctl list [-o FIELD[,FIELD...]] [-O [-]FIELD[,...]] [table options] [--json | --csv]",
+	  "One line per flaz volume, as lvs(8) shows LVs.\n"
 	  "  -o FIELD,...   columns to show (default name,hdd,ssd,mode,cached,hit_ratio,saving);\n"
 	  "                 -o help lists the fields\n"
+	  "  -O, --sort [-]FIELD,...  sort by these fields (- descending), then by name\n"
+	  "Table options (--csv takes --noheadings too):\n"
+	  "  --noheadings   no header line\n"
+	  "  --units U      sizes in h (human, default), b, k, m, g, t (KiB..TiB), or\n"
+	  "                 H, B, K, M, G, T in powers of 1000\n"
+	  "  --nosuffix     sizes without their unit\n"
+	  "  --separator STR  columns separated by STR, not aligned\n"
 	  "  --json         a JSON array of objects, raw numbers\n"
 	  "  --csv          a header line and one line per volume, raw numbers\n" },
-	{ "status", cmd_status, "flazctl status [NAME] [--json | --prometheus]",
+	{ "status", cmd_status, "flazctl status [NAME] [--bytes] [--json | --prometheus]",
 	  "Every statistic of the volume, or of every flaz volume without NAME.\n"
+	  "  --bytes        sizes as the kernel counts them (bytes, KiB), not in human units\n"
 	  "  --json         one JSON object per volume per line\n"
 	  "  --prometheus   metrics in the Prometheus text format (node_exporter textfile)\n" },
-	{ "stats", cmd_stats, "flazctl stats NAME [--interval N] [--count K] [--json]",
-	  "Totals since the volume was created, then rates over each interval.\n"
+	{ "stats", cmd_stats,
+	  "flazctl stats NAME [-o FIELD[,FIELD...]] [--units U] [--interval N] [--count K] [--json]",
+	  "Totals since the volume was created, then the same over each interval: the\n"
+	  "same fields, keys and units in both.\n"
+	  "  -o FIELD,...   columns to show (default time,reads,writes,hit_ratio,\n"
+	  "                 ssd_read_bytes,hdd_read_bytes,fills,evictions,commits,meta_bytes;\n"
+	  "                 with --json every field); -o help lists them, rates (_per_s) too\n"
+	  "  --units U      sizes in h (human, default), b, k, m, g, t (KiB..TiB), or\n"
+	  "                 H, B, K, M, G, T in powers of 1000\n"
 	  "  --interval N   seconds between reports, 1..86400 (1)\n"
 	  "  --count K      stop after K interval reports (default: until interrupted)\n"
-	  "  --json         one JSON object per report per line\n" },
+	  "  --json         one JSON object per report per line, raw numbers\n" },
 	{ "set", cmd_set, "flazctl set NAME KEY VALUE",
 	  "Change a tunable of a live volume. KEY is one of low_watermark,\n"
 	  "high_watermark, seq_cutoff_kib, compress_min_saving, hot_uncompressed, ssd_hold_s,\n"
@@ -135,10 +151,11 @@ static const struct command commands[] = {
 	  "  --json         one JSON object: verdict, counts, problems with their location\n"
 	  "Exit status: 0 clean, 3 ignorable problems or repaired, 4 corrupt, 1 cannot be\n"
 	  "read, 2 usage error.\n" },
-	{ "dump", cmd_dump, "flazctl dump SSD [--json] [--entries]",
+	{ "dump", cmd_dump, "flazctl dump SSD [--json] [--entries | --superblock]",
 	  "Show an SSD's superblocks, gen blocks and table summary.\n"
 	  "  --json         one JSON object\n"
 	  "  --entries      list every cached line too\n"
+	  "  --superblock   the two superblock copies only: read nothing else\n"
 	  "Exit status: 0 ok, 4 no valid superblock (or another format version), 1 cannot\n"
 	  "be read, 2 usage error.\n" },
 	{ "activate", cmd_activate,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flazctl list: one line per flaz volume, columns chosen with -o as lvs(8) does,
- * for people (human units, aligned), as CSV or as JSON (raw numbers).
+ * for people (human units, aligned), as CSV or as JSON (raw numbers); like lvs,
+ * --noheadings, --units, --nosuffix, --separator and -O/--sort.
  */
+#define _GNU_SOURCE	/* qsort_r() */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,8 +54,15 @@ enum list_format { HUMAN, JSON, CSV };
 
 struct list_args {
 	enum list_format fmt;
+	bool noheadings;
+	bool nosuffix;
+	char unit;		/* sizes in the table: a letter of UNITS_LETTERS */
+	const char *sep;	/* the table's column separator, unaligned; NULL: aligned */
 	size_t n;
 	struct field f[MAX_FIELDS];
+	size_t nsort;		/* -O: the fields to sort by, each descending or not */
+	struct field sort[MAX_FIELDS];
+	bool desc[MAX_FIELDS];
 };
 
 /* The fixed field named @name, or NULL. */
@@ -107,8 +116,12 @@ static bool find_field(const char *name, struct field *f)
 	return true;
 }
 
-/* "a,b,c" into fields; the names point into @spec. EXIT_OK, EXIT_USAGE, or -1 for help. */
-static int parse_fields(char *spec, struct list_args *a)
+/*
+ * "a,b,c" into @f, at most MAX_FIELDS, their count in @n; the names point into @spec.
+ * For -O (@desc not NULL) a name may start with - (descending) or + (ascending).
+ * EXIT_OK, EXIT_USAGE, or -1 for help.
+ */
+static int parse_fields(const char *opt, char *spec, struct field *f, bool *desc, size_t *n)
 {
 	char *save = NULL, *w;
 
@@ -116,37 +129,78 @@ static int parse_fields(char *spec, struct list_args *a)
 		fields_help();
 		return -1;
 	}
-	a->n = 0;
+	*n = 0;
 	for (w = strtok_r(spec, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		if (a->n == MAX_FIELDS)
-			return fail(EXIT_USAGE, "-o: more than %d fields", MAX_FIELDS);
-		if (!find_field(w, &a->f[a->n]))
-			return fail(EXIT_USAGE, "-o: unknown field '%s' (see flazctl list -o help)", w);
-		a->n++;
+		if (*n == MAX_FIELDS)
+			return fail(EXIT_USAGE, "%s: more than %d fields", opt, MAX_FIELDS);
+		if (desc) {
+			desc[*n] = *w == '-';
+			w += *w == '-' || *w == '+';
+		}
+		if (!find_field(w, &f[*n]))
+			return fail(EXIT_USAGE, "%s: unknown field '%s' (see flazctl list -o help)",
+				    opt, w);
+		(*n)++;
 	}
-	if (!a->n)
-		return fail(EXIT_USAGE, "-o: no field given (see flazctl list -o help)");
+	if (!*n)
+		return fail(EXIT_USAGE, "%s: no field given (see flazctl list -o help)", opt);
 	return EXIT_OK;
 }
 
-/* Parse "list [-o FIELDS] [--json|--csv]"; EXIT_OK, EXIT_USAGE, or -1 after -o help. */
-static int parse_list(int argc, char **argv, struct list_args *a, char *fields, size_t len)
+/* The table's options with --json or --csv (which give raw numbers): EXIT_OK or EXIT_USAGE. */
+static int check_format(const struct list_args *a)
+{
+	if (a->fmt == HUMAN)
+		return EXIT_OK;
+	if (a->sep || a->unit != 'h' || a->nosuffix)
+		return fail(EXIT_USAGE, "--separator, --units and --nosuffix shape the table; --json and --csv give raw numbers");
+	if (a->fmt == JSON && a->noheadings)
+		return fail(EXIT_USAGE, "--noheadings goes with the table or --csv, not --json");
+	return EXIT_OK;
+}
+
+/*
+ * Parse "list [-o FIELDS] [-O FIELDS] [table options] [--json|--csv]" into @a, the
+ * field names in @fields and @sort (of @len each); EXIT_OK, EXIT_USAGE, or -1 after help.
+ */
+static int parse_list(int argc, char **argv, struct list_args *a, char *fields, char *sort,
+		      size_t len)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "options", required_argument, NULL, 'o' },
+		{ "sort", required_argument, NULL, 'O' },
+		{ "noheadings", no_argument, NULL, 'H' },
+		{ "nosuffix", no_argument, NULL, 'N' },
+		{ "units", required_argument, NULL, 'u' },
+		{ "separator", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, r;
 
 	snprintf(fields, len, "%s", default_fields);
+	*sort = '\0';
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:O:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if ((size_t)snprintf(fields, len, "%s", optarg) >= len)
-				return fail(EXIT_USAGE, "-o: the field list is too long");
+		case 'O':
+			if ((size_t)snprintf(c == 'o' ? fields : sort, len, "%s", optarg) >= len)
+				return fail(EXIT_USAGE, "-%c: the field list is too long", c);
+			break;
+		case 'H':
+			a->noheadings = true;
+			break;
+		case 'N':
+			a->nosuffix = true;
+			break;
+		case 'u':
+			if (parse_units(optarg, &a->unit))
+				return EXIT_USAGE;
+			break;
+		case 's':
+			a->sep = optarg;
 			break;
 		case 'j':
 		case 'c':
@@ -163,7 +217,12 @@ static int parse_list(int argc, char **argv, struct list_args *a, char *fields, 
 	if (optind < argc)
 		return fail(EXIT_USAGE, "unexpected argument '%s' (usage: %s)", argv[optind],
 			    command_synopsis("list"));
-	return parse_fields(fields, a);
+	r = check_format(a);
+	if (!r)
+		r = parse_fields("-o", fields, a->f, NULL, &a->n);
+	if (!r && *sort)
+		r = parse_fields("-O", sort, a->sort, a->desc, &a->nsort);
+	return r;
 }
 
 /* A byte count from the volume, for the fixed byte fields. */
@@ -180,10 +239,11 @@ static bool fixed_bytes(const struct field *f, const struct vol_info *vi, uint64
 	return pair_u64(&vi->p, f->name, v);
 }
 
-/* The text of field @f of @vi, for people when @human, else raw. */
-static enum value_type field_value(const struct field *f, const struct vol_info *vi, bool human,
-				   char *buf, size_t len)
+/* The text of field @f of @vi, for people in the table, else raw. */
+static enum value_type field_value(const struct list_args *a, const struct field *f,
+				   const struct vol_info *vi, char *buf, size_t len)
 {
+	bool human = a->fmt == HUMAN;
 	const char *s;
 	uint64_t v;
 	double r = 0;
@@ -205,7 +265,7 @@ static enum value_type field_value(const struct field *f, const struct vol_info 
 		if (!fixed_bytes(f, vi, &v))
 			break;
 		if (human)
-			fmt_bytes(v, buf, len);
+			fmt_size((double)v, a->unit, !a->nosuffix, buf, len);
 		else
 			snprintf(buf, len, "%" PRIu64, v);
 		return human ? V_STRING : V_NUMBER;
@@ -247,19 +307,24 @@ static void print_human(const struct list_args *a, const struct vol_info *vis, s
 	size_t i, j;
 
 	for (j = 0; j < a->n; j++) {
-		width[j] = (int)strlen(a->f[j].head);
+		width[j] = a->noheadings ? 0 : (int)strlen(a->f[j].head);
 		for (i = 0; i < n; i++) {
-			field_value(&a->f[j], &vis[i], true, buf, sizeof(buf));
+			field_value(a, &a->f[j], &vis[i], buf, sizeof(buf));
 			if ((int)strlen(buf) > width[j])
 				width[j] = (int)strlen(buf);
 		}
 	}
-	for (i = 0; i <= n; i++) {
+	for (i = a->noheadings; i <= n; i++) {
 		for (j = 0; j < a->n; j++) {
 			if (i)
-				field_value(&a->f[j], &vis[i - 1], true, buf, sizeof(buf));
+				field_value(a, &a->f[j], &vis[i - 1], buf, sizeof(buf));
 			else
 				snprintf(buf, sizeof(buf), "%s", a->f[j].head);
+			if (a->sep) {
+				/* as lvs --separator: not aligned */
+				printf("%s%s", j ? a->sep : "", buf);
+				continue;
+			}
 			/* no trailing blanks after the last column */
 			w = j + 1 == a->n && !right_aligned(&a->f[j]) ? 0 : width[j];
 			printf("%s%*s", j ? "  " : "", right_aligned(&a->f[j]) ? w : -w, buf);
@@ -273,12 +338,13 @@ static void print_csv(const struct list_args *a, const struct vol_info *vis, siz
 	char buf[VALUE_LEN];
 	size_t i, j;
 
-	for (j = 0; j < a->n; j++)
+	for (j = 0; j < a->n && !a->noheadings; j++)
 		printf("%s%s", j ? "," : "", a->f[j].name);
-	putchar('\n');
+	if (!a->noheadings)
+		putchar('\n');
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < a->n; j++) {
-			field_value(&a->f[j], &vis[i], false, buf, sizeof(buf));
+			field_value(a, &a->f[j], &vis[i], buf, sizeof(buf));
 			/* names and device paths hold no comma or quote; quote anyway if one does */
 			if (strpbrk(buf, ",\"\n"))
 				printf("%s\"%s\"", j ? "," : "", buf);
@@ -303,7 +369,7 @@ static void print_json(const struct list_args *a, const struct vol_info *vis, si
 			putchar(',');
 			json_string(a->f[j].name);
 			putchar(':');
-			switch (field_value(&a->f[j], &vis[i], false, buf, sizeof(buf))) {
+			switch (field_value(a, &a->f[j], &vis[i], buf, sizeof(buf))) {
 			case V_STRING:
 				json_string(buf);
 				break;
@@ -320,20 +386,58 @@ static void print_json(const struct list_args *a, const struct vol_info *vis, si
 	fputs("]\n", stdout);
 }
 
+/* Raw values of field @f of @x and @y compared: no value first, numbers as numbers. */
+static int compare_field(const struct field *f, const struct vol_info *x,
+			 const struct vol_info *y)
+{
+	static const struct list_args raw = { .fmt = CSV };
+	char bx[VALUE_LEN], by[VALUE_LEN];
+	enum value_type tx = field_value(&raw, f, x, bx, sizeof(bx));
+	enum value_type ty = field_value(&raw, f, y, by, sizeof(by));
+	double dx, dy;
+
+	if (tx == V_NULL || ty == V_NULL)
+		return (tx != V_NULL) - (ty != V_NULL);
+	if (tx == V_NUMBER && ty == V_NUMBER) {
+		dx = strtod(bx, NULL);
+		dy = strtod(by, NULL);
+		return (dx > dy) - (dx < dy);
+	}
+	return strcmp(bx, by);
+}
+
+/* qsort_r() order of -O: its fields in turn, then the name (as vols_get() sorted). */
+static int compare_vols(const void *px, const void *py, void *arg)
+{
+	const struct list_args *a = arg;
+	const struct vol_info *x = px, *y = py;
+	size_t k;
+	int c;
+
+	for (k = 0; k < a->nsort; k++) {
+		c = compare_field(&a->sort[k], x, y);
+		if (c)
+			return a->desc[k] ? -c : c;
+	}
+	return strcmp(x->name, y->name);
+}
+
 int cmd_list(int argc, char **argv)
 {
-	struct list_args a = { .fmt = HUMAN };
+	struct list_args a = { .fmt = HUMAN, .unit = 'h' };
 	struct vol_info *vis;
-	char fields[1024];
+	char fields[1024], sort[1024];
 	size_t n;
 	int r;
 
-	r = parse_list(argc, argv, &a, fields, sizeof(fields));
+	r = parse_list(argc, argv, &a, fields, sort, sizeof(fields));
 	if (r)
 		return r < 0 ? EXIT_OK : r;
 	r = vols_get(NULL, &vis, &n);
 	if (r)
 		return r;
+	if (a.nsort)
+		qsort_r(vis, n, sizeof(*vis), compare_vols, &a);
 	if (a.fmt == JSON)
 		print_json(&a, vis, n);
 	else if (a.fmt == CSV)

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flazctl stats: a volume's activity as rates, from the difference between two
- * status readings, like vdostats or iostat: first the totals since the volume
- * was created, then one line per interval.
+ * flazctl stats: a volume's activity from the difference between two status
+ * readings, like vdostats or iostat: first the totals since the volume was
+ * created, then one line per interval. The totals and the intervals have the same
+ * fields (-o), with the same keys and units: counts and bytes over the line's span
+ * (since creation, or the interval), and the same per second, which only an
+ * interval has.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,8 +18,6 @@
 #include "flazctl.h"
 #include "vol.h"
 
-#define BLOCK_BYTES 4096.0
-#define MIB (1024.0 * 1024.0)
 #define MAX_INTERVAL 86400UL
 
 /* The counters a report shows, read from one status line. */
@@ -35,11 +36,67 @@ struct sample {
 	struct timespec when;	/* CLOCK_MONOTONIC */
 };
 
+/* What a report line covers: the totals since creation, or one interval. */
+struct report {
+	bool total;
+	time_t time;		/* when it was read (the epoch) */
+	double secs;		/* the interval's length; unknown for the totals */
+	uint64_t d[NR_COUNTERS];	/* the counts over it */
+};
+
+enum sfield_kind {
+	SF_TIME,	/* "total" or the time of day; the epoch in JSON */
+	SF_SECONDS,	/* the interval's length; undefined for the totals */
+	SF_COUNT,	/* a counter's growth over the span (or its total) */
+	SF_RATE,	/* the same per second; undefined for the totals */
+	SF_HIT,		/* hits / (hits + misses) over the span */
+};
+
+/* A column of stats -o, named as its JSON key; the totals and the intervals share them. */
+struct sfield {
+	const char *name;
+	const char *head;
+	enum sfield_kind kind;
+	enum counter c;
+	unsigned int bytes;	/* bytes per count for a size (shown in --units), else 0 */
+	const char *help;
+};
+
+static const struct sfield sfields[] = {
+	{ "time", "time", SF_TIME, 0, 0, "\"total\", or the time of the reading" },
+	{ "seconds", "secs", SF_SECONDS, 0, 0, "the interval's length (- for the totals)" },
+	{ "reads", "reads", SF_COUNT, C_READS, 0, "read bios" },
+	{ "writes", "writes", SF_COUNT, C_WRITES, 0, "write bios" },
+	{ "hit_ratio", "hit%", SF_HIT, 0, 0, "read_hits / (read_hits + read_misses)" },
+	{ "ssd_read_bytes", "ssd_read", SF_COUNT, C_HITS, 4096, "read from the SSD: read_hits * 4 KiB" },
+	{ "hdd_read_bytes", "hdd_read", SF_COUNT, C_MISSES, 4096, "read from the HDD: read_misses * 4 KiB" },
+	{ "fills", "fills", SF_COUNT, C_FILLS, 0, "blocks filled into the cache from read misses" },
+	{ "evictions", "evicts", SF_COUNT, C_EVICTIONS, 0, "cached blocks dropped for others" },
+	{ "commits", "commits", SF_COUNT, C_COMMITS, 0, "table commits" },
+	{ "meta_bytes", "meta", SF_COUNT, C_META_BYTES, 1, "metadata (table, gens, superblocks) written to the SSD" },
+	{ "reads_per_s", "reads/s", SF_RATE, C_READS, 0, NULL },
+	{ "writes_per_s", "writes/s", SF_RATE, C_WRITES, 0, NULL },
+	{ "ssd_read_bytes_per_s", "ssd_read/s", SF_RATE, C_HITS, 4096, NULL },
+	{ "hdd_read_bytes_per_s", "hdd_read/s", SF_RATE, C_MISSES, 4096, NULL },
+	{ "fills_per_s", "fills/s", SF_RATE, C_FILLS, 0, NULL },
+	{ "evictions_per_s", "evicts/s", SF_RATE, C_EVICTIONS, 0, NULL },
+	{ "commits_per_s", "commits/s", SF_RATE, C_COMMITS, 0, NULL },
+	{ "meta_bytes_per_s", "meta/s", SF_RATE, C_META_BYTES, 1, NULL },
+};
+
+#define NR_SFIELDS (sizeof(sfields) / sizeof(sfields[0]))
+
+static const char default_sfields[] =
+	"time,reads,writes,hit_ratio,ssd_read_bytes,hdd_read_bytes,fills,evictions,commits,meta_bytes";
+
 struct stats_args {
 	const char *name;
 	unsigned long interval;
 	unsigned long count;	/* 0: until interrupted */
 	bool json;
+	char unit;		/* sizes in the table: a letter of UNITS_LETTERS */
+	size_t n;		/* the columns of -o (JSON without -o: every field) */
+	const struct sfield *f[NR_SFIELDS];
 };
 
 /* A positive decimal up to @max. */
@@ -48,19 +105,63 @@ static bool parse_positive(const char *s, unsigned long max, unsigned long *v)
 	return parse_ulong(s, v) && *v >= 1 && *v <= max;
 }
 
-/* Parse "stats NAME [--interval N] [--count K] [--json]"; EXIT_OK or EXIT_USAGE. */
-static int parse_stats(int argc, char **argv, struct stats_args *a)
+static void sfields_help(void)
+{
+	size_t i;
+
+	puts("Fields for -o (comma-separated; the same in the totals and the intervals):");
+	for (i = 0; i < NR_SFIELDS; i++)
+		if (sfields[i].help)
+			printf("  %-16s %s\n", sfields[i].name, sfields[i].help);
+	puts("and per second over the interval (- for the totals):");
+	for (i = 0; i < NR_SFIELDS; i++)
+		if (!sfields[i].help)
+			printf("  %s\n", sfields[i].name);
+}
+
+/* -o's "a,b,c" into @a's columns; EXIT_OK, EXIT_USAGE, or -1 for help. */
+static int parse_sfields(char *spec, struct stats_args *a)
+{
+	char *save = NULL, *w;
+	size_t i;
+
+	if (!strcmp(spec, "help")) {
+		sfields_help();
+		return -1;
+	}
+	a->n = 0;
+	for (w = strtok_r(spec, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NR_SFIELDS && strcmp(w, sfields[i].name); i++)
+			;
+		if (i == NR_SFIELDS)
+			return fail(EXIT_USAGE, "-o: unknown field '%s' (see flazctl stats -o help)", w);
+		if (a->n == NR_SFIELDS)
+			return fail(EXIT_USAGE, "-o: more than %zu fields", NR_SFIELDS);
+		a->f[a->n++] = &sfields[i];
+	}
+	if (!a->n)
+		return fail(EXIT_USAGE, "-o: no field given (see flazctl stats -o help)");
+	return EXIT_OK;
+}
+
+/* Parse "stats NAME [-o FIELDS] [--units U] [--interval N] [--count K] [--json]". */
+static int parse_stats(int argc, char **argv, struct stats_args *a, char *fields, size_t len)
 {
 	static const struct option lo[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "options", required_argument, NULL, 'o' },
+		{ "units", required_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	bool chosen = false;
+	size_t i;
+	int c, r;
 
+	snprintf(fields, len, "%s", default_sfields);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (!parse_positive(optarg, MAX_INTERVAL, &a->interval))
@@ -74,12 +175,29 @@ static int parse_stats(int argc, char **argv, struct stats_args *a)
 		case 'j':
 			a->json = true;
 			break;
+		case 'o':
+			if ((size_t)snprintf(fields, len, "%s", optarg) >= len)
+				return fail(EXIT_USAGE, "-o: the field list is too long");
+			chosen = true;
+			break;
+		case 'u':
+			if (parse_units(optarg, &a->unit))
+				return EXIT_USAGE;
+			break;
 		case ':':
 			return fail(EXIT_USAGE, "option %s needs a value", argv[optind - 1]);
 		default:
 			return bad_option(argv);
 		}
 	}
+	r = parse_sfields(fields, a);
+	if (r)
+		return r;
+	if (a->json && !chosen)
+		for (a->n = 0, i = 0; i < NR_SFIELDS; i++)
+			a->f[a->n++] = &sfields[i];
+	if (a->json && a->unit != 'h')
+		return fail(EXIT_USAGE, "--units shapes the table; --json gives bytes");
 	if (optind + 1 != argc)
 		return fail(EXIT_USAGE, "usage: %s", command_synopsis("stats"));
 	a->name = argv[optind];
@@ -115,96 +233,141 @@ static double seconds_between(const struct timespec *a, const struct timespec *b
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-static void header(void)
+/* The column's width in the table: its header's, at least a number's or a size's. */
+static int column_width(const struct sfield *f)
 {
-	printf("%-8s %9s %9s %6s %10s %10s %9s %9s %9s %10s\n", "time", "reads/s", "writes/s",
-	       "hit%", "ssdMiB/s", "hddMiB/s", "fills/s", "evicts/s", "commits/s", "metaKiB/s");
+	int w = (int)strlen(f->head);
+
+	if (f->kind == SF_TIME)
+		return 8;
+	return w > 11 ? w : f->bytes ? 11 : 8;
 }
 
-/* Hits over hits + misses of the difference @d, as a percentage text or "-". */
-static const char *hit_text(const uint64_t *d, char *buf, size_t len)
+/*
+ * Field @f of @r as text: for the table (@json false) as people read it, else as a
+ * JSON value. false when undefined (the totals' rates and length, a ratio without reads).
+ */
+static bool field_text(const struct stats_args *a, const struct sfield *f,
+		       const struct report *r, char *buf, size_t len)
 {
-	uint64_t all = d[C_HITS] + d[C_MISSES];
+	uint64_t all = r->d[C_HITS] + r->d[C_MISSES];
+	double v = f->kind == SF_COUNT || f->kind == SF_RATE ?
+		   (double)r->d[f->c] * (f->bytes ? f->bytes : 1) : 0;
+	struct tm tm;
 
-	return fmt_percent(all > 0, all ? (double)d[C_HITS] / (double)all : 0, buf, len);
+	switch (f->kind) {
+	case SF_TIME:
+		if (a->json) {
+			snprintf(buf, len, "%lld", (long long)r->time);
+		} else if (r->total) {
+			snprintf(buf, len, "total");
+		} else {
+			localtime_r(&r->time, &tm);
+			strftime(buf, len, "%H:%M:%S", &tm);
+		}
+		return true;
+	case SF_SECONDS:
+		if (r->total)
+			break;
+		snprintf(buf, len, a->json ? "%.3f" : "%.1f", r->secs);
+		return true;
+	case SF_HIT:
+		if (!all)
+			break;
+		if (a->json)
+			snprintf(buf, len, "%.4f", (double)r->d[C_HITS] / (double)all);
+		else
+			fmt_percent(true, (double)r->d[C_HITS] / (double)all, buf, len);
+		return true;
+	case SF_RATE:
+		if (r->total)
+			break;
+		v /= r->secs;
+		if (f->bytes && !a->json)
+			fmt_size(v, a->unit, true, buf, len);
+		else
+			snprintf(buf, len, "%.1f", v);
+		return true;
+	case SF_COUNT:
+		if (f->bytes && !a->json)
+			fmt_size(v, a->unit, true, buf, len);
+		else
+			snprintf(buf, len, "%" PRIu64, r->d[f->c] * (f->bytes ? f->bytes : 1));
+		return true;
+	}
+	snprintf(buf, len, "%s", a->json ? "null" : "-");
+	return false;
 }
 
-/* The totals since creation: counts, MiB and KiB rather than rates. */
+/* One column of the table: the time left-aligned, the figures right-aligned. */
+static void print_cell(const struct stats_args *a, size_t j, const char *text)
+{
+	const struct sfield *f = a->f[j];
+	int w = column_width(f);
+
+	if (f->kind == SF_TIME)
+		w = j + 1 == a->n ? 0 : -w;	/* no trailing blanks */
+	printf("%s%*s", j ? " " : "", w, text);
+}
+
+static void header(const struct stats_args *a)
+{
+	size_t j;
+
+	for (j = 0; j < a->n; j++)
+		print_cell(a, j, a->f[j]->head);
+	putchar('\n');
+}
+
+/* One report: a table line, or one JSON object with the same keys for totals and intervals. */
+static void print_report(const struct stats_args *a, const struct report *r)
+{
+	char buf[64];
+	size_t j;
+
+	if (a->json) {
+		json_object_start();
+		fputs(",\"volume\":", stdout);
+		json_string(a->name);
+		printf(",\"kind\":\"%s\"", r->total ? "total" : "interval");
+		for (j = 0; j < a->n; j++) {
+			field_text(a, a->f[j], r, buf, sizeof(buf));
+			printf(",\"%s\":%s", a->f[j]->name, buf);
+		}
+		fputs("}\n", stdout);
+		return;
+	}
+	for (j = 0; j < a->n; j++) {
+		field_text(a, a->f[j], r, buf, sizeof(buf));
+		print_cell(a, j, buf);
+	}
+	putchar('\n');
+}
+
+/* The totals since creation, the counters as they are. */
 static void print_totals(const struct stats_args *a, const struct sample *s)
 {
-	const uint64_t *c = s->c;
-	char hit[16];
+	struct report r = { .total = true, .time = time(NULL) };
 
-	if (a->json) {
-		json_object_start();
-		fputs(",\"volume\":", stdout);
-		json_string(a->name);
-		printf(",\"kind\":\"total\",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64,
-		       c[C_READS], c[C_WRITES]);
-		if (c[C_HITS] + c[C_MISSES])
-			printf(",\"hit_ratio\":%.4f",
-			       (double)c[C_HITS] / (double)(c[C_HITS] + c[C_MISSES]));
-		else
-			fputs(",\"hit_ratio\":null", stdout);
-		printf(",\"ssd_read_bytes\":%" PRIu64 ",\"hdd_read_bytes\":%" PRIu64
-		       ",\"fills\":%" PRIu64 ",\"evictions\":%" PRIu64 ",\"commits\":%" PRIu64
-		       ",\"meta_bytes\":%" PRIu64 "}\n",
-		       c[C_HITS] * 4096, c[C_MISSES] * 4096, c[C_FILLS], c[C_EVICTIONS],
-		       c[C_COMMITS], c[C_META_BYTES]);
-		return;
-	}
-	header();
-	printf("%-8s %9" PRIu64 " %9" PRIu64 " %6s %10.1f %10.1f %9" PRIu64 " %9" PRIu64
-	       " %9" PRIu64 " %10.1f\n", "total", c[C_READS], c[C_WRITES],
-	       hit_text(c, hit, sizeof(hit)), c[C_HITS] * BLOCK_BYTES / MIB,
-	       c[C_MISSES] * BLOCK_BYTES / MIB, c[C_FILLS], c[C_EVICTIONS], c[C_COMMITS],
-	       c[C_META_BYTES] / 1024.0);
+	memcpy(r.d, s->c, sizeof(r.d));
+	if (!a->json)
+		header(a);
+	print_report(a, &r);
 }
 
-/* One interval: the rates between @prev and @cur. */
-static void print_rates(const struct stats_args *a, const struct sample *prev,
-			const struct sample *cur)
+/* One interval: the counters' growth between @prev and @cur. */
+static void print_interval(const struct stats_args *a, const struct sample *prev,
+			   const struct sample *cur)
 {
-	double secs = seconds_between(&prev->when, &cur->when);
-	double rate[NR_COUNTERS];
-	uint64_t d[NR_COUNTERS];
-	char now[16], hit[16];
-	struct tm tm;
-	time_t t;
+	struct report r = { .time = time(NULL), .secs = seconds_between(&prev->when, &cur->when) };
 	size_t i;
 
-	if (secs <= 0)
-		secs = 1e-9;
-	for (i = 0; i < NR_COUNTERS; i++) {
-		/* a counter never goes back; if it did (a reload), count from 0 */
-		d[i] = cur->c[i] >= prev->c[i] ? cur->c[i] - prev->c[i] : cur->c[i];
-		rate[i] = (double)d[i] / secs;
-	}
-	t = time(NULL);
-	localtime_r(&t, &tm);
-	strftime(now, sizeof(now), "%H:%M:%S", &tm);
-	if (a->json) {
-		json_object_start();
-		fputs(",\"volume\":", stdout);
-		json_string(a->name);
-		printf(",\"kind\":\"interval\",\"time\":%lld,\"seconds\":%.3f", (long long)t, secs);
-		printf(",\"reads_per_s\":%.1f,\"writes_per_s\":%.1f", rate[C_READS], rate[C_WRITES]);
-		if (d[C_HITS] + d[C_MISSES])
-			printf(",\"hit_ratio\":%.4f",
-			       (double)d[C_HITS] / (double)(d[C_HITS] + d[C_MISSES]));
-		else
-			fputs(",\"hit_ratio\":null", stdout);
-		printf(",\"ssd_mib_per_s\":%.3f,\"hdd_mib_per_s\":%.3f,\"fills_per_s\":%.1f"
-		       ",\"evictions_per_s\":%.1f,\"commits_per_s\":%.1f,\"meta_kib_per_s\":%.1f}\n",
-		       rate[C_HITS] * BLOCK_BYTES / MIB, rate[C_MISSES] * BLOCK_BYTES / MIB,
-		       rate[C_FILLS], rate[C_EVICTIONS], rate[C_COMMITS],
-		       rate[C_META_BYTES] / 1024.0);
-		return;
-	}
-	printf("%-8s %9.1f %9.1f %6s %10.1f %10.1f %9.1f %9.1f %9.1f %10.1f\n", now,
-	       rate[C_READS], rate[C_WRITES], hit_text(d, hit, sizeof(hit)),
-	       rate[C_HITS] * BLOCK_BYTES / MIB, rate[C_MISSES] * BLOCK_BYTES / MIB,
-	       rate[C_FILLS], rate[C_EVICTIONS], rate[C_COMMITS], rate[C_META_BYTES] / 1024.0);
+	if (r.secs <= 0)
+		r.secs = 1e-9;
+	/* a counter never goes back; if it did (a reload), count from 0 */
+	for (i = 0; i < NR_COUNTERS; i++)
+		r.d[i] = cur->c[i] >= prev->c[i] ? cur->c[i] - prev->c[i] : cur->c[i];
+	print_report(a, &r);
 }
 
 /* Sleep until @start + @k intervals, so reports do not drift. */
@@ -219,15 +382,16 @@ static void sleep_until(const struct timespec *start, unsigned long k, unsigned 
 
 int cmd_stats(int argc, char **argv)
 {
-	struct stats_args a = { .interval = 1 };
+	struct stats_args a = { .interval = 1, .unit = 'h' };
 	struct sample prev, cur;
 	struct timespec start;
+	char fields[1024];
 	unsigned long k;
 	int r;
 
-	r = parse_stats(argc, argv, &a);
+	r = parse_stats(argc, argv, &a, fields, sizeof(fields));
 	if (r)
-		return r;
+		return r < 0 ? EXIT_OK : r;
 	dm_setup(false);
 	r = dm_ready();
 	if (!r)
@@ -242,7 +406,7 @@ int cmd_stats(int argc, char **argv)
 		r = take_sample(a.name, &cur);
 		if (r)
 			return r;
-		print_rates(&a, &prev, &cur);
+		print_interval(&a, &prev, &cur);
 		fflush(stdout);
 		prev = cur;
 	}

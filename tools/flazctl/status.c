@@ -3,7 +3,8 @@
  * flazctl status: a flaz volume's status line (or every volume's), for people,
  * as JSON or for Prometheus. The kernel's status is "key=value ..." with keys
  * that may be added over time, so every pair is shown as it comes; only the
- * derived figures know key names.
+ * derived figures know key names. People see sizes (the keys that end in _bytes
+ * or _kib) in human units, unless --bytes asks for the kernel's numbers.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,8 +18,33 @@
 
 #define DERIVED_HIT_RATIO "hit ratio"
 
-/* The header, then one aligned "key  value" line per pair and the derived lines. */
-static void print_human(const struct vol_info *vi)
+/* Whether @s ends in @suffix. */
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* Pair @pv's value for people: a size in human units (1.5 GiB), else as the kernel said. */
+static const char *human_value(const struct pair *pv, char *buf, size_t len)
+{
+	uint64_t v;
+
+	if (!is_count(pv->value) || sscanf(pv->value, "%" SCNu64, &v) != 1)
+		return pv->value;
+	if (ends_with(pv->key, "_bytes"))
+		return fmt_bytes(v, buf, len);
+	if (ends_with(pv->key, "_kib") && v <= UINT64_MAX / 1024)
+		return fmt_bytes(v * 1024, buf, len);
+	return pv->value;
+}
+
+/*
+ * The header, then one aligned "key  value" line per pair and the derived lines;
+ * sizes in human units, or as the kernel said with @bytes.
+ */
+static void print_human(const struct vol_info *vi, bool bytes)
 {
 	const struct pairs *p = &vi->p;
 	int width = (int)strlen(DERIVED_HIT_RATIO);
@@ -34,7 +60,8 @@ static void print_human(const struct vol_info *vi)
 	printf("  %-*s  %s\n", width, "uuid", vi->vol.uuid ? vi->vol.uuid : "-");
 	for (i = 0; i < p->n; i++) {
 		if (p->v[i].value)
-			printf("  %-*s  %s\n", width, p->v[i].key, p->v[i].value);
+			printf("  %-*s  %s\n", width, p->v[i].key,
+			       bytes ? p->v[i].value : human_value(&p->v[i], buf, sizeof(buf)));
 		else
 			printf("  %s\n", p->v[i].key);
 	}
@@ -124,18 +151,25 @@ static void print_json(const struct vol_info *vi)
 
 enum status_format { HUMAN, JSON, PROMETHEUS };
 
-/* Parse "status [NAME] [--json|--prometheus]"; EXIT_OK or EXIT_USAGE. */
-static int parse_status(int argc, char **argv, const char **name, enum status_format *fmt)
+/* Parse "status [NAME] [--bytes] [--json|--prometheus]"; EXIT_OK or EXIT_USAGE. */
+static int parse_status(int argc, char **argv, const char **name, enum status_format *fmt,
+			bool *bytes)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "prometheus", no_argument, NULL, 'p' },
+		{ "bytes", no_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'b') {
+			/* JSON and Prometheus carry the kernel's numbers anyway */
+			*bytes = true;
+			continue;
+		}
 		if (c != 'j' && c != 'p')
 			return bad_option(argv);
 		if (*fmt != HUMAN)
@@ -155,10 +189,11 @@ int cmd_status(int argc, char **argv)
 	enum status_format fmt = HUMAN;
 	const char *name = NULL;
 	struct vol_info *vis;
+	bool bytes = false;
 	size_t i, n;
 	int r;
 
-	r = parse_status(argc, argv, &name, &fmt);
+	r = parse_status(argc, argv, &name, &fmt, &bytes);
 	if (r)
 		return r;
 	r = vols_get(name, &vis, &n);
@@ -172,7 +207,7 @@ int cmd_status(int argc, char **argv)
 		} else {
 			if (i)
 				putchar('\n');
-			print_human(&vis[i]);
+			print_human(&vis[i], bytes);
 		}
 	}
 	vols_free(vis, n);

@@ -109,23 +109,44 @@ bool vol_ssd_used(const struct pairs *p, double *r)
 	return one_minus(p, "free_extents", "total_extents", r);
 }
 
+int parse_units(const char *s, char *unit)
+{
+	if (strlen(s) != 1 || !strchr(UNITS_LETTERS, s[0]))
+		return fail(EXIT_USAGE, "--units takes one of %s, not '%s'", UNITS_LETTERS, s);
+	*unit = s[0];
+	return EXIT_OK;
+}
+
+const char *fmt_size(double bytes, char unit, bool suffix, char *buf, size_t len)
+{
+	static const char *const iec[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *const si[] = { "B", "kB", "MB", "GB", "TB", "PB", "EB" };
+	bool is_si = unit >= 'A' && unit <= 'Z';
+	double base = is_si ? 1000 : 1024, v = bytes;
+	const char *p = strchr("bkmgt", unit | 0x20);
+	size_t u = 0, want = p ? (size_t)(p - "bkmgt") : 0;
+
+	if (p) {
+		while (u < want) {
+			v /= base;
+			u++;
+		}
+	} else {
+		/* h, H: the largest unit that keeps the number at 1 or more */
+		while (v >= base && u + 1 < sizeof(iec) / sizeof(iec[0])) {
+			v /= base;
+			u++;
+		}
+	}
+	snprintf(buf, len, u ? (p ? "%.2f" : "%.1f") : "%.0f", v);
+	if (suffix)
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s", is_si ? si[u] : iec[u]);
+	return buf;
+}
+
 const char *fmt_bytes(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	if (bytes < 1024) {
-		snprintf(buf, len, "%u B", (unsigned int)bytes);
-		return buf;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
+	return fmt_size((double)bytes, 'h', true, buf, len);
 }
 
 const char *fmt_percent(bool ok, double r, char *buf, size_t len)

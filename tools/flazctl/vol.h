@@ -64,6 +64,21 @@ bool vol_ssd_used(const struct pairs *p, double *r);
 /* @bytes for people: "512 B", "12.0 MiB", "1.5 TiB". */
 const char *fmt_bytes(uint64_t bytes, char *buf, size_t len);
 
+/*
+ * The units of sizes, as lvs(8) --units takes them: h human (powers of 1024, the
+ * default), b bytes, k m g t KiB to TiB; upper case H B K M G T count in powers of
+ * 1000 (kB to TB). parse_units() takes --units' argument, one such letter, into
+ * @unit: EXIT_OK, or EXIT_USAGE with a message.
+ */
+#define UNITS_LETTERS "hHbBkKmMgGtT"
+int parse_units(const char *s, char *unit);
+
+/*
+ * @bytes in @unit: "1.5 GiB" (h), "1610612736 B" (b), "1536.00 MiB" (m), "1.6 GB" (H);
+ * without @suffix the number alone.
+ */
+const char *fmt_size(double bytes, char unit, bool suffix, char *buf, size_t len);
+
 /* A ratio for people: "93.4%", or "-" when @ok is false. */
 const char *fmt_percent(bool ok, double r, char *buf, size_t len);
 
