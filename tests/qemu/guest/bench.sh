@@ -67,6 +67,7 @@ L2P_PAGE_LINES=508
 L2P_PAGE_BYTES=10
 TABLE_CACHE_PER_GIB=1048576
 . "$(dirname "$0")/dmcache.sh"
+. "$(dirname "$0")/postmark.sh"
 ROWS=/tmp/rows	# "table name hit% IOPS table_bytes total_extents CPUs/GiB" per row, for the summaries
 dmesg -n 1
 # the boot leaves escape codes on the console's current line: start the "::" lines on a new one
@@ -544,79 +545,6 @@ where_time() {
 
 wrow() { printf '::%-12s %10s %9s %9s %12s %9s %12s\n' "$@"; }
 
-# commit_cost VOL DEV SIZE: 4 KiB random writes with an fsync each over SIZE of DEV (flaz
-# volume VOL) for WRITE_S s, then what flaz wrote for its metadata meanwhile (meta_bytes:
-# table and generation blocks, superblocks) per MiB of those writes and per commit.
-commit_cost() {
-	cc_m0=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^meta_bytes=//p')
-	cc_c0=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^commits=//p')
-	if ! fio --name=cc --filename="$2" --size="$3" --rw=randwrite --bs=4k --ioengine=psync \
-		--fsync=1 --direct=1 --refill_buffers --buffer_compress_percentage=50 \
-		--time_based --runtime=$WRITE_S --eta=never --minimal --output=/tmp/cc.terse \
-		>/tmp/cc.err 2>&1; then
-		say "  commit cost over $3: fio failed: $(tail -n 2 /tmp/cc.err /tmp/cc.terse | tr '\n' ' ')"
-		return 0
-	fi
-	# let the last commit go out: it belongs to these writes
-	sleep 2
-	cc_m1=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^meta_bytes=//p')
-	cc_c1=$(dmsetup status "$1" | tr ' ' '\n' | sed -n 's/^commits=//p')
-	# (a bare > in awk's printf arguments is a redirection: the conditions are in parentheses)
-	echo "$cc_m0 $cc_m1 $cc_c0 $cc_c1 $(cut -d';' -f47 /tmp/cc.terse)" | awk -v sz="$3" '{
-		m = $2 - $1; c = $4 - $3; kib = $5
-		printf "::  commit cost, writes over %s: %.0f KiB written by the user, %d commits, %.0f KiB of metadata: %.0f KiB per MiB written, %.1f KiB per commit\n",
-			sz, kib, c, m / 1024, (kib > 0 ? m / 1024 / (kib / 1024) : 0), (c > 0 ? m / 1024 / c : 0) }'
-}
-
-# The PostMark of issue 28: stock PostMark (8,000 files of 4 to 64 KiB, 20,000 transactions,
-# buffering false) on a fresh ext4 over the HDD behind dm-delay PM_DELAY_MS, cached on 64 MiB
-# of the SSD, in a VM of 512 MiB (tests/qemu/bench.sh boots BENCH=only=postmark so; the root
-# file system takes 135 MB of it) so the page cache does not hide the disks: transactions per second (PostMark's own figure) for the
-# bare HDD, dm-cache and flaz-lz4, side by side; then flaz's writes held for a write-intent
-# mark, and its commit cost at this SSD size.
-PM_DELAY_MS=4
-pm_tps() { # pm_tps DEV: PostMark's transactions per second on a fresh ext4 on DEV
-	mkfs.ext4 -q -F "$1" && mount -t ext4 "$1" /mnt || return 1
-	printf '%s\n' "set location /mnt" "set number 8000" "set transactions 20000" \
-		"set size 4096 65536" "set buffering false" "run" "quit" >/tmp/pm.cfg
-	postmark /tmp/pm.cfg >/tmp/pm.out 2>&1 && sync
-	umount /mnt
-	sed -n 's/.*seconds of transactions (\([0-9]*\) per second).*/\1/p' /tmp/pm.out
-}
-postmark_section() {
-	say
-	say "PostMark: 8000 files of 4-64 KiB, 20000 transactions, buffering false, ext4; HDD + dm-delay ${PM_DELAY_MS} ms, 64 MiB SSD, $(($(awk '/MemTotal/ { print $2 }' /proc/meminfo) / 1024)) MiB of RAM"
-	dmsetup create pmhdd --table "0 $N delay $HDD 0 $PM_DELAY_MS"
-	dmsetup create ssd64 --table "0 131072 linear $SSD 0"
-	pm_none=$(pm_tps /dev/mapper/pmhdd)
-	say "$(printf '%-12s' none) $pm_none transactions/s"
-	pm_ssd=$SSD pm_s=$S
-	SSD=/dev/mapper/ssd64 S=131072
-	dmcache_up /dev/mapper/pmhdd
-	pm_dmc=$(pm_tps /dev/mapper/cached)
-	dmcache_down
-	SSD=$pm_ssd S=$pm_s
-	say "$(printf '%-12s' dm-cache) $pm_dmc transactions/s"
-	dmsetup create vol --table "0 $N flaz /dev/mapper/pmhdd /dev/mapper/ssd64 3 compressor lz4 cold"
-	dmsetup status vol >/tmp/status.0
-	pm_flaz=$(pm_tps /dev/mapper/vol)
-	dmsetup status vol >/tmp/status.1
-	say "$(printf '%-12s' flaz-lz4) $pm_flaz transactions/s"
-	echo "$pm_none $pm_dmc $pm_flaz" | awk '$1 > 0 { printf "::PostMark against the bare HDD: dm-cache %.2fx, flaz-lz4 %.2fx (goal >= 1.0x)\n", $2 / $1, $3 / $1 }'
-	for f in /tmp/status.0 /tmp/status.1; do
-		for k in writes mark_waits mark_wait_us marks commits meta_bytes; do
-			tr ' ' '\n' <$f | sed -n "s/^$k=//p"
-		done | tr '\n' ' '
-		echo
-	done | awk 'NR == 1 { split($0, a) } NR == 2 { split($0, b)
-		printf "::  flaz-lz4: %d of %d writes waited for a mark (%.1f s of waits summed), %d mark superblocks, %d commits, %.0f KiB of metadata\n",
-			b[2] - a[2], b[1] - a[1], (b[3] - a[3]) / 1e6, b[4] - a[4], b[5] - a[5], (b[6] - a[6]) / 1024 }'
-	commit_cost vol /dev/mapper/vol 64M
-	dmsetup remove vol
-	dmsetup remove ssd64
-	dmsetup remove pmhdd
-}
-
 # write_bench NAME DEV: one row of the writes table (flaz's metadata columns from vol's status).
 write_bench() {
 	wb_name=$1 wb_dev=$2
@@ -912,8 +840,8 @@ cleaner_ratios() {
 					g = g sprintf(" (%s)", (c - f) / (u - f) >= 0.8 ? "met" : "not met")
 				vs = (d == "" || d == "-" || d + 0 >= 50) ? "dm-cache >= 50%: no goal" : \
 					sprintf("%s (%s)", x(c, d), goal(c, d, gh))
-				printf "::%-16s gap closed %s [%s]; hit/dm-cache %s\n", substr(l, 7), g,
-					gap(f, c, h[l " lru-held"]), vs
+				printf "::%-16s gap closed %s [%s], without admission (flaz-onelog) %s; hit/dm-cache %s\n",
+					substr(l, 7), g, gap(f, c, h[l " lru-held"]), gap(f, h[l " flaz-onelog"], u), vs
 			}
 		}' $ROWS
 }
@@ -951,26 +879,48 @@ zipf09_run() { replay "$1" /tmp/zipf.run "$4"; }
 # its status after it: fills made and skipped, blocks evicted, slots moved and dropped by the
 # cleaner, extents it cleaned.
 clean_work() {
-	say "  $1: fills $(flaz_val fills), fills_skipped $(flaz_val fills_skipped), evictions $(flaz_val evictions), slots_moved $(flaz_val slots_moved), slots_dropped $(flaz_val slots_dropped), extents_cleaned $(flaz_val extents_cleaned)"
+	say "  $1: fills $(flaz_val fills), fills_skipped $(flaz_val fills_skipped) ($(echo "$(flaz_val fills_skipped) $(flaz_val fills)" | awk '{ printf "%.2f", $2 ? 100 * $1 / $2 : 0 }')% of fills; space $(flaz_val skipped_space), busy $(flaz_val skipped_busy), memory $(flaz_val skipped_memory), table $(flaz_val skipped_table), hot $(flaz_val skipped_hot)), evictions $(flaz_val evictions), slots_moved $(flaz_val slots_moved), slots_dropped $(flaz_val slots_dropped), slots_promoted $(flaz_val slots_promoted), ghost_hits $(flaz_val ghost_hits), extents_cleaned $(flaz_val extents_cleaned)"
+}
+
+# The SSD's sectors written so far (its block device's stat, whatever wrote them).
+ssd_wsect() { awk '{ print $7 }' "/sys/block/${SSD#/dev/}/stat"; }
+# ssd_written NAME SECTORS_BEFORE MIB_READ: what a row wrote to the SSD, per GiB it read.
+ssd_written() {
+	echo "$2 $(ssd_wsect) $3" | awk -v n="$1" '{ w = ($2 - $1) / 2048
+		printf "::  %s: %.0f MiB written to the SSD, %.0f MiB per GiB read\n", n, w, w * 1024 / $3 }'
 }
 
 # clean_zipf TABLE MIB [WHAT]: one table of the zipf:0.9 load over the HDD's first MIB MiB
 # (WHAT, e.g. " of text", says what they hold when it is not the 2:1 data): dm-cache,
-# flaz-fifo, flaz-clean, and the LRU and FIFO simulated over the same reads.
+# flaz-fifo (no cleaner), flaz-onelog (the cleaner without admission: probation_percent 0),
+# flaz-clean (the defaults), and the LRU and FIFO simulated over the same reads.
 clean_zipf() {
 	cz_tbl=$1 cz_mib=$2
 	header "$cz_tbl: zipf:0.9 reads over ${cz_mib} MiB${3:-} ($((cz_mib / 128))x the SSD), the same $ZIPF_WARM + $ZIPF_RUN for each"
 	zipf09_trace "$cz_mib"
 	WARM_LOAD=prefilled_zipf09_warm RUN_LOAD=zipf09_run
+	# each row reads the set once in order, then the trace's 4 KiB reads
+	cz_read=$((cz_mib + (ZIPF_WARM + ZIPF_RUN) / 256))
+	cz_w=$(ssd_wsect)
 	dmcache_up $BACKING
 	bench "$cz_tbl" dm-cache /dev/mapper/cached "$cz_mib" dmcache_hits
 	dmcache_down
+	ssd_written dm-cache "$cz_w" $cz_read
+	cz_w=$(ssd_wsect)
 	# shellcheck disable=SC2086 # a list of options
 	flaz_bench "$cz_tbl" flaz-fifo "$cz_mib" $CLEAN_OPTS cleaner_rate_mib 0
 	clean_work flaz-fifo
+	ssd_written flaz-fifo "$cz_w" $cz_read
+	cz_w=$(ssd_wsect)
+	# shellcheck disable=SC2086
+	flaz_bench "$cz_tbl" flaz-onelog "$cz_mib" $CLEAN_OPTS probation_percent 0
+	clean_work flaz-onelog
+	ssd_written flaz-onelog "$cz_w" $cz_read
+	cz_w=$(ssd_wsect)
 	# shellcheck disable=SC2086
 	flaz_bench "$cz_tbl" flaz-clean "$cz_mib" $CLEAN_OPTS
 	clean_work flaz-clean
+	ssd_written flaz-clean "$cz_w" $cz_read
 	WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
 	lru_rows "$cz_tbl" $((cz_mib * 256)) cnt=0 /tmp/zipf.warm cnt=1 /tmp/zipf.run
 }
@@ -1233,6 +1183,13 @@ only=scan)
 only=rscan)
 	hdd_fill_rest
 	rscan_rows
+	exit 0 ;;
+only=zipf)
+	hdd_fill_rest
+	for cl_mib in $WSET_MIB $((2 * WSET_MIB)); do
+		clean_zipf clean-zipf$((cl_mib / 128))x $cl_mib
+	done
+	cleaner_ratios
 	exit 0 ;;
 only=paged)
 	flaz_bench main flaz-lz4 $WSET_MIB compressor lz4
