@@ -65,13 +65,13 @@ postmark_section() {
 	say "$(printf '%-12s' flaz-lz4) $pm_flaz transactions/s"
 	echo "$pm_none $pm_dmc $pm_flaz" | awk '$1 > 0 { printf "::PostMark against the bare HDD: dm-cache %.2fx, flaz-lz4 %.2fx (goal >= 1.0x)\n", $2 / $1, $3 / $1 }'
 	for f in /tmp/status.0 /tmp/status.1; do
-		for k in writes mark_waits mark_wait_us marks commits meta_bytes; do
+		for k in writes mark_waits mark_wait_us marks commits meta_bytes discards; do
 			tr ' ' '\n' <$f | sed -n "s/^$k=//p"
 		done | tr '\n' ' '
 		echo
 	done | awk 'NR == 1 { split($0, a) } NR == 2 { split($0, b)
-		printf "::  flaz-lz4: %d of %d writes waited for a mark (%.1f s of waits summed), %d mark superblocks, %d commits, %.0f KiB of metadata\n",
-			b[2] - a[2], b[1] - a[1], (b[3] - a[3]) / 1e6, b[4] - a[4], b[5] - a[5], (b[6] - a[6]) / 1024 }'
+		printf "::  flaz-lz4: %d of %d writes and %d discards (mkfs'"'"'s among them) waited for a mark (%.1f s of waits summed), %d mark superblocks, %d commits, %.0f KiB of metadata\n",
+			b[2] - a[2], b[1] - a[1], b[7] - a[7], (b[3] - a[3]) / 1e6, b[4] - a[4], b[5] - a[5], (b[6] - a[6]) / 1024 }'
 	commit_cost vol /dev/mapper/vol 64M
 	dmsetup remove vol
 	dmsetup remove ssd64
