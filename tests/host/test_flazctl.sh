@@ -327,10 +327,11 @@ check force-without-cold 2 err -- '--force only goes with --cold' \
 FAKE=$T/flazctl-fake
 FLAZ=$REPO/drivers/md/dm-flaz
 srcs=$(ls "$REPO"/tools/flazctl/*.c | grep -v '/dm\.c$')
+jsonc=$(pkg-config --cflags --libs json-c 2>/dev/null || echo -ljson-c)
 # shellcheck disable=SC2086
 if ! gcc -std=gnu11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -I"$FLAZ" -I"$REPO/tools/flazctl" -o "$FAKE" $srcs "$FLAZ/format.c" \
-	"$REPO/tests/host/fakedm.c" 2>"$T/gcc.err"; then
+	"$REPO/tests/host/fakedm.c" $jsonc 2>"$T/gcc.err"; then
 	fail build-fake "$(head -n3 "$T/gcc.err")"
 else
 	pass build-fake
