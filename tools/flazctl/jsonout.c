@@ -51,8 +51,11 @@ static size_t utf8_len(const unsigned char *s, size_t *bad)
 	return n;
 }
 
-/* @s made valid UTF-8 (malloc'ed), or NULL when it is already or memory is short. */
-static char *utf8_fixed(const char *s)
+/*
+ * @s made valid UTF-8: @s itself when it is, else a malloc'ed copy with U+FFFD for
+ * each bad run, or NULL when memory is short (never the bytes as they are).
+ */
+static const char *utf8_fixed(const char *s)
 {
 	const unsigned char *c = (const unsigned char *)s;
 	size_t len = strlen(s), i = 0, n, bad;
@@ -61,7 +64,7 @@ static char *utf8_fixed(const char *s)
 	while (i < len && (n = utf8_len(c + i, &bad)))
 		i += n;
 	if (i == len)
-		return NULL;
+		return s;
 	out = malloc(3 * len + 1);	/* a bad byte becomes at most 3 bytes */
 	if (!out)
 		return NULL;
@@ -94,13 +97,16 @@ struct json_object *jobj(void)
 struct json_object *jstr(const char *s)
 {
 	struct json_object *v;
-	char *fixed;
+	const char *fixed;
 
 	if (!s)
 		return NULL;
 	fixed = utf8_fixed(s);
-	v = json_object_new_string(fixed ? fixed : s);
-	free(fixed);
+	if (!fixed)
+		return NULL;	/* memory is short: null, not invalid JSON */
+	v = json_object_new_string(fixed);
+	if (fixed != s)
+		free((char *)fixed);
 	return v;
 }
 
@@ -158,10 +164,11 @@ struct json_object *jfixed(double v, int decimals)
 
 void jadd(struct json_object *o, const char *key, struct json_object *v)
 {
-	char *fixed = utf8_fixed(key);
+	const char *fixed = utf8_fixed(key);
 
-	json_object_object_add(o, fixed ? fixed : key, v);
-	free(fixed);
+	json_object_object_add(o, fixed ? fixed : "\xef\xbf\xbd", v);
+	if (fixed != key)
+		free((char *)fixed);
 }
 
 void jadd_u64(struct json_object *o, const char *key, unsigned long long v)

@@ -20,8 +20,9 @@
 struct json_object *jobj(void);
 
 /*
- * @s as a JSON string (NULL: JSON null), each maximal run of bytes that is not
- * well-formed UTF-8 replaced by one U+FFFD, as Python's errors="replace" does.
+ * @s as a JSON string (NULL, or memory short: JSON null), each maximal run of
+ * bytes that is not well-formed UTF-8 replaced by one U+FFFD, as Python's
+ * errors="replace" does.
  */
 struct json_object *jstr(const char *s);
 
