@@ -10,7 +10,7 @@ PKGS=(
 	linux-source-6.12                                 # UML kernel for KUnit/KASAN/lockdep
 	build-essential bc flex bison libelf-dev libssl-dev cpio xz-utils zstd kmod
 	qemu-system-x86 qemu-utils busybox-static
-	dmsetup libdevmapper-dev e2fsprogs xfsprogs fio bcache-tools dkms postmark
+	dmsetup libdevmapper-dev libjson-c-dev e2fsprogs xfsprogs fio bcache-tools dkms postmark
 	python3
 	gnuplot-nox                                       # make bench: the plot
 	systemd strace                                    # host tests: systemd-analyze verify, no-dm checks

@@ -5,7 +5,7 @@
  * dm.o into a test build of flazctl.
  *
  * FAKE_DM names a file of volumes, one per line: NAME<TAB>SECTORS<TAB>TABLE<TAB>STATUS,
- * optionally <TAB>UUID.
+ * optionally <TAB>UUID; in each, the two characters \n stand for a newline.
  * A line whose TABLE starts with "!" is a device of another target (left out of lists).
  * FAKE_DM_GROW=N adds N * (the number of status reads so far) to reads, read_hits and
  * fills, so stats sees them move. dm_message() appends "NAME MESSAGE" to
@@ -67,10 +67,28 @@ static char *grown_status(const char *s)
 	return out;
 }
 
+/* Each \n in @s (a field of the FAKE_DM file) made a newline, in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	if (!s)
+		return;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] == 'n') {
+			*o++ = '\n';
+			s++;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
 /* Find @name (or the @index-th line when @name is NULL); fill @vol. 1 found, 0 not, -1 EOF. */
 static int lookup(const char *name, size_t index, struct flaz_vol *vol, bool *flaz)
 {
-	char line[4096], *f[5], *save = NULL;
+	char line[16384], *f[5], *save = NULL;
 	size_t n = 0;
 	FILE *fp = fopen(getenv("FAKE_DM"), "r");
 	int r = -1, i;
@@ -84,6 +102,8 @@ static int lookup(const char *name, size_t index, struct flaz_vol *vol, bool *fl
 			f[i] = strtok_r(NULL, "\t", &save);
 		if (!f[3])
 			continue;
+		for (i = 0; i < 5; i++)
+			unescape(f[i]);
 		if (name ? strcmp(name, f[0]) : n++ != index)
 			continue;
 		memset(vol, 0, sizeof(*vol));

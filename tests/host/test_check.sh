@@ -711,6 +711,36 @@ else
 	skip loop-device "losetup does not work on this host"
 fi
 
+# --- JSON on a hostile path: bytes that are not UTF-8 (stray, overlong, a surrogate, past
+# U+10FFFF, cut short), control characters, a newline and 4,000 characters; every output parses and names the path as Python decodes it with
+# errors="replace" (each bad run of bytes one U+FFFD, as flazctl(8) says)
+HP=$T/$'\xff\xfe\x01\x1b\n\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82.\xf0\x9f\x98\x80\xc3\xa9'
+while [ ${#HP} -lt 4000 ]; do HP=$HP/$(printf 'p%.0s' {1..200}); done
+mkdir -p "$(dirname "$HP")" && cp "$T/clean.img" "$HP"
+# hostile NAME ARGS...: flazctl ARGS prints one JSON object whose "device" is its last
+# argument, decoded
+hostile() {
+	local name=$1 out
+	shift
+	run "$@"
+	if out=$(python3 -c '
+import json, os, sys
+d = json.loads(open(sys.argv[1], "rb").read())
+assert d["device"] == os.fsencode(sys.argv[2]).decode("utf-8", "replace"), d["device"][:40]' \
+		"$T/out" "${@: -1}" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "(exit $rc) $(tail -n1 <<<"$out")"
+	fi
+}
+hostile hostile-check-json check --json "$HP"
+hostile hostile-check-json-repair check --json --repair "$HP"
+hostile hostile-check-json-unreadable check --json "$HP.none"
+hostile hostile-dump-json dump --json "$HP"
+hostile hostile-dump-json-entries dump --json --entries "$HP"
+hostile hostile-dump-json-superblock dump --json --superblock "$HP"
+hostile hostile-dump-json-unreadable dump --json "$HP.none"
+
 # --- random damage under the sanitizers
 bash "$REPO/tests/host/fuzz_check.sh" "${FUZZ_ITERATIONS:-100000}" || fails=$((fails + 1))
 

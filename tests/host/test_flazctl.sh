@@ -327,10 +327,11 @@ check force-without-cold 2 err -- '--force only goes with --cold' \
 FAKE=$T/flazctl-fake
 FLAZ=$REPO/drivers/md/dm-flaz
 srcs=$(ls "$REPO"/tools/flazctl/*.c | grep -v '/dm\.c$')
+jsonc=$(pkg-config --cflags --libs json-c 2>/dev/null || echo -ljson-c)
 # shellcheck disable=SC2086
 if ! gcc -std=gnu11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -I"$FLAZ" -I"$REPO/tools/flazctl" -o "$FAKE" $srcs "$FLAZ/format.c" \
-	"$REPO/tests/host/fakedm.c" 2>"$T/gcc.err"; then
+	"$REPO/tests/host/fakedm.c" $jsonc 2>"$T/gcc.err"; then
 	fail build-fake "$(head -n3 "$T/gcc.err")"
 else
 	pass build-fake
@@ -668,6 +669,40 @@ FAKE_DM=$T/vols-pp fcheck get-probation-percent 0 out '^0$' get pp probation_per
 FAKE_DM_REFUSE=1 fcheck set-refused 1 err '^flazctl: kernel refused low-watermark 50: ' set fast low_watermark 50
 fcheck set-missing 1 err 'no such device: nope' set nope low_watermark 5
 unset FAKE_DM
+# JSON on hostile input (bytes that are not UTF-8: stray, overlong, a surrogate, past
+# U+10FFFF, cut short; control characters, a newline, 4,000 characters) in a name, a device, a table, a status key and value: every output parses,
+# and holds the bytes as Python decodes them with errors="replace" (U+FFFD for bad ones)
+H=$'\xff\xfe\x01\x1b\n\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82.\xf0\x9f\x98\x80\xc3\xa9'$(printf 'h%.0s' {1..4000})
+HW=${H//$'\n'/'\n'}	# as the FAKE_DM file writes a newline
+HS=${H//$'\n'/}	# no newline where the status line's words are split
+printf '%s\t2048\t/dev/%s 9999:1 0\tmode=normal k%s=1 mode_reason=%s\n' "$HW" "$HW" "$HS" "$HS" \
+	>"$T/vols-hostile"
+printf 'hostile\t2048\t9999:0 9999:1 2 compressor %s\tmode=normal\n' "$HW" >>"$T/vols-hostile"
+# hjson NAME PYEXPR ARGS...: the fake flazctl ARGS prints JSON (one value a line) with
+# PYEXPR true of v, the list of those values, h, the hostile string decoded, and hs, h
+# without its newline (volumes sort by name: "hostile" comes first)
+hjson() {
+	local name=$1 expr=$2 out
+	shift 2
+	FAKE_DM=$T/vols-hostile "$FAKE" "$@" >"$T/out" 2>"$T/err"
+	if out=$(python3 -c '
+import json, os, sys
+h = os.fsencode(sys.argv[3]).decode("utf-8", "replace")
+hs = h.replace("\n", "")
+v = [json.loads(l) for l in open(sys.argv[1], "rb")]
+assert eval("(" + sys.argv[2] + ")"), json.dumps(v)[:200]' "$T/out" "$expr" "$H" 2>&1); then
+		pass "fake/$name"
+	else
+		fail "fake/$name" "$(tail -n1 <<<"$out")"
+	fi
+}
+# (list cuts a field at 287 bytes: a device-mapper name is at most 127)
+hjson hostile-list-json 'h.startswith(v[0][1]["name"]) and len(v[0][1]["name"]) > 270 and v[0][1]["hdd"].startswith("/dev/\ufffd\ufffd\x01\x1b")' list --json
+hjson hostile-list-json-o 'hs.startswith(v[0][1]["mode_reason"]) and len(v[0][1]["mode_reason"]) > 270' list --json -o name,mode_reason
+hjson hostile-status-json 'v[1]["name"] == h and v[1]["table"] == "/dev/%s 9999:1 0" % h and
+	v[1]["status"]["mode_reason"] == hs and v[1]["status"]["k" + hs] == 1' status --json
+hjson hostile-get-json 'v[0]["compressor"] == h' get hostile --json
+hjson hostile-get-json-one 'v == [{"schema": 1, "compressor": h}]' get hostile compressor --json
 
 # --- bash completion: sources cleanly, completes commands, volumes and keys
 mkdir -p "$T/bin"

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "jsonout.h"
 
 static void progress_clear(struct checker *c)
 {
@@ -57,6 +58,7 @@ void progress(struct checker *c, const char *what, __u64 done, __u64 total)
 void say(struct checker *c, enum kind k, const struct where *w, const char *fmt, ...)
 {
 	static const char *const kinds[] = { "corrupt", "warning", "repaired", "unsupported" };
+	struct json_object *o;
 	char msg[512];
 	va_list ap;
 
@@ -76,18 +78,19 @@ void say(struct checker *c, enum kind k, const struct where *w, const char *fmt,
 		c->shown++;
 		return;
 	}
-	printf("%s{\"kind\":\"%s\",\"area\":\"%s\"", c->shown ? "," : "", kinds[k], w->area);
+	o = json_object_new_object();
+	jadd(o, "kind", jstr(kinds[k]));
+	jadd(o, "area", jstr(w->area));
 	if (w->has & W_INDEX)
-		printf(",\"%s\":%llu", w->key, w->index);
+		jadd_u64(o, w->key, w->index);
 	if (w->has & W_LINE)
-		printf(",\"line\":%llu", w->line);
+		jadd_u64(o, "line", w->line);
 	if (w->has & W_EXTENT)
-		printf(",\"extent\":%u", w->extent);
+		jadd_u64(o, "extent", w->extent);
 	if (w->has & W_OFFSET)
-		printf(",\"offset\":%u", w->offset);
-	fputs(",\"message\":", stdout);
-	json_string(msg);
-	putchar('}');
+		jadd_u64(o, "offset", w->offset);
+	jadd(o, "message", jstr(msg));
+	json_object_array_add(c->problems, o);
 	c->shown++;
 }
 
@@ -320,35 +323,58 @@ static void summary(const struct checker *c)
 		       c->empty, c->void_entries, c->unusable, c->extent_reads);
 }
 
-static void blocks_json(const char *key, __u64 total, const __u64 *n)
+static struct json_object *blocks_json(__u64 total, const __u64 *n)
 {
-	printf(",\"%s\":{\"total\":%llu,\"valid\":%llu,\"unwritten\":%llu,\"void\":%llu"
-	       ",\"foreign\":%llu,\"bad\":%llu}", key, total, n[TB_VALID], n[TB_UNWRITTEN],
-	       n[TB_VOID], n[TB_FOREIGN], tb_bad(n));
+	struct json_object *o = json_object_new_object();
+
+	jadd_u64s(o, (const struct jkv[]){
+		{ "total", total }, { "valid", n[TB_VALID] }, { "unwritten", n[TB_UNWRITTEN] },
+		{ "void", n[TB_VOID] }, { "foreign", n[TB_FOREIGN] }, { "bad", tb_bad(n) },
+		{ NULL } });
+	return o;
 }
 
 /* The JSON object's figures after the problems: see flazctl(8). */
-static void summary_json(const struct checker *c)
+static void summary_json(const struct checker *c, struct json_object *o)
 {
 	const struct flaz_sb_info *in = c->info;
+	struct json_object *counts = json_object_new_object(), *sum, *e;
 
-	printf("],\"problems_not_listed\":%llu,\"counts\":{\"corrupt\":%llu,\"warning\":%llu"
-	       ",\"repaired\":%llu,\"unsupported\":%llu}", c->hidden, c->count[K_CORRUPT],
-	       c->count[K_WARNING], c->count[K_REPAIRED], c->count[K_UNSUPPORTED]);
+	jadd_u64(o, "problems_not_listed", c->hidden);
+	jadd_u64s(counts, (const struct jkv[]){
+		{ "corrupt", c->count[K_CORRUPT] }, { "warning", c->count[K_WARNING] },
+		{ "repaired", c->count[K_REPAIRED] }, { "unsupported", c->count[K_UNSUPPORTED] },
+		{ NULL } });
+	jadd(o, "counts", counts);
 	if (!in) {
-		fputs(",\"current\":null,\"summary\":null", stdout);
+		jadd(o, "current", NULL);
+		jadd(o, "summary", NULL);
 		return;
 	}
-	printf(",\"current\":%d,\"summary\":{\"seq\":%llu", c->sb.cur, in->seq);
-	blocks_json("table_blocks", flaz_table_blocks(&in->geo), c->tb);
-	blocks_json("gen_blocks", flaz_gen_blocks(&in->geo), c->gens.count);
-	printf(",\"entries\":{\"slot\":%llu,\"zero\":%llu,\"empty\":%llu,\"void\":%llu"
-	       ",\"unusable\":%llu},\"slot_bytes\":%llu,\"extent_reads\":%llu"
-	       ",\"marked_regions\":%u,\"dropped_lines\":%llu}",
-	       c->slots, c->zeros, c->empty, c->void_entries, c->unusable, c->slot_bytes,
-	       c->extent_reads, c->marked, c->dropped);
+	jadd(o, "current", json_object_new_int(c->sb.cur));
+	sum = json_object_new_object();
+	jadd_u64(sum, "seq", in->seq);
+	jadd(sum, "table_blocks", blocks_json(flaz_table_blocks(&in->geo), c->tb));
+	jadd(sum, "gen_blocks", blocks_json(flaz_gen_blocks(&in->geo), c->gens.count));
+	e = json_object_new_object();
+	jadd_u64s(e, (const struct jkv[]){
+		{ "slot", c->slots }, { "zero", c->zeros }, { "empty", c->empty },
+		{ "void", c->void_entries }, { "unusable", c->unusable }, { NULL } });
+	jadd(sum, "entries", e);
+	jadd_u64s(sum, (const struct jkv[]){
+		{ "slot_bytes", c->slot_bytes }, { "extent_reads", c->extent_reads },
+		{ "marked_regions", c->marked }, { "dropped_lines", c->dropped }, { NULL } });
+	jadd(o, "summary", sum);
 }
 
+/* The JSON object's first keys, for the device at @path. */
+static struct json_object *head_json(const char *path)
+{
+	struct json_object *o = jobj();
+
+	jadd(o, "device", jstr(path));
+	return o;
+}
 
 /* One pass over the SSD; returns its verdict. */
 static enum verdict run(struct checker *c)
@@ -499,6 +525,7 @@ static const char *verdict_name(const struct checker *c, enum verdict v)
 int cmd_check(int argc, char **argv)
 {
 	struct check_opts o = { 0 };
+	struct json_object *j = NULL;
 	struct checker *c;
 	struct ssd ssd;
 	enum verdict v;
@@ -517,10 +544,11 @@ int cmd_check(int argc, char **argv)
 	}
 	if (r) {
 		if (o.json) {
-			json_object_start();
-			fputs(",\"device\":", stdout);
-			json_string(o.path);
-			printf(",\"verdict\":\"unreadable\",\"damaged\":null,\"exit_code\":%d}\n", r);
+			j = head_json(o.path);
+			jadd(j, "verdict", jstr("unreadable"));
+			jadd(j, "damaged", NULL);
+			jadd(j, "exit_code", json_object_new_int(r));
+			jput(j);
 		}
 		return r;
 	}
@@ -529,12 +557,12 @@ int cmd_check(int argc, char **argv)
 	c->json = o.json;
 	c->tty = isatty(STDERR_FILENO);
 	if (o.json) {
-		json_object_start();
-		fputs(",\"device\":", stdout);
-		json_string(o.path);
-		printf(",\"size_sectors\":%llu,\"in_use\":%s,\"repair\":%s,\"problems\":[",
-		       ssd.bytes >> FLAZ_SECTOR_SHIFT, ssd.busy ? "true" : "false",
-		       o.repair ? "true" : "false");
+		j = head_json(o.path);
+		jadd_u64(j, "size_sectors", ssd.bytes >> FLAZ_SECTOR_SHIFT);
+		jadd(j, "in_use", json_object_new_boolean(ssd.busy));
+		jadd(j, "repair", json_object_new_boolean(o.repair));
+		c->problems = json_object_new_array();
+		jadd(j, "problems", c->problems);
 	} else {
 		printf("checking %s (%llu sectors)%s\n", o.path, ssd.bytes >> FLAZ_SECTOR_SHIFT,
 		       o.repair ? ", repairing" : "");
@@ -546,9 +574,11 @@ int cmd_check(int argc, char **argv)
 	if (c->count[K_REPAIRED])
 		v = recheck(c);
 	if (o.json) {
-		summary_json(c);
-		printf(",\"verdict\":\"%s\",\"damaged\":%s,\"exit_code\":%d}\n",
-		       verdict_name(c, v), v == CORRUPT ? "true" : "false", verdict_code(v));
+		summary_json(c, j);
+		jadd(j, "verdict", jstr(verdict_name(c, v)));
+		jadd(j, "damaged", json_object_new_boolean(v == CORRUPT));
+		jadd(j, "exit_code", json_object_new_int(verdict_code(v)));
+		jput(j);
 	} else {
 		summary(c);
 		result(c, v, o.repair);

@@ -64,6 +64,8 @@ struct range {
 	__u64 start, end;
 };
 
+struct json_object;
+
 struct checker {
 	struct ssd *ssd;
 	bool repair;		/* fix what can be fixed */
@@ -74,6 +76,7 @@ struct checker {
 	char foreign_buf[80];
 	bool quiet;		/* count only: the check after a repair */
 	bool json;		/* problems as JSON objects, no notes */
+	struct json_object *problems;	/* json: the array they go to */
 	bool tty;		/* a progress line on stderr */
 	bool progress_on;	/* one is shown */
 	bool table_unwritten;	/* a table block could not be rewritten */

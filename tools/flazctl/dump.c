@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "flazctl.h"
+#include "jsonout.h"
 #include "ssdmeta.h"
 
 #define MAX_BAD_LISTED	64	/* bad table (gen) block numbers listed in JSON */
@@ -98,59 +99,79 @@ static void print_copy_human(const struct ssd *s, const struct sb_pair *sb, unsi
 	printf("  hdd_fp         %08x\n", in->hdd_fp);
 }
 
-static void print_copy_json(const struct sb_pair *sb, unsigned int i)
+/* @v as 16 hex digits, a JSON string. */
+static struct json_object *hex64(__u64 v)
+{
+	char buf[17];
+
+	snprintf(buf, sizeof(buf), "%016llx", v);
+	return jstr(buf);
+}
+
+static struct json_object *geometry_json(const struct flaz_geometry *g)
+{
+	struct json_object *o = json_object_new_object();
+
+	jadd_u64s(o, (const struct jkv[]){
+		{ "ssd_sectors", g->ssd_sectors }, { "extent_sectors", g->extent_sectors },
+		{ "blocks_per_extent", g->blocks_per_extent }, { "nr_extents", g->nr_extents },
+		{ "nr_lines", g->nr_lines }, { "meta_start", g->meta_start },
+		{ "meta_sectors", g->meta_sectors }, { "table_blocks", flaz_table_blocks(g) },
+		{ "gen_start", g->gen_start }, { "gen_blocks", flaz_gen_blocks(g) },
+		{ "data_start", g->data_start }, { "off_bits", g->off_bits },
+		{ "ext_bits", g->ext_bits }, { "gen_bits", g->gen_bits },
+		{ "gen_worn", flaz_gen_worn(g) }, { NULL } });
+	return o;
+}
+
+static struct json_object *copy_json(const struct sb_pair *sb, unsigned int i)
 {
 	const struct sb_copy *c = &sb->copy[i];
 	const struct flaz_sb_info *in = &c->info;
-	const struct flaz_geometry *g = &in->geo;
+	struct json_object *o = json_object_new_object(), *marked;
 	char uuid[40];
 	__u32 r;
-	bool first = true;
 
-	printf("{\"copy\":%u,\"sector\":%u,\"state\":", i, i * FLAZ_BLOCK_SECTORS);
-	json_string(sb_state_name(c->state));
-	printf(",\"valid\":%s,\"current\":%s", c->state == SB_VALID ? "true" : "false",
-	       (int)i == sb->cur ? "true" : "false");
-	if (c->state == SB_UNREADABLE) {
-		fputs(",\"error\":", stdout);
-		json_string(ssd_strerror(c->err));
-	}
+	jadd_u64(o, "copy", i);
+	jadd_u64(o, "sector", i * FLAZ_BLOCK_SECTORS);
+	jadd(o, "state", jstr(sb_state_name(c->state)));
+	jadd(o, "valid", json_object_new_boolean(c->state == SB_VALID));
+	jadd(o, "current", json_object_new_boolean((int)i == sb->cur));
+	if (c->state == SB_UNREADABLE)
+		jadd(o, "error", jstr(ssd_strerror(c->err)));
 	if (c->state == SB_OTHER_VERSION)
-		printf(",\"version\":%u", c->version);
-	if (c->state == SB_IMPOSSIBLE)
-		printf(",\"field\":\"%s\",\"value\":%llu", c->field, c->value);
-	if (c->state != SB_VALID) {
-		putchar('}');
-		return;
+		jadd_u64(o, "version", c->version);
+	if (c->state == SB_IMPOSSIBLE) {
+		jadd(o, "field", jstr(c->field));
+		jadd_u64(o, "value", c->value);
 	}
+	if (c->state != SB_VALID)
+		return o;
 	uuid_string(in->uuid, uuid);
-	printf(",\"version\":%u,\"seq\":%llu,\"gen\":\"%016llx\",\"uuid\":\"%s\",\"flags\":%u,"
-	       "\"clean\":%s,\"hdd_sectors\":%llu,\"codec\":",
-	       FLAZ_SB_VERSION, in->seq, in->gen, uuid, in->flags,
-	       in->flags & FLAZ_SB_CLEAN ? "true" : "false", in->hdd_sectors);
-	json_string(codec_name(in->codec));
-	printf(",\"cold_codec\":");
-	json_string(in->cold_codec ? codec_name(in->cold_codec - 1) : "none");
-	printf(",\"codec_id\":%u,\"extent_kib\":%u,\"overbook\":%u,\"region_shift\":%u,"
-	       "\"nr_regions\":%u,\"marked_regions\":[",
-	       in->codec, in->extent_kib, in->overbook, in->region_shift, in->nr_regions);
-	for (r = 0; r < in->nr_regions && r < FLAZ_MAX_REGIONS; r++) {
-		if (!sb_marked(c->blk, r))
-			continue;
-		printf("%s%u", first ? "" : ",", r);
-		first = false;
-	}
-	printf("],\"marked_past_end\":%u,\"commit\":%llu,\"next_seq\":%llu"
-	       ",\"hdd_fp\":%u,\"geometry\":{\"ssd_sectors\":%llu,\"extent_sectors\":%u,"
-	       "\"blocks_per_extent\":%u,\"nr_extents\":%llu,\"nr_lines\":%llu"
-	       ",\"meta_start\":%llu,\"meta_sectors\":%llu,\"table_blocks\":%llu"
-	       ",\"gen_start\":%llu,\"gen_blocks\":%llu,\"data_start\":%llu"
-	       ",\"off_bits\":%u,\"ext_bits\":%u,\"gen_bits\":%u,\"gen_worn\":%u}}",
-	       sb_marked_past(c->blk, in->nr_regions), in->commit, in->next_seq, in->hdd_fp,
-	       g->ssd_sectors, g->extent_sectors, g->blocks_per_extent, g->nr_extents,
-	       g->nr_lines, g->meta_start, g->meta_sectors, flaz_table_blocks(g), g->gen_start,
-	       flaz_gen_blocks(g), g->data_start, g->off_bits, g->ext_bits, g->gen_bits,
-	       flaz_gen_worn(g));
+	jadd_u64s(o, (const struct jkv[]){
+		{ "version", FLAZ_SB_VERSION }, { "seq", in->seq }, { NULL } });
+	jadd(o, "gen", hex64(in->gen));
+	jadd(o, "uuid", jstr(uuid));
+	jadd_u64(o, "flags", in->flags);
+	jadd(o, "clean", json_object_new_boolean(in->flags & FLAZ_SB_CLEAN));
+	jadd_u64(o, "hdd_sectors", in->hdd_sectors);
+	jadd(o, "codec", jstr(codec_name(in->codec)));
+	jadd(o, "cold_codec", jstr(in->cold_codec ? codec_name(in->cold_codec - 1) : "none"));
+	jadd_u64s(o, (const struct jkv[]){
+		{ "codec_id", in->codec }, { "extent_kib", in->extent_kib },
+		{ "overbook", in->overbook }, { "region_shift", in->region_shift },
+		{ "nr_regions", in->nr_regions }, { NULL } });
+	marked = json_object_new_array();
+	for (r = 0; r < in->nr_regions && r < FLAZ_MAX_REGIONS; r++)
+		if (sb_marked(c->blk, r))
+			json_object_array_add(marked, json_object_new_uint64(r));
+	jadd(o, "marked_regions", marked);
+	jadd_u64s(o, (const struct jkv[]){
+		{ "marked_past_end", sb_marked_past(c->blk, in->nr_regions) },
+		{ "commit", in->commit }, { "next_seq", in->next_seq }, { "hdd_fp", in->hdd_fp },
+		{ NULL } });
+	jadd(o, "geometry", geometry_json(&in->geo));
+	return o;
 }
 
 /* What an entry is: "invalid", "zero", or for a slot by its extent's generation. */
@@ -165,8 +186,9 @@ static const char *entry_kind(bool valid, const struct flaz_entry_info *e, enum 
 
 /* One non-empty entry, for --entries. */
 static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in,
-			const struct ext_gens *eg, __u64 line, __u64 raw, bool *first)
+			const struct ext_gens *eg, __u64 line, __u64 raw)
 {
+	struct json_object *j;
 	struct flaz_entry_info e;
 	enum entry_gen gen = EG_LIVE;
 	__u64 block;
@@ -178,21 +200,24 @@ static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in
 	if (valid && e.units != FLAZ_ENTRY_ZERO_UNITS)
 		gen = entry_gen(eg, &e);
 	if (o->json) {
-		printf("%s{\"line\":%llu,\"kind\":\"%s\"", *first ? "" : ",", line,
-		       entry_kind(valid, &e, gen));
-		*first = false;
-		if (!valid)
-			printf(",\"raw\":\"%016llx\"", raw);
-		else if (e.units != FLAZ_ENTRY_ZERO_UNITS)
-			printf(",\"ext\":%u,\"off\":%u,\"bytes\":%u,\"tag\":%llu,\"gen\":%u", e.ext,
-			       e.off, e.units * FLAZ_SLOT_ALIGN, e.tag, e.gen);
+		j = json_object_new_object();
+		jadd_u64(j, "line", line);
+		jadd(j, "kind", jstr(entry_kind(valid, &e, gen)));
+		if (!valid) {
+			jadd(j, "raw", hex64(raw));
+		} else if (e.units != FLAZ_ENTRY_ZERO_UNITS) {
+			jadd_u64s(j, (const struct jkv[]){
+				{ "ext", e.ext }, { "off", e.off },
+				{ "bytes", e.units * FLAZ_SLOT_ALIGN }, { "tag", e.tag },
+				{ "gen", e.gen }, { NULL } });
+		}
 		if (e.cold)
-			printf(",\"cold\":true");
+			jadd(j, "cold", json_object_new_boolean(1));
 		if (gen == EG_VOID)
-			printf(",\"extent_gen\":%u", eg->gen[e.ext]);
+			jadd_u64(j, "extent_gen", eg->gen[e.ext]);
 		if (known)
-			printf(",\"block\":%llu", block);
-		putchar('}');
+			jadd_u64(j, "block", block);
+		jput_item(j);
 		return;
 	}
 	printf("  line %llu: ", line);
@@ -221,9 +246,14 @@ static void print_entry(const struct dump_opts *o, const struct flaz_sb_info *in
 	putchar('\n');
 }
 
-/* Walk the table of the current superblock, counting (and with --entries listing). */
+/*
+ * Walk the table of the current superblock, counting (and with --entries listing).
+ * With --json --entries, object *@head is printed before the entries and replaced
+ * by the one for the members after them.
+ */
 static int walk_table(const struct ssd *s, const struct dump_opts *o,
-		      const struct flaz_sb_info *in, struct table_sum *sum)
+		      const struct flaz_sb_info *in, struct table_sum *sum,
+		      struct json_object **head)
 {
 	const struct flaz_geometry *g = &in->geo;
 	__u64 n = flaz_table_blocks(g), i, line;
@@ -231,7 +261,6 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 	struct tblock *t;
 	struct flaz_entry_info e;
 	unsigned int k;
-	bool first = true;
 
 	t = malloc(sizeof(*t));
 	seen = calloc(g->nr_extents / 8 + 1, 1);
@@ -245,8 +274,12 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 		free(seen);
 		return fail(EXIT_FAIL, "out of memory");
 	}
-	if (o->entries)
-		fputs(o->json ? ",\"entries\":[" : "entries:\n", stdout);
+	if (o->entries && o->json) {
+		jput_head(*head, "entries");
+		*head = json_object_new_object();	/* the members after the entries */
+	} else if (o->entries) {
+		fputs("entries:\n", stdout);
+	}
 	/* sb_load() took no superblock for an SSD larger than this one: no loop runs past its end */
 	for (i = 0; i < n; i++) {
 		tblock_read(s, in, i, t);
@@ -267,7 +300,7 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 				continue;
 			}
 			if (o->entries)
-				print_entry(o, in, &sum->gens, line, t->entries[k], &first);
+				print_entry(o, in, &sum->gens, line, t->entries[k]);
 			if (!flaz_entry_valid(&e, g, line, sb_hdd_blocks(in))) {
 				sum->invalid++;
 			} else if (e.units == FLAZ_ENTRY_ZERO_UNITS) {
@@ -285,8 +318,6 @@ static int walk_table(const struct ssd *s, const struct dump_opts *o,
 			}
 		}
 	}
-	if (o->entries && o->json)
-		putchar(']');
 	free(t);
 	free(seen);
 	return EXIT_OK;
@@ -298,17 +329,6 @@ static __u64 bad_blocks(const struct table_sum *sum)
 	       sum->tb[TB_BAD_INDEX] + sum->tb[TB_UNREADABLE];
 }
 
-/* Gen block numbers of damaged ones, at most MAX_BAD_LISTED. */
-static void print_bad_gens_json(const struct ext_gens *eg)
-{
-	__u64 i;
-	unsigned int n = 0;
-
-	for (i = 0; i < eg->nr_blocks && n < MAX_BAD_LISTED; i++)
-		if (tb_damaged(eg->state[i]))
-			printf("%s%llu", n++ ? "," : "", i);
-}
-
 static void print_gens_human(const struct flaz_sb_info *in, const struct ext_gens *eg)
 {
 	const __u64 *n = eg->count;
@@ -318,16 +338,29 @@ static void print_gens_human(const struct flaz_sb_info *in, const struct ext_gen
 	       n[TB_VALID], n[TB_UNWRITTEN], n[TB_VOID], n[TB_FOREIGN], gens_bad(eg));
 }
 
-static void print_gens_json(const struct flaz_sb_info *in, const struct ext_gens *eg)
+/* The counts of table (gen) blocks by state @n, @bad of them damaged, into @o. */
+static void counts_json(struct json_object *o, const __u64 *n, __u64 bad)
 {
-	const __u64 *n = eg->count;
+	jadd_u64s(o, (const struct jkv[]){
+		{ "valid", n[TB_VALID] }, { "unwritten", n[TB_UNWRITTEN] }, { "void", n[TB_VOID] },
+		{ "foreign", n[TB_FOREIGN] }, { "bad", bad }, { NULL } });
+}
 
-	printf(",\"gens\":{\"blocks\":%llu,\"start\":%llu,\"valid\":%llu,\"unwritten\":%llu"
-	       ",\"void\":%llu,\"foreign\":%llu,\"bad\":%llu,\"bad_blocks\":[",
-	       eg->nr_blocks, in->geo.gen_start, n[TB_VALID], n[TB_UNWRITTEN], n[TB_VOID],
-	       n[TB_FOREIGN], gens_bad(eg));
-	print_bad_gens_json(eg);
-	fputs("]}", stdout);
+static void gens_json(struct json_object *o, const struct flaz_sb_info *in,
+		      const struct ext_gens *eg)
+{
+	struct json_object *g = json_object_new_object(), *bad = json_object_new_array();
+	__u64 i;
+
+	jadd_u64(g, "blocks", eg->nr_blocks);
+	jadd_u64(g, "start", in->geo.gen_start);
+	counts_json(g, eg->count, gens_bad(eg));
+	/* gen block numbers of damaged ones, at most MAX_BAD_LISTED */
+	for (i = 0; i < eg->nr_blocks && json_object_array_length(bad) < MAX_BAD_LISTED; i++)
+		if (tb_damaged(eg->state[i]))
+			json_object_array_add(bad, json_object_new_uint64(i));
+	jadd(g, "bad_blocks", bad);
+	jadd(o, "gens", g);
 }
 
 static void print_table_human(const struct flaz_sb_info *in, const struct table_sum *sum)
@@ -343,22 +376,29 @@ static void print_table_human(const struct flaz_sb_info *in, const struct table_
 	printf("  slot bytes     %llu\n", sum->slot_bytes);
 }
 
-static void print_table_json(const struct flaz_sb_info *in, const struct table_sum *sum)
+static void table_json(struct json_object *o, const struct flaz_sb_info *in,
+		       const struct table_sum *sum)
 {
+	struct json_object *t = json_object_new_object(), *bad, *e;
 	unsigned int i;
 
-	printf(",\"table\":{\"gen\":\"%016llx\",\"blocks\":%llu,\"valid\":%llu"
-	       ",\"unwritten\":%llu,\"void\":%llu,\"foreign\":%llu,\"bad\":%llu,"
-	       "\"bad_blocks\":[",
-	       in->gen, flaz_table_blocks(&in->geo), sum->tb[TB_VALID], sum->tb[TB_UNWRITTEN],
-	       sum->tb[TB_VOID], sum->tb[TB_FOREIGN], bad_blocks(sum));
+	jadd(t, "gen", hex64(in->gen));
+	jadd_u64(t, "blocks", flaz_table_blocks(&in->geo));
+	counts_json(t, sum->tb, bad_blocks(sum));
+	bad = json_object_new_array();
 	for (i = 0; i < sum->nr_bad; i++)
-		printf("%s%llu", i ? "," : "", sum->bad[i]);
-	printf("],\"entries\":{\"slot\":%llu,\"zero\":%llu,\"empty\":%llu"
-	       ",\"invalid\":%llu,\"void\":%llu,\"unusable\":%llu},\"extents_referenced\":%llu"
-	       ",\"slot_bytes\":%llu}",
-	       sum->slots, sum->zeros, sum->empty, sum->invalid, sum->void_entries,
-	       sum->unusable, sum->extents, sum->slot_bytes);
+		json_object_array_add(bad, json_object_new_uint64(sum->bad[i]));
+	jadd(t, "bad_blocks", bad);
+	e = json_object_new_object();
+	jadd_u64s(e, (const struct jkv[]){
+		{ "slot", sum->slots }, { "zero", sum->zeros }, { "empty", sum->empty },
+		{ "invalid", sum->invalid }, { "void", sum->void_entries },
+		{ "unusable", sum->unusable }, { NULL } });
+	jadd(t, "entries", e);
+	jadd_u64s(t, (const struct jkv[]){
+		{ "extents_referenced", sum->extents }, { "slot_bytes", sum->slot_bytes },
+		{ NULL } });
+	jadd(o, "table", t);
 }
 
 static int parse_dump(int argc, char **argv, struct dump_opts *o)
@@ -396,8 +436,10 @@ int cmd_dump(int argc, char **argv)
 	struct table_sum *sum;
 	struct sb_pair *sb;
 	const struct flaz_sb_info *in;
+	struct json_object *j = NULL, *copies;
 	struct ssd s;
 	unsigned int i;
+	bool streamed = false;
 	int r, old;
 
 	r = parse_dump(argc, argv, &o);
@@ -407,10 +449,11 @@ int cmd_dump(int argc, char **argv)
 	if (r) {
 		/* as check's */
 		if (o.json) {
-			json_object_start();
-			fputs(",\"device\":", stdout);
-			json_string(o.path);
-			printf(",\"verdict\":\"unreadable\",\"exit_code\":%d}\n", r);
+			j = jobj();
+			jadd(j, "device", jstr(o.path));
+			jadd(j, "verdict", jstr("unreadable"));
+			jadd(j, "exit_code", json_object_new_int(r));
+			jput(j);
 		}
 		return r;
 	}
@@ -424,24 +467,20 @@ int cmd_dump(int argc, char **argv)
 	}
 	sb_load(&s, sb);
 	if (o.json) {
-		json_object_start();
-		fputs(",\"device\":", stdout);
-		json_string(o.path);
-		printf(",\"size_sectors\":%llu,\"in_use\":%s,\"superblocks\":[",
-		       s.bytes >> FLAZ_SECTOR_SHIFT, s.busy ? "true" : "false");
-		for (i = 0; i < FLAZ_SB_COPIES; i++) {
-			if (i)
-				putchar(',');
-			print_copy_json(sb, i);
-		}
-		putchar(']');
-		if (sb->cur >= 0)
-			printf(",\"current\":%d", sb->cur);
-		else
-			fputs(",\"current\":null", stdout);
+		j = jobj();
+		jadd(j, "device", jstr(o.path));
+		jadd_u64(j, "size_sectors", s.bytes >> FLAZ_SECTOR_SHIFT);
+		jadd(j, "in_use", json_object_new_boolean(s.busy));
+		copies = json_object_new_array();
+		for (i = 0; i < FLAZ_SB_COPIES; i++)
+			json_object_array_add(copies, copy_json(sb, i));
+		jadd(j, "superblocks", copies);
+		jadd(j, "current", sb->cur >= 0 ? json_object_new_int(sb->cur) : NULL);
 		/* with --superblock, no "gens" and "table": they were not read */
-		if (sb->cur < 0 && !o.superblock)
-			fputs(",\"gens\":null,\"table\":null", stdout);
+		if (sb->cur < 0 && !o.superblock) {
+			jadd(j, "gens", NULL);
+			jadd(j, "table", NULL);
+		}
 	} else {
 		printf("%s: %llu sectors%s\n", o.path, s.bytes >> FLAZ_SECTOR_SHIFT,
 		       s.busy ? " (in use)" : "");
@@ -451,17 +490,21 @@ int cmd_dump(int argc, char **argv)
 	r = EXIT_OK;
 	if (sb->cur >= 0 && !o.superblock) {
 		in = &sb->copy[sb->cur].info;
-		r = walk_table(&s, &o, in, sum);
+		r = walk_table(&s, &o, in, sum, &j);
+		/* walk_table() printed the head and the entries: the rest follows them */
+		streamed = !r && o.json && o.entries;
 		if (!r && o.json) {
-			print_gens_json(in, &sum->gens);
-			print_table_json(in, sum);
+			gens_json(j, in, &sum->gens);
+			table_json(j, in, sum);
 		} else if (!r) {
 			print_gens_human(in, &sum->gens);
 			print_table_human(in, sum);
 		}
 	}
-	if (o.json)
-		fputs("}\n", stdout);
+	if (streamed)
+		jput_tail(j);
+	else if (o.json)
+		jput(j);
 	old = sb_other_version(sb);
 	if (old >= 0)
 		r = fail(EXIT_CORRUPT, "%s: superblock of format version %u; this flazctl reads version %u (recreate the volume with --cold: it starts empty)",

@@ -273,32 +273,6 @@ int check_name(const char *name)
 	return EXIT_OK;
 }
 
-void json_object_start(void)
-{
-	printf("{\"schema\":%d", JSON_SCHEMA);
-}
-
-/* @s as a JSON string, quotes and escapes included. */
-void json_string(const char *s)
-{
-	const unsigned char *c;
-
-	putchar('"');
-	for (c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			printf("\\%c", *c);
-		else if (*c == '\n')
-			fputs("\\n", stdout);
-		else if (*c == '\t')
-			fputs("\\t", stdout);
-		else if (*c < 0x20 || *c == 0x7f)
-			printf("\\u%04x", *c);
-		else
-			putchar(*c);
-	}
-	putchar('"');
-}
-
 /* remove NAME: only a flaz volume, so a typo cannot take down another device. */
 int cmd_remove(int argc, char **argv)
 {

@@ -54,19 +54,6 @@ int bad_option(char **argv);
 /* Refuse a volume name device-mapper or /dev/mapper cannot hold; EXIT_OK or EXIT_USAGE. */
 int check_name(const char *name);
 
-/*
- * The version of flazctl's JSON: every object it prints at top level (or per
- * line, or per element of list's array) opens with "schema":JSON_SCHEMA. It
- * goes up when a key changes meaning or goes away; new keys do not change it.
- */
-#define JSON_SCHEMA 1
-
-/* Open a JSON object on stdout with its "schema" key: {"schema":N (no comma). */
-void json_object_start(void);
-
-/* Print @s as a JSON string on stdout, quotes and escapes included. */
-void json_string(const char *s);
-
 int cmd_create(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_status(int argc, char **argv);

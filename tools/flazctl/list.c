@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "flazctl.h"
+#include "jsonout.h"
 #include "vol.h"
 
 #define MAX_FIELDS 64
@@ -357,33 +358,28 @@ static void print_csv(const struct list_args *a, const struct vol_info *vis, siz
 
 static void print_json(const struct list_args *a, const struct vol_info *vis, size_t n)
 {
+	struct json_object *arr = json_object_new_array(), *o;
 	char buf[VALUE_LEN];
 	size_t i, j;
 
-	putchar('[');
 	for (i = 0; i < n; i++) {
-		if (i)
-			putchar(',');
-		json_object_start();
+		o = jobj();
 		for (j = 0; j < a->n; j++) {
-			putchar(',');
-			json_string(a->f[j].name);
-			putchar(':');
 			switch (field_value(a, &a->f[j], &vis[i], buf, sizeof(buf))) {
 			case V_STRING:
-				json_string(buf);
+				jadd(o, a->f[j].name, jstr(buf));
 				break;
 			case V_NUMBER:
-				fputs(buf, stdout);
+				jadd(o, a->f[j].name, jnum(buf));
 				break;
 			case V_NULL:
-				fputs("null", stdout);
+				jadd(o, a->f[j].name, NULL);
 				break;
 			}
 		}
-		putchar('}');
+		json_object_array_add(arr, o);
 	}
-	fputs("]\n", stdout);
+	jput(arr);
 }
 
 /* Raw values of field @f of @x and @y compared: no value first, numbers as numbers. */

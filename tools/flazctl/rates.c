@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "flazctl.h"
+#include "jsonout.h"
 #include "vol.h"
 
 #define MAX_INTERVAL 86400UL
@@ -245,7 +246,8 @@ static int column_width(const struct sfield *f)
 
 /*
  * Field @f of @r as text: for the table (@json false) as people read it, else as a
- * JSON value. false when undefined (the totals' rates and length, a ratio without reads).
+ * JSON number. false when undefined (the totals' rates and length, a ratio without
+ * reads): "-" for the table, null in JSON.
  */
 static bool field_text(const struct stats_args *a, const struct sfield *f,
 		       const struct report *r, char *buf, size_t len)
@@ -295,7 +297,7 @@ static bool field_text(const struct stats_args *a, const struct sfield *f,
 			snprintf(buf, len, "%" PRIu64, r->d[f->c] * (f->bytes ? f->bytes : 1));
 		return true;
 	}
-	snprintf(buf, len, "%s", a->json ? "null" : "-");
+	snprintf(buf, len, "-");
 	return false;
 }
 
@@ -322,19 +324,18 @@ static void header(const struct stats_args *a)
 /* One report: a table line, or one JSON object with the same keys for totals and intervals. */
 static void print_report(const struct stats_args *a, const struct report *r)
 {
+	struct json_object *o;
 	char buf[64];
 	size_t j;
 
 	if (a->json) {
-		json_object_start();
-		fputs(",\"volume\":", stdout);
-		json_string(a->name);
-		printf(",\"kind\":\"%s\"", r->total ? "total" : "interval");
-		for (j = 0; j < a->n; j++) {
-			field_text(a, a->f[j], r, buf, sizeof(buf));
-			printf(",\"%s\":%s", a->f[j]->name, buf);
-		}
-		fputs("}\n", stdout);
+		o = jobj();
+		jadd(o, "volume", jstr(a->name));
+		jadd(o, "kind", jstr(r->total ? "total" : "interval"));
+		for (j = 0; j < a->n; j++)
+			jadd(o, a->f[j]->name,
+			     field_text(a, a->f[j], r, buf, sizeof(buf)) ? jnum(buf) : NULL);
+		jput(o);
 		return;
 	}
 	for (j = 0; j < a->n; j++) {

@@ -14,6 +14,7 @@
 
 #include "dm.h"
 #include "flazctl.h"
+#include "jsonout.h"
 #include "vol.h"
 
 #define DERIVED_HIT_RATIO "hit ratio"
@@ -77,76 +78,39 @@ static void print_human(const struct vol_info *vi, bool bytes)
 		printf("  %-*s  %s\n", width, "ssd used", fmt_percent(true, r, buf, sizeof(buf)));
 }
 
-/* Whether @s is a valid JSON number of the kinds the kernel prints: 12, 0, 2.03. */
-static bool json_number(const char *s)
-{
-	size_t int_len = strspn(s, "0123456789");
-
-	if (!int_len || (s[0] == '0' && int_len > 1))
-		return false;
-	s += int_len;
-	if (*s == '.')
-		return is_count(s + 1);
-	return !*s;
-}
-
-/* One status value: a number when it is one, true for a bare word, else a string. */
-static void json_value(const char *v)
-{
-	if (!v)
-		fputs("true", stdout);
-	else if (json_number(v))
-		fputs(v, stdout);
-	else
-		json_string(v);
-}
-
 /* A derived figure as a JSON number (a fraction, 4 decimals), or null when undefined. */
-static void json_ratio(const char *key, const struct pairs *p,
+static void json_ratio(struct json_object *o, const char *key, const struct pairs *p,
 		       bool (*get)(const struct pairs *, double *))
 {
 	double r;
 
-	printf(",\"%s\":", key);
-	if (get(p, &r))
-		printf("%.4f", r);
-	else
-		fputs("null", stdout);
+	jadd(o, key, get(p, &r) ? jfixed(r, 4) : NULL);
 }
 
-/* One JSON object on one line; see flazctl(8) for its fields. */
+/*
+ * One JSON object on one line; see flazctl(8) for its fields. A status value is a
+ * number when it is one, true for a bare word, else a string.
+ */
 static void print_json(const struct vol_info *vi)
 {
 	const struct pairs *p = &vi->p;
+	struct json_object *o = jobj(), *st = json_object_new_object();
 	size_t i;
 
-	json_object_start();
-	fputs(",\"name\":", stdout);
-	json_string(vi->name);
-	fputs(",\"uuid\":", stdout);
-	if (vi->vol.uuid)
-		json_string(vi->vol.uuid);
-	else
-		fputs("null", stdout);
-	fputs(",\"hdd\":", stdout);
-	json_string(vi->hdd);
-	fputs(",\"ssd\":", stdout);
-	json_string(vi->ssd);
-	printf(",\"size_sectors\":%" PRIu64 ",\"table\":", vi->vol.sectors);
-	json_string(vi->vol.table);
-	fputs(",\"status\":{", stdout);
-	for (i = 0; i < p->n; i++) {
-		if (i)
-			putchar(',');
-		json_string(p->v[i].key);
-		putchar(':');
-		json_value(p->v[i].value);
-	}
-	putchar('}');
-	json_ratio("hit_ratio", p, vol_hit_ratio);
-	json_ratio("saving", p, vol_saving);
-	json_ratio("ssd_used", p, vol_ssd_used);
-	fputs("}\n", stdout);
+	jadd(o, "name", jstr(vi->name));
+	jadd(o, "uuid", jstr(vi->vol.uuid));
+	jadd(o, "hdd", jstr(vi->hdd));
+	jadd(o, "ssd", jstr(vi->ssd));
+	jadd(o, "size_sectors", json_object_new_uint64(vi->vol.sectors));
+	jadd(o, "table", jstr(vi->vol.table));
+	for (i = 0; i < p->n; i++)
+		jadd(st, p->v[i].key,
+		     p->v[i].value ? jnum(p->v[i].value) : json_object_new_boolean(1));
+	jadd(o, "status", st);
+	json_ratio(o, "hit_ratio", p, vol_hit_ratio);
+	json_ratio(o, "saving", p, vol_saving);
+	json_ratio(o, "ssd_used", p, vol_ssd_used);
+	jput(o);
 }
 
 enum status_format { HUMAN, JSON, PROMETHEUS };

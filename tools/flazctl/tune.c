@@ -17,6 +17,7 @@
 
 #include "dm.h"
 #include "flazctl.h"
+#include "jsonout.h"
 #include "format.h"
 #include "kmsg.h"
 #include "opts.h"
@@ -178,15 +179,6 @@ static bool table_options(char *params, const char *value[NR_TUNABLES])
 	return true;
 }
 
-/* A value for JSON: a number as is, else a string. */
-static void json_value(const char *v)
-{
-	if (strspn(v, "0123456789") == strlen(v) && *v)
-		fputs(v, stdout);
-	else
-		json_string(v);
-}
-
 int cmd_get(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -198,6 +190,7 @@ int cmd_get(int argc, char **argv)
 	const struct tunable *only = NULL;
 	char kname[KEY_LEN];
 	struct flaz_vol vol;
+	struct json_object *o;
 	bool json = false;
 	size_t i;
 	int c, r;
@@ -241,24 +234,19 @@ int cmd_get(int argc, char **argv)
 			snprintf(defaults[i], sizeof(defaults[i]), "%lu", tunables[i].def);
 		value[i] = defaults[i];
 	}
-	if (json)
-		json_object_start();
+	o = json ? jobj() : NULL;
 	for (i = 0; i < NR_TUNABLES; i++) {
 		if (only && only != &tunables[i])
 			continue;
-		if (json) {
-			putchar(',');
-			json_string(dashed(&tunables[i], kname));
-			putchar(':');
-			json_value(value[i]);
-		} else if (only) {
+		if (json)
+			jadd(o, dashed(&tunables[i], kname), jnum(value[i]));
+		else if (only)
 			puts(value[i]);
-		} else {
+		else
 			printf("%s=%s\n", dashed(&tunables[i], kname), value[i]);
-		}
 	}
 	if (json)
-		puts("}");
+		jput(o);
 	flaz_vol_free(&vol);
 	return EXIT_OK;
 }
