@@ -588,11 +588,11 @@ jexpect check-json-impossible "rc == 4 and d['verdict'] == 'corrupt' and d['curr
 jexpect check-json-missing "rc == 1 and d['verdict'] == 'unreadable' and d['exit_code'] == 1" \
 	check --json /nonexistent/ssd
 # every JSON object flazctl prints opens with its schema version
-jexpect check-json-schema "list(d)[0] == 'schema' and d['schema'] == 1" check --json "$T/clean.img"
-jexpect check-json-missing-schema "list(d)[0] == 'schema' and d['schema'] == 1" check --json /nonexistent/ssd
+jexpect check-json-schema "list(d)[0] == 'schema' and d['schema'] == 2" check --json "$T/clean.img"
+jexpect check-json-missing-schema "list(d)[0] == 'schema' and d['schema'] == 2" check --json /nonexistent/ssd
 jexpect dump-json-missing "rc == 1 and d['verdict'] == 'unreadable' and d['exit_code'] == 1" \
 	dump --json /nonexistent/ssd
-jexpect dump-json-schema "list(d)[0] == 'schema' and d['schema'] == 1" dump --json "$T/clean.img"
+jexpect dump-json-schema "list(d)[0] == 'schema' and d['schema'] == 2" dump --json "$T/clean.img"
 
 # --- the userspace crc32c (slicing-by-8) against known vectors (RFC 3720) and bit by bit
 cat >"$T/crc.c" <<'EOF'

@@ -383,7 +383,7 @@ fsame list-o-csv "$(printf '%s\n' name,reads,ssd_used abc,0,0.0000 fast,100,0.20
 if python3 -c 'import json, sys
 v = json.load(open(sys.argv[1]))
 assert [x["name"] for x in v] == ["abc", "fast"], v
-assert all(x["schema"] == 1 for x in v), v
+assert all(x["schema"] == 2 for x in v), v
 f = v[1]
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["cached"] == 4096000, f
 assert v[0]["hit_ratio"] is None and v[0]["saving"] is None, v[0]' "$T/list.json" 2>"$T/py.err"; then
@@ -400,6 +400,10 @@ fsame list-units-si "$(printf '%s\n' 'Name      Cached' 'abc      0.00 kB' 'fast
 	list -o name,cached --units K
 fsame list-units-b-nosuffix "$(printf '%s\n' 'Name:Cached:logical_bytes' 'abc:0:0' \
 	'fast:4096000:4000000')" list -o name,cached,logical_bytes --units b --nosuffix --separator :
+# in bytes, exact past 2^53, where a double rounds (to ...992)
+printf 'big\t2048\t9999:4 9999:5 0\tmode=normal blocks_cached=1 logical_bytes=9007199254740993\n' >"$T/vols-big"
+FAKE_DM=$T/vols-big fsame list-units-b-exact 'big:9007199254740993' \
+	list -o name,logical_bytes --units b --nosuffix --separator : --noheadings
 fsame list-separator "$(printf '%s\n' 'abc|passthrough|0 B' 'fast|normal|3.9 MiB')" \
 	list -o name,mode,cached --separator '|' --noheadings
 fsame list-sort-desc "$(printf '%s\n' 'fast,4096000' 'abc,0')" \
@@ -435,7 +439,7 @@ fcheck status-not-flaz 1 err 'lin is not a flaz volume' status lin
 if python3 -c 'import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])]
 assert [x["name"] for x in v] == ["abc", "fast"], v
-assert all(x["schema"] == 1 for x in v), v
+assert all(x["schema"] == 2 for x in v), v
 f = v[1]
 assert f["status"]["reads"] == 100 and f["status"]["ratio"] == 2.0, f
 assert f["hit_ratio"] == 0.75 and f["saving"] == 0.5 and f["ssd_used"] == 0.2, f
@@ -600,7 +604,7 @@ FAKE_DM_GROW=50 "$FAKE" stats fast --count 1 --json >"$T/stats.json" 2>"$T/err"
 if python3 -c 'import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])]
 assert len(v) == 2 and v[0]["kind"] == "total" and v[1]["kind"] == "interval", v
-assert all(x["schema"] == 1 for x in v), v
+assert all(x["schema"] == 2 for x in v), v
 assert list(v[0]) == list(v[1]), "the totals and the intervals have other keys: %s" % v
 assert v[0]["reads"] == 100 and v[0]["ssd_read_bytes"] == 300 * 4096 and v[0]["hit_ratio"] == 0.75, v[0]
 assert v[0]["reads_per_s"] is None and v[0]["seconds"] is None and v[0]["meta_bytes"] == 65536, v[0]
@@ -630,10 +634,10 @@ fsame get-all "$(printf '%s\n' compressor=zstd extent-kib=32 overbook=200 low-wa
 	probation-percent=10)" get fast
 fcheck get-one 0 out '^1$' get fast low_watermark
 fcheck get-one-dashed 0 out '^1$' get fast low-watermark
-fcheck get-json-one-dashed 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low-watermark --json
+fcheck get-json-one-dashed 0 out '^\{"schema":2,"low-watermark":1\}$' get fast low-watermark --json
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"schema":1,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0,"probation-percent":10\}$' get abc --json
-fcheck get-json-one 0 out '^\{"schema":1,"low-watermark":1\}$' get fast low_watermark --json
+fcheck get-json 0 out '^\{"schema":2,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0,"probation-percent":10\}$' get abc --json
+fcheck get-json-one 0 out '^\{"schema":2,"low-watermark":1\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
 fcheck set 0 out '^$' set fast seq_cutoff_kib 1024
@@ -702,7 +706,7 @@ hjson hostile-list-json-o 'hs.startswith(v[0][1]["mode_reason"]) and len(v[0][1]
 hjson hostile-status-json 'v[1]["name"] == h and v[1]["table"] == "/dev/%s 9999:1 0" % h and
 	v[1]["status"]["mode_reason"] == hs and v[1]["status"]["k" + hs] == 1' status --json
 hjson hostile-get-json 'v[0]["compressor"] == h' get hostile --json
-hjson hostile-get-json-one 'v == [{"schema": 1, "compressor": h}]' get hostile compressor --json
+hjson hostile-get-json-one 'v == [{"schema": 2, "compressor": h}]' get hostile compressor --json
 
 # --- bash completion: sources cleanly, completes commands, volumes and keys
 mkdir -p "$T/bin"
@@ -1083,8 +1087,8 @@ FAKE_DM=$T/vols fcheck deactivate-absent 0 out '^$' deactivate --all --flaztab "
 # status shows the device-mapper UUID
 printf 'u\t2048\t9999:4 9999:5 0\tmode=normal reads=0\tFLAZ-00112233445566778899aabbccddeeff\n' >"$T/vols-uuid"
 FAKE_DM=$T/vols-uuid fcheck status-uuid 0 out '^  uuid +FLAZ-00112233445566778899aabbccddeeff$' status u
-FAKE_DM=$T/vols-uuid fcheck status-uuid-json 0 out '^\{"schema":1,"name":"u","uuid":"FLAZ-00112233445566778899aabbccddeeff",' status u --json
-FAKE_DM=$T/vols fcheck status-no-uuid-json 0 out '^\{"schema":1,"name":"fast","uuid":null,' status fast --json
+FAKE_DM=$T/vols-uuid fcheck status-uuid-json 0 out '^\{"schema":2,"name":"u","uuid":"FLAZ-00112233445566778899aabbccddeeff",' status u --json
+FAKE_DM=$T/vols fcheck status-no-uuid-json 0 out '^\{"schema":2,"name":"fast","uuid":null,' status fast --json
 
 # --- the activation units and the udev rule: systemd-analyze verify, and udevadm test
 # (systemd 252, Debian 12, has no `udevadm verify`: the rule is put in /run/udev/rules.d

@@ -14,7 +14,7 @@
  * line, or per element of list's array) opens with "schema":JSON_SCHEMA. It
  * goes up when a key changes meaning or goes away; new keys do not change it.
  */
-#define JSON_SCHEMA 1
+#define JSON_SCHEMA 2
 
 /* A new object holding "schema":JSON_SCHEMA, its first key. */
 struct json_object *jobj(void);

@@ -266,7 +266,7 @@ static enum value_type field_value(const struct list_args *a, const struct field
 		if (!fixed_bytes(f, vi, &v))
 			break;
 		if (human)
-			fmt_size((double)v, a->unit, !a->nosuffix, buf, len);
+			fmt_size_u64(v, a->unit, !a->nosuffix, buf, len);
 		else
 			snprintf(buf, len, "%" PRIu64, v);
 		return human ? V_STRING : V_NUMBER;

@@ -72,7 +72,7 @@ static const struct metric metrics[] = {
 	{ "table_page_ins", COUNTER, "Table pages read from the SSD (fills, commits, recovery, warming)." },
 	{ "slots_kept", COUNTER, "Live slots hit since written that the cleaner left in place for a lap more: their extent was mostly hit." },
 	{ "seq_bypass_kib", COUNTER, "KiB of reads and writes that bypassed the cache as part of a sequential stream past seq_cutoff_kib." },
-	{ "skipped_space", COUNTER, "Fills skipped (of fills_skipped): no extent came free within 5 s." },
+	{ "skipped_space", COUNTER, "Fills skipped (of fills_skipped): no extent came free in time." },
 	{ "skipped_busy", COUNTER, "Fills skipped (of fills_skipped): the install backlog was full." },
 	{ "skipped_memory", COUNTER, "Fills skipped (of fills_skipped): no memory without waiting." },
 	{ "skipped_table", COUNTER, "Fills skipped (of fills_skipped): the line's table page was out and could not come in (table DRAM at its cap, no memory for it, or a read error)." },

@@ -292,7 +292,7 @@ static bool field_text(const struct stats_args *a, const struct sfield *f,
 		return true;
 	case SF_COUNT:
 		if (f->bytes && !a->json)
-			fmt_size(v, a->unit, true, buf, len);
+			fmt_size_u64(r->d[f->c] * f->bytes, a->unit, true, buf, len);
 		else
 			snprintf(buf, len, "%" PRIu64, r->d[f->c] * (f->bytes ? f->bytes : 1));
 		return true;

@@ -4,6 +4,7 @@
  * status split into pairs, and the derived figures (hit ratio, saving, SSD use)
  * every command computes the same way.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,15 @@ const char *fmt_size(double bytes, char unit, bool suffix, char *buf, size_t len
 	snprintf(buf, len, u ? (p ? "%.2f" : "%.1f") : "%.0f", v);
 	if (suffix)
 		snprintf(buf + strlen(buf), len - strlen(buf), " %s", is_si ? si[u] : iec[u]);
+	return buf;
+}
+
+/* A byte count in @unit as fmt_size() puts it, exact in bytes (b, B) where a double is not. */
+const char *fmt_size_u64(uint64_t bytes, char unit, bool suffix, char *buf, size_t len)
+{
+	if ((unit | 0x20) != 'b')
+		return fmt_size((double)bytes, unit, suffix, buf, len);
+	snprintf(buf, len, "%" PRIu64 "%s", bytes, suffix ? " B" : "");
 	return buf;
 }
 

@@ -78,6 +78,7 @@ int parse_units(const char *s, char *unit);
  * without @suffix the number alone.
  */
 const char *fmt_size(double bytes, char unit, bool suffix, char *buf, size_t len);
+const char *fmt_size_u64(uint64_t bytes, char unit, bool suffix, char *buf, size_t len);
 
 /* A ratio for people: "93.4%", or "-" when @ok is false. */
 const char *fmt_percent(bool ok, double r, char *buf, size_t len);

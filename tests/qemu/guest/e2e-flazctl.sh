@@ -155,8 +155,8 @@ t_flazctl_status_all() {
 	flazctl_run status --json
 	[ $rc -eq 0 ] || fail "flazctl status --json exited $rc"
 	[ "$(wc -l </tmp/flazctl.out)" -eq 2 ] || fail "flazctl status --json: want one line per volume"
-	grep -q '^{"schema":1,"name":"fa",' /tmp/flazctl.out || fail "status --json has no fa object"
-	grep -q '^{"schema":1,"name":"fb",' /tmp/flazctl.out || fail "status --json has no fb object"
+	grep -q '^{"schema":2,"name":"fa",' /tmp/flazctl.out || fail "status --json has no fa object"
+	grep -q '^{"schema":2,"name":"fb",' /tmp/flazctl.out || fail "status --json has no fb object"
 	grep -Eq '"ssd_used":[0-9.]+}$' /tmp/flazctl.out || fail "status --json has no numeric ssd_used"
 	grep -q '"hit_ratio":null' /tmp/flazctl.out || fail "status --json: hit_ratio before any read is not null"
 	two_volumes_remove
@@ -179,7 +179,7 @@ t_flazctl_list_fields() {
 	grep -Eq '^fb +normal +-$' /tmp/flazctl.out || fail "list -o name,mode,hit_ratio: no 'fb normal -'"
 	flazctl_run list --json
 	[ $rc -eq 0 ] || fail "flazctl list --json exited $rc"
-	grep -q '^\[{"schema":1,"name":"fa",.*},{"schema":1,"name":"fb",.*}\]$' /tmp/flazctl.out || fail "list --json is not an array of fa and fb"
+	grep -q '^\[{"schema":2,"name":"fa",.*},{"schema":2,"name":"fb",.*}\]$' /tmp/flazctl.out || fail "list --json is not an array of fa and fb"
 	flazctl_run list -o name,colour
 	[ $rc -eq 2 ] || fail "list -o with an unknown field: exit $rc, want 2"
 	two_volumes_remove
@@ -213,8 +213,8 @@ t_flazctl_stats() {
 	[ "$n" -ge 1 ] || fail "flazctl stats: no interval with hit% > 0 while re-reading cached blocks"
 	flazctl_run stats fb --count 1 --json
 	[ $rc -eq 0 ] || fail "flazctl stats --json exited $rc"
-	grep -q '^{"schema":1,"volume":"fb","kind":"total",' /tmp/flazctl.out || fail "stats --json: no total object"
-	grep -q '^{"schema":1,"volume":"fb","kind":"interval",.*"reads_per_s":' /tmp/flazctl.out || fail "stats --json: no interval object"
+	grep -q '^{"schema":2,"volume":"fb","kind":"total",' /tmp/flazctl.out || fail "stats --json: no total object"
+	grep -q '^{"schema":2,"volume":"fb","kind":"interval",.*"reads_per_s":' /tmp/flazctl.out || fail "stats --json: no interval object"
 	two_volumes_remove
 }
 
