@@ -15,6 +15,7 @@
  * and is put back only after its discard has completed, so a discard can never
  * land on an extent that was written again.
  */
+#include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/math64.h>
 #include <linux/sched.h>
@@ -43,6 +44,7 @@ struct flaz_alloc {
 	struct fifo free, main, small, pending;
 	u64 retired, released;	/* into pending, out of it, since activation */
 	wait_queue_head_t wait;	/* fills waiting for a free extent */
+	atomic_t wakes;		/* flaz_alloc_wake() calls: a waiter looks again */
 	bool waits;		/* whether fills may wait (the volume runs) */
 };
 
@@ -141,19 +143,33 @@ void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n)
 	WRITE_ONCE(a->reserve, n);
 }
 
-static bool can_get(struct flaz_alloc *a)
+/* Whether flaz_alloc_get() finds an extent now (a hint: another may take it first). */
+bool flaz_alloc_room(struct flaz_alloc *a)
 {
-	return READ_ONCE(a->free.count) > READ_ONCE(a->reserve) || !READ_ONCE(a->waits);
+	return READ_ONCE(a->free.count) > READ_ONCE(a->reserve);
+}
+
+/*
+ * Whether an extent can come free without a fill's help: one evicted waits for
+ * a commit, or one written can be evicted.
+ */
+bool flaz_alloc_reclaimable(struct flaz_alloc *a)
+{
+	return READ_ONCE(a->pending.count) || READ_ONCE(a->small.count) || READ_ONCE(a->main.count);
 }
 
 /*
  * Wait up to @timeout for an extent fills may take: one that an eviction frees
- * after its commit (meta.c). Returns false while fills may not wait (the
- * volume is suspending); whether an extent is there is flaz_alloc_get()'s to say.
+ * after its commit (meta.c), or a wake (flaz_alloc_wake()). Returns false
+ * while fills may not wait (the volume is suspending); whether an extent is
+ * there is flaz_alloc_get()'s to say.
  */
-bool flaz_alloc_wait(struct flaz_alloc *a, unsigned long timeout)
+bool flaz_alloc_wait(struct flaz_alloc *a, long timeout)
 {
-	wait_event_timeout(a->wait, can_get(a), timeout);
+	int seen = atomic_read(&a->wakes);
+
+	wait_event_timeout(a->wait, flaz_alloc_room(a) || !READ_ONCE(a->waits) ||
+			   atomic_read(&a->wakes) != seen, timeout);
 	return READ_ONCE(a->waits);
 }
 
@@ -161,6 +177,13 @@ bool flaz_alloc_wait(struct flaz_alloc *a, unsigned long timeout)
 void flaz_alloc_waits(struct flaz_alloc *a, bool on)
 {
 	WRITE_ONCE(a->waits, on);
+	flaz_alloc_wake(a);
+}
+
+/* Fills waiting for an extent look again at why they wait (the mode changed). */
+void flaz_alloc_wake(struct flaz_alloc *a)
+{
+	atomic_inc(&a->wakes);
 	wake_up_all(&a->wait);
 }
 

@@ -385,77 +385,102 @@ static void alloc_probation(struct kunit *test)
 struct wait_case {
 	struct delayed_work work;
 	struct flaz_alloc *a;
-	bool put;		/* put extent 0 back, else stop the waits */
+	int what;		/* WAIT_PUT, WAIT_WAKE or WAIT_OFF */
+	u32 free;		/* free extents when the wait returned */
+	bool waits;		/* what the wait returned */
 };
+
+enum { WAIT_PUT, WAIT_WAKE, WAIT_OFF };
 
 static void wait_case_work(struct work_struct *work)
 {
 	struct wait_case *w = container_of(to_delayed_work(work), struct wait_case, work);
 
-	if (w->put)
+	if (w->what == WAIT_PUT)
 		flaz_alloc_put(w->a, 0);
+	else if (w->what == WAIT_WAKE)
+		flaz_alloc_wake(w->a);
 	else
 		flaz_alloc_waits(w->a, false);
 }
 
-/* Wait for an extent while @w's work runs 10 ms in; returns the jiffies waited. */
-static unsigned long wait_for(struct kunit *test, struct wait_case *w, bool *waits)
+/*
+ * Wait up to 60 s for an extent while @w's work does @what 10 ms in (none:
+ * no work); returns the jiffies waited, with w->free and w->waits as the wait
+ * left them, before the work is flushed.
+ */
+static unsigned long wait_for(struct wait_case *w, int what)
 {
-	unsigned long t0 = jiffies;
+	unsigned long t0 = jiffies, waited;
 
-	INIT_DELAYED_WORK(&w->work, wait_case_work);
-	schedule_delayed_work(&w->work, msecs_to_jiffies(10));
-	*waits = flaz_alloc_wait(w->a, 60 * HZ);
-	flush_delayed_work(&w->work);
-	return jiffies - t0;
-}
-
-/* Wait for an extent with nothing to come; returns the jiffies waited. */
-static unsigned long wait_for_none(struct flaz_alloc *a)
-{
-	unsigned long t0 = jiffies;
-
-	flaz_alloc_wait(a, 60 * HZ);
-	return jiffies - t0;
+	w->what = what;
+	if (what >= 0) {
+		INIT_DELAYED_WORK_ONSTACK(&w->work, wait_case_work);
+		schedule_delayed_work(&w->work, msecs_to_jiffies(10));
+	}
+	w->waits = flaz_alloc_wait(w->a, 60 * HZ);
+	waited = jiffies - t0;
+	w->free = flaz_alloc_nr_free(w->a);
+	if (what >= 0) {
+		flush_delayed_work(&w->work);
+		destroy_delayed_work_on_stack(&w->work);
+	}
+	return waited;
 }
 
 /*
- * A fill that finds no extent waits for one (xbuf.c): a put wakes it, and so
- * does a suspend (waits off), which it is told of; a volume not running (waits
- * off) does not wait at all, and a free extent past the reserve needs no wait.
+ * A fill that finds no extent waits for one (fill.c): a put wakes it with the
+ * extent there, a wake (the mode changed) and a suspend (waits off, which it
+ * is told of) wake it without; a volume not running (waits off) does not wait
+ * at all, and a free extent past the reserve needs no wait. Whether an extent
+ * can come free at all: one evicted (pending a commit) or one written.
  */
 static void alloc_wait(struct kunit *test)
 {
 	struct wait_case w = { .a = create(test, 3) };
-	bool waits = true;
 	u32 id;
 
+	KUNIT_EXPECT_TRUE(test, flaz_alloc_room(w.a));
+	KUNIT_EXPECT_FALSE(test, flaz_alloc_reclaimable(w.a));
 	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
 	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
 	flaz_alloc_set_reserve(w.a, 1);
+	KUNIT_EXPECT_FALSE(test, flaz_alloc_room(w.a));
 	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), -ENOSPC);
-	/* not running: no wait at all */
-	KUNIT_EXPECT_LT(test, wait_for_none(w.a), 30 * HZ);
-	KUNIT_EXPECT_FALSE(test, flaz_alloc_wait(w.a, 60 * HZ));
+	/* extents 0 and 1 are open: nothing to evict yet */
+	KUNIT_EXPECT_FALSE(test, flaz_alloc_reclaimable(w.a));
+	flaz_alloc_written(w.a, 1, false);
+	KUNIT_EXPECT_TRUE(test, flaz_alloc_reclaimable(w.a));
 
-	/* one free extent is the reserve's: a put of another wakes the fill */
+	/* not running: no wait at all */
+	KUNIT_EXPECT_LT(test, wait_for(&w, -1), 30 * HZ);
+	KUNIT_EXPECT_FALSE(test, w.waits);
+
+	/* one free extent is the reserve's: a put of another wakes the fill, with it there */
 	flaz_alloc_waits(w.a, true);
-	w.put = true;
-	KUNIT_EXPECT_LT(test, wait_for(test, &w, &waits), 30 * HZ);
-	KUNIT_EXPECT_TRUE(test, waits);
+	KUNIT_EXPECT_LT(test, wait_for(&w, WAIT_PUT), 30 * HZ);
+	KUNIT_EXPECT_TRUE(test, w.waits);
+	KUNIT_EXPECT_EQ(test, w.free, 2U);
+	KUNIT_EXPECT_TRUE(test, flaz_alloc_room(w.a));
+	/* an extent past the reserve is there: no wait */
+	KUNIT_EXPECT_LT(test, wait_for(&w, -1), 30 * HZ);
+	KUNIT_EXPECT_TRUE(test, w.waits);
 	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
 	KUNIT_EXPECT_EQ(test, id, 2U);
-	/* an extent past the reserve is there: no wait */
-	flaz_alloc_put(w.a, 2);
-	KUNIT_EXPECT_LT(test, wait_for_none(w.a), 30 * HZ);
-	KUNIT_ASSERT_EQ(test, flaz_alloc_get(w.a, &id), 0);
-	KUNIT_EXPECT_EQ(test, id, 0U);
+	KUNIT_EXPECT_FALSE(test, flaz_alloc_room(w.a));
+
+	/* the mode changed: the fill looks again, though no extent came */
+	KUNIT_EXPECT_LT(test, wait_for(&w, WAIT_WAKE), 30 * HZ);
+	KUNIT_EXPECT_TRUE(test, w.waits);
+	KUNIT_EXPECT_EQ(test, w.free, 1U);
 
 	/* none comes, and the volume suspends: the fill stops waiting */
-	w.put = false;
-	KUNIT_EXPECT_LT(test, wait_for(test, &w, &waits), 30 * HZ);
-	KUNIT_EXPECT_FALSE(test, waits);
+	KUNIT_EXPECT_LT(test, wait_for(&w, WAIT_OFF), 30 * HZ);
+	KUNIT_EXPECT_FALSE(test, w.waits);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_get(w.a, &id), -ENOSPC);
+	/* an evicted extent waiting for its commit can come free */
+	flaz_alloc_retire(w.a, 2);
+	KUNIT_EXPECT_TRUE(test, flaz_alloc_reclaimable(w.a));
 }
 
 static struct kunit_case flaz_alloc_cases[] = {

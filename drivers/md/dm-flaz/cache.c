@@ -420,6 +420,8 @@ int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why)
 	}
 	WRITE_ONCE(c->why, mode == FLAZ_MODE_NORMAL ? FLAZ_WHY_NONE : why);
 	WRITE_ONCE(c->mode, mode);
+	/* installs waiting for an extent add nothing out of normal mode (fill.c) */
+	flaz_alloc_wake(c->alloc);
 	if (mode == FLAZ_MODE_PASSTHROUGH) {
 		flaz_cache_invalidate(c);
 	} else if (old == FLAZ_MODE_PASSTHROUGH) {

@@ -45,7 +45,7 @@
  * FIFO, to its head for the next pass (probation's keep their hit bit); a lap
  * of the extents at most, so stage two frees what it must. A fill that finds
  * no extent free but the few kept for the cleaner's moves (alloc.c) waits for
- * the one a rush frees at the next commit (xbuf.c), not for a pass.
+ * the one a rush frees at the next commit (fill.c), not for a pass.
  *
  * Passes are spaced to read cleaner_rate_mib MiB a second while user I/O came
  * in the last CLEAN_BUSY; one that read nothing, an idle volume and one below

@@ -12,9 +12,10 @@
  * stale and it installs nothing older than that write.
  *
  * Fills are what the cache may skip: when the backlog is full, memory is
- * short, no extent is free or the line's table page cannot come in, they are
- * dropped and counted in fills_skipped and by reason; a user I/O never waits
- * for one and never fails for one.
+ * short, no extent came free in time (an install waits for the one an
+ * eviction frees) or the line's table page cannot come in, they are dropped
+ * and counted in fills_skipped and by reason; a user I/O never waits for one
+ * and never fails for one.
  */
 #include <linux/bio.h>
 #include <linux/gfp.h>
@@ -30,6 +31,12 @@
  */
 #define MAX_PENDING_FILLS	16384	/* 64 MiB */
 #define FILL_BATCH		8	/* blocks a work item installs */
+/*
+ * How long an install waits for an extent an eviction frees: a commit and its
+ * discards on a busy SSD. Longer, the SSD is in trouble (its faults decide)
+ * and the block is skipped.
+ */
+#define FILL_SPACE_WAIT		(5 * HZ)
 
 struct flaz_fill;
 
@@ -186,6 +193,35 @@ static void skipped(struct flaz_cache *c, enum flaz_stat why, u32 nr)
 	flaz_stats_add(c->stats, why, nr);
 }
 
+/*
+ * Whether an install may go on: in normal mode, with an extent free for its
+ * slot. When there is none but the cleaner's reserve, the eviction it starts
+ * (O(1) an extent, cleaner.c) frees one at the next commit: wait for that,
+ * before the line's page comes in and outside any stream or lock, up to
+ * FILL_SPACE_WAIT; not at all when no commit can free one (recovering after a
+ * crash, or nothing written to evict) or the volume is suspending.
+ */
+static bool room(struct flaz_cache *c)
+{
+	unsigned long until = jiffies + FILL_SPACE_WAIT;
+	long left;
+
+	for (;;) {
+		if (flaz_mode_get(c) != FLAZ_MODE_NORMAL)
+			return false;
+		if (flaz_alloc_room(c->alloc))
+			return true;
+		if (flaz_meta_recovering(c->meta) || !flaz_alloc_reclaimable(c->alloc))
+			break;
+		c->ev->starved(c);
+		left = until - jiffies;
+		if (left <= 0 || !flaz_alloc_wait(c->alloc, left))
+			break;
+	}
+	skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
+	return false;
+}
+
 /* Compress @block (@data) into a slot (or a zero flag) and point its line at it. */
 static void install(struct flaz_fill *fill, u64 block, void *data)
 {
@@ -195,11 +231,12 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	struct flaz_entry e = {}, old, was;
 	struct flaz_xslot s = {};
 	struct place p = { c, &s };
-	bool same, done, taken, ghost = false;
+	bool zero = !memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p);
+	bool same, done, out, taken, ghost = false;
 	int r;
 
-	/* The SSD is in trouble: keep what is cached, add nothing. */
-	if (flaz_mode_get(c) != FLAZ_MODE_NORMAL)
+	/* The SSD is in trouble: keep what is cached, add nothing; a zero block needs no slot. */
+	if (zero ? flaz_mode_get(c) != FLAZ_MODE_NORMAL : !room(c))
 		return;
 	/* the line's page, read from the SSD if it is out: no memory, an error, or no room */
 	if (flaz_meta_page_in(c->meta, line)) {
@@ -219,13 +256,13 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 		skipped(c, FLAZ_STAT_SKIPPED_HOT, 1);
 		return;
 	}
-	if (!memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p)) {
+	if (zero) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
 		info.line = line;
 		r = flaz_fill_slot(c->comp, c->bypass, data, flaz_fill_max_payload(c),
 				   place_slot, &p, &c->seq, &info);
-		/* no extent came free in time (xbuf.c), or none holds the slot */
+		/* another install took the extent room() saw, or none holds the slot */
 		if (r < 0) {
 			skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
 			return;
@@ -240,9 +277,10 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 
 	flaz_l2p_lock(c->l2p, line);
 	/* and the page was not paged out again since, nor a hot block installed */
-	done = !READ_ONCE(fill->rec.stale) && flaz_l2p_resident(c->l2p, line);
-	taken = done && held(c, block);
-	done = done && !taken;
+	done = !READ_ONCE(fill->rec.stale);
+	out = done && !flaz_l2p_resident(c->l2p, line);
+	taken = done && !out && held(c, block);
+	done = done && !out && !taken;
 	if (done) {
 		same = flaz_l2p_lookup(c->l2p, block, &was);
 		ghost = e.kind == FLAZ_ENTRY_SLOT && admission(c) && flaz_l2p_ghost(c->l2p, block);
@@ -258,6 +296,8 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 		flaz_xbuf_commit(c->xbuf, &s);
 	if (taken)
 		skipped(c, FLAZ_STAT_SKIPPED_HOT, 1);
+	if (out)
+		skipped(c, FLAZ_STAT_SKIPPED_TABLE, 1);
 	if (!done)
 		return;
 	if (fill->read)

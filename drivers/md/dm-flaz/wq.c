@@ -15,7 +15,8 @@
  * A CPU-intensive work item that sleeps makes its pool start the next one, so
  * without a limit a fill burst puts hundreds of units to sleep on the extent
  * buffers, and every extent written wakes them all. Two per CPU: one
- * compressing while the other waits for a buffer or copies its slot in.
+ * compressing while the other waits for a buffer, or for a free extent
+ * (fill.c), or copies its slot in.
  */
 #include <linux/workqueue.h>
 

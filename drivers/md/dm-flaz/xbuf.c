@@ -26,12 +26,6 @@
 #define XBUF_BUCKETS	8
 #define XBUF_AGE	HZ	/* an open extent is written after this long */
 #define XBUF_HASH_BITS	4
-/*
- * How long a slot waits for an extent an eviction frees: a commit and its
- * discards on a busy SSD. Longer, the SSD is in trouble (its faults decide)
- * and the block is skipped.
- */
-#define XBUF_SPACE_WAIT	(5 * HZ)
 
 struct xb_extent {
 	struct list_head list;		/* in a bucket, the write list or idle */
@@ -220,16 +214,14 @@ static bool has_idle(struct flaz_xbuf *xb)
 /*
  * Reserve @bytes for a slot. The caller fills s->mem, points the table at it,
  * then commits. When every buffer is being written it waits for one, which
- * slows installs to the SSD's pace; when no extent is free, for the one the
- * eviction it started frees (O(1), cleaner.c), which slows them to the pace
- * of commits. Returns -ENOSPC when none came in XBUF_SPACE_WAIT or the volume
- * is suspending, -E2BIG for a slot larger than an extent holds: the caller
- * skips the block.
+ * slows installs to the SSD's pace. Returns -ENOSPC when no extent is free
+ * (the caller waited for one before it compressed: fill.c), -E2BIG for a slot
+ * larger than an extent holds: the caller skips the block.
  */
 int flaz_xbuf_reserve(struct flaz_xbuf *xb, u32 bytes, struct flaz_xslot *s)
 {
-	unsigned long flags, until = jiffies + XBUF_SPACE_WAIT;
 	struct xb_extent *x;
+	unsigned long flags;
 	int r;
 
 	if (bytes > xb->c->extent_bytes - sizeof(struct flaz_extent_hdr))
@@ -242,13 +234,9 @@ int flaz_xbuf_reserve(struct flaz_xbuf *xb, u32 bytes, struct flaz_xslot *s)
 		if (x)
 			break;
 		spin_unlock_irqrestore(&xb->lock, flags);
-		if (r == -EAGAIN) {
-			wait_event(xb->idle_wait, has_idle(xb));
-			continue;
-		}
-		if (r != -ENOSPC || !time_before(jiffies, until) ||
-		    !flaz_alloc_wait(xb->c->alloc, until - jiffies))
+		if (r != -EAGAIN)
 			return r;
+		wait_event(xb->idle_wait, has_idle(xb));
 	}
 	s->x = x;
 	s->ext = x->id;
