@@ -907,18 +907,19 @@ clean_zipf() {
 	dmcache_down
 	ssd_written dm-cache "$cz_w" $cz_read
 	cz_w=$(ssd_wsect)
+	# SEQ_OPTS: flaz_bench gives seq_cutoff_kib 0 itself (CLEAN_OPTS' would be refused twice)
 	# shellcheck disable=SC2086 # a list of options
-	flaz_bench "$cz_tbl" flaz-fifo "$cz_mib" $CLEAN_OPTS cleaner_rate_mib 0
+	flaz_bench "$cz_tbl" flaz-fifo "$cz_mib" $SEQ_OPTS cleaner_rate_mib 0
 	clean_work flaz-fifo
 	ssd_written flaz-fifo "$cz_w" $cz_read
 	cz_w=$(ssd_wsect)
 	# shellcheck disable=SC2086
-	flaz_bench "$cz_tbl" flaz-onelog "$cz_mib" $CLEAN_OPTS probation_percent 0
+	flaz_bench "$cz_tbl" flaz-onelog "$cz_mib" $SEQ_OPTS probation_percent 0
 	clean_work flaz-onelog
 	ssd_written flaz-onelog "$cz_w" $cz_read
 	cz_w=$(ssd_wsect)
 	# shellcheck disable=SC2086
-	flaz_bench "$cz_tbl" flaz-clean "$cz_mib" $CLEAN_OPTS
+	flaz_bench "$cz_tbl" flaz-clean "$cz_mib" $SEQ_OPTS
 	clean_work flaz-clean
 	ssd_written flaz-clean "$cz_w" $cz_read
 	WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
