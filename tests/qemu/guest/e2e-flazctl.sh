@@ -303,7 +303,7 @@ want_flaz() {
 	want=$(sb_dm_uuid "$2")
 	[ "$want" != FLAZ- ] || fail "no superblock uuid on $2: $(flazctl dump "$2" 2>&1 | head -n 3)"
 	[ "$u" = "$want" ] || fail "$1 has dm UUID '$u', want '$want' (from $2's superblock)"
-	flazctl status "$1" --json | grep -q "^{\"schema\":1,\"name\":\"$1\",\"uuid\":\"$u\"," ||
+	flazctl status "$1" --json | grep -q "^{\"schema\":2,\"name\":\"$1\",\"uuid\":\"$u\"," ||
 		fail "status --json of $1 lacks uuid $u: $(flazctl status "$1" --json | head -c 120)"
 	flazctl status "$1" | grep -Eq "^  uuid +$u\$" || fail "status of $1 lacks its uuid"
 }
