@@ -539,7 +539,7 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
  */
 void flaz_cache_suspend(struct flaz_cache *c)
 {
-	/* an install waiting for space would hold the flush up to XBUF_SPACE_WAIT */
+	/* an install waiting for space would hold the flush up to FILL_SPACE_WAIT (fill.c) */
 	flaz_alloc_waits(c->alloc, false);
 	flush_workqueue(c->wq.write);
 	flaz_xbuf_stop(c->xbuf);
