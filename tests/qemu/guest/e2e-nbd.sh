@@ -62,7 +62,8 @@ n_serve() {
 
 # Connect /dev/nbd$1 to the server.
 n_connect() {
-	must timeout 30 nbd-client -N hdd -t $N_TIMEOUT 127.0.0.1 $N_PORT "/dev/nbd$1"
+	timeout 30 nbd-client -N hdd -t $N_TIMEOUT 127.0.0.1 $N_PORT "/dev/nbd$1" >/tmp/nc.out 2>&1 ||
+		fail "nbd-client /dev/nbd$1 exited $?: $(tail -n 1 /tmp/nc.out); nbd-server (pid $N_SRV, $(kill -0 "$N_SRV" 2>/dev/null && echo alive || echo gone)) said: $(tail -n 3 /tmp/nbd-server.log | tr '\n' ' '); sockets on the port: $(grep -c ":$(printf '%04X' $N_PORT) " /proc/net/tcp)"
 	N_NBDS="$N_NBDS $1"
 	[ "$(sectors "/dev/nbd$1")" = $((N_HDD_MIB * 2048)) ] ||
 		fail "/dev/nbd$1 has $(sectors "/dev/nbd$1") sectors connected, want $((N_HDD_MIB * 2048))"
