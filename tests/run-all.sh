@@ -12,12 +12,12 @@ LOGS=$FLAZ_CACHE/logs
 RESULTS=$LOGS/results.txt
 # the Debian kernels that run every suite
 SERIES=(6.12 6.1)
-# the reach kernels: the 6.12 PREEMPT_RT one and the newest 7.x of Debian 13's backports,
-# which run the core e2e checks and two crash rounds (one amid writes, one after them)
-REACH=(6.12-rt 7)
+# the reach kernels (the 6.12 PREEMPT_RT one and the newest 7.x of Debian 13's backports)
+# run the core e2e checks and two crash rounds (one amid writes, one after them)
 CORE=bad-table-missing-args,bad-table-overbook,create-remove,table-roundtrip,status-,ext4-data,fio-verify,suspend-reload-,hdd-has-volume-data,cache-hits,cache-fio-comp-8m,cache-discard-reuse,persist-warm-dmsetup,persist-ssd-error-writes,persist-fail-closed
 TIMES=$LOGS/times.txt
 COUNTS=$LOGS/counts.txt
+LOCK=$LOGS/report.lock
 cd "$REPO"
 mkdir -p "$LOGS"
 : >"$RESULTS"
@@ -37,10 +37,14 @@ suite() {
 	elif [ -z "$out" ]; then
 		out="FAIL $name: ran no test (see $LOGS/$name.log)"
 	fi
-	sed '/^$/d' <<<"$out" | tee -a "$RESULTS"
-	echo "   ($name: $((SECONDS - t0)) s)" >&2
-	echo "$name $((SECONDS - t0)) s" >>"$TIMES"
-	echo "$name: $(grep -c '^PASS ' <<<"$out") passed, $(grep -c '^FAIL ' <<<"$out") failed, $(grep -c '^SKIP ' <<<"$out") skipped" >>"$COUNTS"
+	# one suite's lines at a time: the two lanes end suites at any moment
+	{
+		flock 9
+		sed '/^$/d' <<<"$out" | tee -a "$RESULTS"
+		echo "   ($name: $((SECONDS - t0)) s)" >&2
+		echo "$name $((SECONDS - t0)) s" >>"$TIMES"
+		echo "$name: $(grep -c '^PASS ' <<<"$out") passed, $(grep -c '^FAIL ' <<<"$out") failed, $(grep -c '^SKIP ' <<<"$out") skipped" >>"$COUNTS"
+	} 9>>"$LOCK"
 }
 
 # Module for each Debian kernel series given: must build with zero warnings.
@@ -73,8 +77,11 @@ build_modules() {
 reach() {
 	local series=$1 kver label
 	if ! kver=$(tests/lib/kvers.sh "$series" 2>"$LOGS/kvers-$series.log"); then
-		echo "FAIL build/$series/kernel: $(tail -n 1 "$LOGS/kvers-$series.log")" | tee -a "$RESULTS"
-		echo "build-$series: 0 passed, 1 failed, 0 skipped" >>"$COUNTS"
+		{
+			flock 9
+			echo "FAIL build/$series/kernel: $(tail -n 1 "$LOGS/kvers-$series.log")" | tee -a "$RESULTS"
+			echo "build-$series: 0 passed, 1 failed, 0 skipped" >>"$COUNTS"
+		} 9>>"$LOCK"
 		return
 	fi
 	label=$(. tests/qemu/lib.sh && series_of "$kver")
@@ -82,6 +89,44 @@ reach() {
 	[ "$series" = 7 ] && suite "dkms-$label" tests/dkms.sh "$series"
 	suite "qemu-$label" env FLAZ_ONLY="$CORE" tests/qemu/run.sh "$kver"
 	suite "crash-$label" tests/qemu/crash.sh "$kver" 2
+}
+
+# Lane one: the host suites and the 6.12 guests. Crash rounds: 3 on 6.12, 2 elsewhere
+# (about 34 s a round). The replay checks a sample of the FLUSH points of its log (about
+# 190 of them, 1.6 s each), evenly spread from an offset that changes from run to run, so
+# that successive runs cover them all: 100 on 6.12, 80 on 6.1 and 80 at paging geometry.
+lane_6_12() {
+	local k
+	k=$(tests/lib/kvers.sh 6.12)
+	suite host tests/host/test_flazctl.sh tools/flazctl/flazctl
+	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
+	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
+	suite status-keys tests/host/test_status_keys.sh tools/flazctl/flazctl
+	suite model tests/host/test_model.sh
+	suite checkpatch tests/checkpatch.sh
+	suite qemu-6.12 tests/qemu/run.sh "$k"
+	suite crash-6.12 tests/qemu/crash.sh "$k" 3
+	suite replay-6.12 env FLAZ_SUITE_ARGS=points=100 tests/qemu/run.sh "$k" replay
+	# the crash suite again with the table at paging geometry (crash-lib.sh "paged")
+	suite crash-6.12-paged env FLAZ_CRASH_PAGED=1 tests/qemu/crash.sh "$k" 2
+	reach 6.12-rt
+}
+
+# Lane two: DKMS, UML, the 6.1 guests, the replay at paging geometry and 7.x.
+lane_others() {
+	local k
+	k=$(tests/lib/kvers.sh 6.1)
+	suite dkms tests/dkms.sh "${SERIES[@]}" 6.12-rt
+	suite uml tests/uml/run.sh
+	suite qemu-6.1 tests/qemu/run.sh "$k"
+	suite crash-6.1 tests/qemu/crash.sh "$k" 2
+	suite replay-6.1 env FLAZ_SUITE_ARGS=points=80 tests/qemu/run.sh "$k" replay
+	suite replay-6.12-paged env FLAZ_SUITE_ARGS="paged points=80" \
+		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
+	while [ ! -e "$LOGS/trixie.rc" ]; do
+		sleep 5
+	done
+	reach 7
 }
 
 build_flazctl() {
@@ -97,38 +142,21 @@ if ! tests/setup.sh >&2; then
 	echo "FAIL setup: could not install the packages the tests need" | tee -a "$RESULTS"
 else
 	# Debian 13's chroot, headers and kernel come from the network: fetched while the
-	# other suites run (the reach suites wait for it)
-	tests/lib/trixie.sh prepare "$(tests/lib/kvers.sh 7 2>/dev/null)" >"$LOGS/trixie-prepare.log" 2>&1 &
+	# other suites run (the 7.x reach suites wait for it)
+	rm -f "$LOGS/trixie.rc"
+	(
+		tests/lib/trixie.sh prepare "$(tests/lib/kvers.sh 7 2>/dev/null)" >"$LOGS/trixie-prepare.log" 2>&1
+		echo $? >"$LOGS/trixie.rc"
+	) &
 	suite build build_modules "${SERIES[@]}"
 	suite build-flazctl build_flazctl
-	suite host tests/host/test_flazctl.sh tools/flazctl/flazctl
-	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
-	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
-	suite status-keys tests/host/test_status_keys.sh tools/flazctl/flazctl
-	suite model tests/host/test_model.sh
-	suite dkms tests/dkms.sh "${SERIES[@]}" 6.12-rt
-	suite checkpatch tests/checkpatch.sh
-	suite uml tests/uml/run.sh
-	# crash rounds: 3 on 6.12, 2 on 6.1 (about 34 s a round)
-	suite qemu-6.12 tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)"
-	suite crash-6.12 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.12)" 3
-	suite qemu-6.1 tests/qemu/run.sh "$(tests/lib/kvers.sh 6.1)"
-	suite crash-6.1 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.1)" 2
-	# the replay checks a sample of the FLUSH points of its log (about 190 of them, 1.6 s
-	# each), evenly spread from an offset that changes from run to run, so that successive
-	# runs cover them all: 100 on 6.12, 80 on 6.1 and 80 at paging geometry
-	suite replay-6.12 env FLAZ_SUITE_ARGS=points=100 \
-		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
-	suite replay-6.1 env FLAZ_SUITE_ARGS=points=80 \
-		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.1)" replay
-	# the crash suites again with the table at paging geometry (crash-lib.sh "paged")
-	suite crash-6.12-paged env FLAZ_CRASH_PAGED=1 tests/qemu/crash.sh "$(tests/lib/kvers.sh 6.12)" 2
-	suite replay-6.12-paged env FLAZ_SUITE_ARGS="paged points=80" \
-		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
+	# Then two lanes at once, each about half of the time: a QEMU guest keeps about 1.2 of
+	# the 2 cores busy (TCG's vCPU threads wait on dm-delay and the disks), so a second
+	# guest beside it costs each lane less than it saves. No two suites share a run dir, and
+	# a kernel's initramfs is renamed into place (build-initramfs.sh).
+	lane_6_12 &
+	lane_others
 	wait
-	for series in "${REACH[@]}"; do
-		reach "$series"
-	done
 fi
 
 echo "suite times: $(paste -sd, "$TIMES" | sed 's/,/, /g') (total $SECONDS s)"

@@ -137,10 +137,13 @@ add_corpus() {
 [ -x "$FLAZCTL" ] || die "no flazctl at $FLAZCTL"
 mkdir -p "$(dirname "$OUT")"
 ROOT=$(mktemp -d "$(dirname "$OUT")/root.XXXXXX")
-trap 'rm -rf "$ROOT"' EXIT
+# the image is written beside OUT and renamed onto it: a guest of another suite of the same
+# kernel (make test runs two at once) that boots from OUT meanwhile reads a whole image
+IMG=$(mktemp "$OUT.XXXXXX")
+trap 'rm -rf "$ROOT" "$IMG"' EXIT
 add_programs
 add_modules
 add_scripts
 add_corpus
-(cd "$ROOT" && find . -print0 | cpio --null -o -H newc --quiet) >"$OUT.tmp"
-mv "$OUT.tmp" "$OUT"
+(cd "$ROOT" && find . -print0 | cpio --null -o -H newc --quiet) >"$IMG"
+mv "$IMG" "$OUT"

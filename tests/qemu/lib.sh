@@ -3,9 +3,10 @@
 QEMU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$QEMU_DIR/../.." && pwd)
 export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
-# a bound that catches a hung guest; the 6.12 e2e suite took 857 to 968 s until stop 40 and
-# over 1,200 s at 96d0c1b (2026-11-28)
-QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-1800}
+# a bound that catches a hung guest; the 6.12 e2e suite took 857 to 968 s alone until stop
+# 40, 1,602 s alone on the slower host of 2026-11-28, and make test runs a second guest
+# beside it
+QEMU_TIMEOUT=${FLAZ_QEMU_TIMEOUT:-3000}
 # the results disk holds the results from offset 0 and the guest's dmesg from 1 MiB
 # (guest/lib.sh: DMESG_OFFSET_MIB)
 DMESG_OFFSET=$((1024 * 1024))
