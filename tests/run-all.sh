@@ -110,6 +110,7 @@ lane_6_12() {
 	# the crash suite again with the table at paging geometry (crash-lib.sh "paged")
 	suite crash-6.12-paged env FLAZ_CRASH_PAGED=1 tests/qemu/crash.sh "$k" 2
 	reach 6.12-rt
+	touch "$LOGS/lane.done"
 }
 
 # Lane two: DKMS, UML, the 6.1 guests, the replay at paging geometry and 7.x.
@@ -123,10 +124,19 @@ lane_others() {
 	suite replay-6.1 env FLAZ_SUITE_ARGS=points=80 tests/qemu/run.sh "$k" replay
 	suite replay-6.12-paged env FLAZ_SUITE_ARGS="paged points=80" \
 		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
-	while [ ! -e "$LOGS/trixie.rc" ]; do
-		sleep 5
-	done
+	# Debian 13's chroot (a failed fetch fails reach's own steps, with their reason)
+	wait "$TRIXIE"
 	reach 7
+}
+
+# The guests' initramfs once before the lanes, so that the text corpus it holds (made on a
+# fresh clone, build-initramfs.sh) is not made by two suites at once.
+build_initramfs() {
+	if (. tests/qemu/lib.sh && initramfs_for "$(tests/lib/kvers.sh 6.12)") >&2; then
+		echo "PASS build/initramfs"
+	else
+		echo "FAIL build/initramfs: could not build the guests' initramfs"
+	fi
 }
 
 build_flazctl() {
@@ -143,20 +153,23 @@ if ! tests/setup.sh >&2; then
 else
 	# Debian 13's chroot, headers and kernel come from the network: fetched while the
 	# other suites run (the 7.x reach suites wait for it)
-	rm -f "$LOGS/trixie.rc"
-	(
-		tests/lib/trixie.sh prepare "$(tests/lib/kvers.sh 7 2>/dev/null)" >"$LOGS/trixie-prepare.log" 2>&1
-		echo $? >"$LOGS/trixie.rc"
-	) &
+	tests/lib/trixie.sh prepare "$(tests/lib/kvers.sh 7 2>/dev/null)" >"$LOGS/trixie-prepare.log" 2>&1 &
+	TRIXIE=$!
 	suite build build_modules "${SERIES[@]}"
 	suite build-flazctl build_flazctl
+	suite build-initramfs build_initramfs
 	# Then two lanes at once, each about half of the time: a QEMU guest keeps about 1.2 of
 	# the 2 cores busy (TCG's vCPU threads wait on dm-delay and the disks), so a second
 	# guest beside it costs each lane less than it saves. No two suites share a run dir, and
 	# a kernel's initramfs is renamed into place (build-initramfs.sh).
+	rm -f "$LOGS/lane.done"
 	lane_6_12 &
+	LANE=$!
 	lane_others
-	wait
+	wait "$LANE"
+	# a lane killed midway (a signal, the OOM killer) leaves suites unrun: a failure
+	[ -e "$LOGS/lane.done" ] ||
+		echo "FAIL lane-6.12: ended before its last suite (see $LOGS)" | tee -a "$RESULTS"
 fi
 
 echo "suite times: $(paste -sd, "$TIMES" | sed 's/,/, /g') (total $SECONDS s)"

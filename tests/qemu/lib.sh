@@ -34,10 +34,12 @@ kroot_of() {
 # built again when a source is newer than it, so a bench or a suite run alone after an edit
 # never boots the module as it was.
 module_for() {
-	local ko=$FLAZ_CACHE/build/$1/drivers/md/dm-flaz/dm-flaz.ko
+	# the bench's module (FLAZ_BENCH: costs.c, write_admit_cached) is kept apart from the tests'
+	local cache=$FLAZ_CACHE${FLAZ_BENCH:+/bench}
+	local ko=$cache/build/$1/drivers/md/dm-flaz/dm-flaz.ko
 	if [ ! -f "$ko" ] || [ -n "$(find "$REPO/Kbuild" "$REPO/drivers" -newer "$ko" -print -quit)" ]; then
 		echo "building dm-flaz.ko for $1" >&2
-		"$REPO/tests/lib/build-module.sh" "$1" >&2 || return 1
+		FLAZ_CACHE=$cache "$REPO/tests/lib/build-module.sh" "$1" >&2 || return 1
 	fi
 	echo "$ko"
 }
