@@ -49,6 +49,7 @@ struct flaz_bio {
 	u64 block;		/* first whole block */
 	u32 skip;		/* bytes of the bio before it */
 	u32 nr_blocks;		/* whole blocks to install on completion */
+	u64 was_cached;		/* of a write's first 64 whole blocks: cached or ghosts (fill.c) */
 	bool tracked;		/* rec is in the records */
 	bool intent;		/* counted in its write-intent regions */
 	u64 held_ns;		/* when it began waiting for its mark */
@@ -65,12 +66,15 @@ static bool is_cached(struct flaz_cache *c, u64 block, struct flaz_entry *e)
 	return hit;
 }
 
-/* Drop the lines of blocks @first..@last; counts the whole blocks that were cached. */
+/*
+ * Drop the lines of blocks @first..@last; counts the whole blocks that were
+ * cached, and notes in @was those of the first 64 that were cached or ghosts.
+ */
 static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_first,
-			u64 whole_end, bool count)
+			u64 whole_end, bool count, u64 *was)
 {
 	u64 b, line;
-	bool hit;
+	bool hit, ghost;
 
 	if (last - first >= c->geo->nr_lines) {
 		flaz_l2p_drop_all(c->l2p);
@@ -81,11 +85,14 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 			cond_resched();
 		line = flaz_l2p_line(c->l2p, b);
 		flaz_l2p_lock(c->l2p, line);
+		ghost = count && flaz_l2p_ghost(c->l2p, b);
 		hit = flaz_l2p_drop_block(c->l2p, b);
 		flaz_l2p_unlock(c->l2p, line);
-		if (count && b >= whole_first && b < whole_end)
-			flaz_stats_add(c->stats, hit ? FLAZ_STAT_WRITE_HITS :
-				       FLAZ_STAT_WRITE_MISSES, 1);
+		if (!count || b < whole_first || b >= whole_end)
+			continue;
+		flaz_stats_add(c->stats, hit ? FLAZ_STAT_WRITE_HITS : FLAZ_STAT_WRITE_MISSES, 1);
+		if ((hit || ghost) && b - whole_first < BITS_PER_TYPE(*was))
+			*was |= BIT_ULL(b - whole_first);
 	}
 }
 
@@ -179,7 +186,8 @@ static int map_write_drop(struct flaz_cache *c, struct bio *bio, struct flaz_bio
 	u64 whole_first = DIV_ROUND_UP_ULL(start, FLAZ_BLOCK_SECTORS);
 	u64 whole_end = (start + bio_sectors(bio)) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 
-	drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end, pb->count);
+	drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end, pb->count,
+		    &pb->was_cached);
 	if (pb->end) {
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
@@ -304,6 +312,7 @@ int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 	pb->tracked = false;
 	pb->intent = false;
 	pb->end = false;
+	pb->was_cached = 0;
 
 	/* a store only when the tick moved: not one per bio */
 	if (READ_ONCE(c->last_io) != now)
@@ -344,7 +353,8 @@ static void fill_work(struct work_struct *work)
 	struct flaz_bio *pb = container_of(work, struct flaz_bio, fill_work);
 	struct bio *bio = dm_bio_from_per_bio_data(pb, sizeof(*pb));
 
-	flaz_fill(pb->c, bio, pb->iter, pb->skip, pb->block, pb->nr_blocks, &pb->rec);
+	flaz_fill(pb->c, bio, pb->iter, pb->skip, pb->block, pb->nr_blocks, pb->was_cached,
+		  &pb->rec);
 	bio_endio(bio);
 }
 

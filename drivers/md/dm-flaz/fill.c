@@ -38,6 +38,20 @@
  */
 #define FILL_SPACE_WAIT		(5 * HZ)
 
+#ifdef FLAZ_BENCH
+/*
+ * make bench measures writes' other admission beside the default (a written
+ * block goes in on probation, as a fill does): with admission on, a written
+ * block goes in only when it was cached, or a ghost, before the write (of a
+ * write's first 64 blocks; the rest never).
+ */
+static bool write_admit_cached;
+module_param(write_admit_cached, bool, 0644);
+MODULE_PARM_DESC(write_admit_cached, "bench: install written blocks cached or ghosts only");
+#else
+#define write_admit_cached false
+#endif
+
 struct flaz_fill;
 
 /* A batch of the fill's blocks, installed by one work item. */
@@ -55,6 +69,7 @@ struct flaz_fill {
 	u64 block;
 	u32 nr;
 	bool read;
+	u64 was_cached;		/* a write's: its first 64 blocks cached or ghosts (cache.c) */
 	struct fill_unit *units;	/* after data[] */
 	void *data[];		/* a page per block */
 };
@@ -186,6 +201,16 @@ static bool held(struct flaz_cache *c, u64 block)
 	return e.kind != FLAZ_ENTRY_NONE && flaz_l2p_heat(c->l2p, flaz_l2p_line(c->l2p, block));
 }
 
+/* Whether a written @block may go in (write_admit_cached); any read may. */
+static bool write_admitted(struct flaz_fill *fill, u64 block)
+{
+	u64 i = block - fill->block;
+
+	if (fill->read || !write_admit_cached || !admission(fill->c))
+		return true;
+	return i < BITS_PER_TYPE(fill->was_cached) && (fill->was_cached & BIT_ULL(i));
+}
+
 /* @nr blocks not installed, and why: fills_skipped and its reason. */
 static void skipped(struct flaz_cache *c, enum flaz_stat why, u32 nr)
 {
@@ -235,6 +260,8 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	bool same, done, out, taken, ghost = false;
 	int r;
 
+	if (!write_admitted(fill, block))
+		return;
 	/* The SSD is in trouble: keep what is cached, add nothing; a zero block needs no slot. */
 	if (zero ? flaz_mode_get(c) != FLAZ_MODE_NORMAL : !room(c))
 		return;
@@ -343,7 +370,8 @@ static void unit_work(struct work_struct *work)
  * not come at once skips the fill: a cache does not wait on reclaim.
  */
 static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
-				   struct bvec_iter iter, u32 skip, u64 block, u32 nr)
+				   struct bvec_iter iter, u32 skip, u64 block, u32 nr,
+				   u64 was_cached)
 {
 	u32 nr_units = DIV_ROUND_UP(nr, FILL_BATCH);
 	struct flaz_fill *fill;
@@ -360,6 +388,7 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 	fill->block = block;
 	fill->nr = nr;
 	fill->read = bio_data_dir(bio) == READ;
+	fill->was_cached = was_cached;
 	atomic_set(&fill->pending, nr_units);
 	for (i = 0; i < nr; i++) {
 		fill->data[i] = (void *)__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
@@ -387,7 +416,7 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
  * set under its lock; a page-in (one 4 KiB read) when the line's page is out.
  */
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
-	       u64 block, u32 nr, struct flaz_record *rec)
+	       u64 block, u32 nr, u64 was_cached, struct flaz_record *rec)
 {
 	enum flaz_stat why = FLAZ_STAT_SKIPPED_MEMORY;
 	struct flaz_fill *fill = NULL;
@@ -396,7 +425,7 @@ void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32
 	if (atomic_add_return(nr, &c->pending_fills) > MAX_PENDING_FILLS)
 		why = FLAZ_STAT_SKIPPED_BUSY;
 	else
-		fill = make_fill(c, bio, iter, skip, block, nr);
+		fill = make_fill(c, bio, iter, skip, block, nr, was_cached);
 	if (!fill) {
 		atomic_sub(nr, &c->pending_fills);
 		skipped(c, why, nr);

@@ -26,6 +26,9 @@
 #      flaz-lz4 and flaz-paged of section 1 with the DRAM figures, BENCH=only=paged)
 #   7. scale: the table paged at a 64 GiB SSD over a 256 GiB HDD, hit ratio against the table's
 #      budget (BENCH=only=scale)
+#   8. mixed: 60% random writes over 3x the SSD beside zipf reads over part of it: read hits
+#      and SSD bytes written, none, dm-cache, bcache, flaz (written blocks on probation) and
+#      flaz-wcached (only those cached or ghosts before the write) (BENCH=only=mixed)
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -1112,6 +1115,86 @@ hdd_fill_rest() {
 		--refill_buffers --eta=never --output=/dev/null
 }
 
+# The write-heavy mixed load (issue 33): fio writes 4 KiB blocks of 2:1 data uniformly over
+# the HDD's first MIXED_W_MIB (3x the SSD) while a second job reads zipf:1.2 over its first
+# MIXED_R_MIB; fio's flow weights keep the writes at about 60% of the I/Os (3 against 2).
+MIXED_W_MIB=384
+MIXED_R_MIB=128
+MIXED_S=30
+mixed_load() {
+	fio --filename="$1" --ioengine=libaio --direct=1 --bs=4k --randrepeat=0 --norandommap \
+		--time_based --runtime="$2" --eta=never --minimal --output="$3" \
+		--name=w --rw=randwrite --size=${MIXED_W_MIB}M --iodepth=4 --flow=3 \
+		--buffer_compress_percentage=50 --refill_buffers \
+		--name=r --rw=randread --size=${MIXED_R_MIB}M --iodepth=4 --flow=2 \
+		--random_distribution=zipf:1.2
+}
+mrow() { printf '::%-12s %6s %9s %9s %7s %12s\n' "$@"; }
+
+# mixed_row NAME DEV HITS_CMD: a warm-up pass and a measured one of mixed_load on DEV: the
+# reads' hit ratio (the cache's counters over the measured pass), read and write IOPS (fio's
+# terse lines: the writer's first, its write IOPS field 49; the reader's read IOPS field 8),
+# the writes' share of the I/Os, and what the SSD took (both passes) per GiB of user I/O.
+mixed_row() {
+	mr_name=$1 mr_dev=$2 mr_hits=$3
+	mr_w=$(ssd_wsect)
+	mixed_load "$mr_dev" $MIXED_S /tmp/mwarm.terse
+	mr_h0=$($mr_hits)
+	mixed_load "$mr_dev" $MIXED_S /tmp/mrun.terse
+	mr_h1=$($mr_hits)
+	mr_hit=$(echo "$mr_h0 $mr_h1" | awk 'NF == 4 && $3 + $4 > $1 + $2 {
+		printf "%.1f", 100 * ($3 - $1) / ($3 + $4 - $1 - $2); exit } { printf "-" }')
+	mr_wiops=$(sed -n 1p /tmp/mrun.terse | cut -d';' -f49)
+	mr_riops=$(sed -n 2p /tmp/mrun.terse | cut -d';' -f8)
+	# KiB moved in both passes: the writer's written (field 47), the reader's read (field 6)
+	mr_kib=$(cat /tmp/mwarm.terse /tmp/mrun.terse | awk -F';' '
+		NR % 2 == 1 { k += $47 } NR % 2 == 0 { k += $6 } END { print k }')
+	mr_ssd=$(echo "$mr_w $(ssd_wsect) $mr_kib" | awk '$3 > 0 {
+		printf "%.0f", ($2 - $1) / 2048 * 1048576 / $3 }')
+	mr_wpct=$(echo "$mr_wiops $mr_riops" | awk '$1 + $2 > 0 { printf "%.0f", 100 * $1 / ($1 + $2) }')
+	mrow "$mr_name" "$mr_hit" "$mr_riops" "$mr_wiops" "${mr_wpct:--}" "${mr_ssd:--}"
+	echo "$mr_name $mr_hit $mr_riops $mr_wiops $mr_ssd" >>/tmp/mixed
+}
+
+# flaz_mixed NAME WRITE_ADMIT_CACHED [OPTIONS...]: a mixed_row of a fresh flaz volume, with the
+# bench module's write_admit_cached (fill.c) as given, then what its installs did.
+flaz_mixed() {
+	fm_name=$1
+	echo "$2" >/sys/module/dm_flaz/parameters/write_admit_cached
+	shift 2
+	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 1)) $* cold"
+	mixed_row "$fm_name" /dev/mapper/vol flaz_hits
+	dmsetup status vol >/tmp/status
+	say "  $fm_name: fills $(flaz_val fills), write_hits $(flaz_val write_hits), write_misses $(flaz_val write_misses), evictions $(flaz_val evictions), ghost_hits $(flaz_val ghost_hits), fills_skipped $(flaz_val fills_skipped) (space $(flaz_val skipped_space), busy $(flaz_val skipped_busy), hot $(flaz_val skipped_hot)), logical_bytes $(flaz_val logical_bytes)"
+	dmsetup remove vol
+	echo 0 >/sys/module/dm_flaz/parameters/write_admit_cached
+}
+
+mixed_section() {
+	hdd_fill21 $MIXED_W_MIB
+	say
+	say "mixed: 4 KiB writes over ${MIXED_W_MIB} MiB (uniform) beside zipf:1.2 reads over its first ${MIXED_R_MIB} MiB, about 60% writes; ${MIXED_S} s warm-up, ${MIXED_S} s measured"
+	say "flaz-wcached: a written block installed only if it was cached or a ghost before the write (bench module's write_admit_cached); flaz-lz4: every written block, on probation"
+	mrow config "hit%" "read IOPS" "wr IOPS" "write%" "SSD MiB/GiB"
+	: >/tmp/mixed
+	mixed_row none "$BACKING" no_hits
+	dmcache_up "$BACKING"
+	mixed_row dm-cache /dev/mapper/cached dmcache_hits
+	dmcache_down
+	if bcache_up; then
+		mixed_row bcache /dev/bcache0 bcache_hits
+		bcache_down
+	else
+		say "$(printf '%-12s' bcache) not set up: $(tail -n 1 /tmp/bcache.out)"
+	fi
+	flaz_mixed flaz-lz4 0 compressor lz4
+	flaz_mixed flaz-wcached 1 compressor lz4
+	awk '$1 == "flaz-lz4" { h = $2; s = $5 } $1 == "flaz-wcached" { wh = $2; ws = $5 }
+		$1 == "dm-cache" { dh = $2 } $1 == "bcache" { bh = $2 }
+		END { printf "::  read hits: flaz-lz4 %s%%, flaz-wcached %s%%, dm-cache %s%%, bcache %s%%; SSD MiB per GiB: flaz-lz4 %s, flaz-wcached %s\n",
+			h, wh, dh, bh, s, ws }' /tmp/mixed
+}
+
 cleaner_section() {
 	hdd_fill_rest
 	for cl_mib in $WSET_MIB $((2 * WSET_MIB)); do
@@ -1202,6 +1285,9 @@ only=paged)
 only=scale)
 	scale_section
 	exit 0 ;;
+only=mixed)
+	mixed_section
+	exit 0 ;;
 only=postmark)
 	dmsetup remove slowhdd
 	postmark_section
@@ -1249,6 +1335,7 @@ dmsetup create vol --table "0 $N flaz /dev/mapper/slowhdd $SSD 3 compressor lz4 
 write_bench flaz-lz4 /dev/mapper/vol
 dmsetup remove vol
 write_ratios
+mixed_section
 
 dmsetup remove slowhdd
 nbd_section
