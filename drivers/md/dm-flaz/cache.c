@@ -68,11 +68,13 @@ static bool is_cached(struct flaz_cache *c, u64 block, struct flaz_entry *e)
 
 /*
  * Drop the lines of blocks @first..@last; counts the whole blocks that were
- * cached, and notes in @was those of the first 64 that were cached or ghosts.
+ * cached, and, when fill.c asks for it, notes in @was those of the first 64
+ * that were cached or ghosts.
  */
 static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_first,
 			u64 whole_end, bool count, u64 *was)
 {
+	bool note = count && !flaz_fill_all_writes(c);
 	u64 b, line;
 	bool hit, ghost;
 
@@ -85,13 +87,13 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 			cond_resched();
 		line = flaz_l2p_line(c->l2p, b);
 		flaz_l2p_lock(c->l2p, line);
-		ghost = count && flaz_l2p_ghost(c->l2p, b);
+		ghost = note && flaz_l2p_ghost(c->l2p, b);
 		hit = flaz_l2p_drop_block(c->l2p, b);
 		flaz_l2p_unlock(c->l2p, line);
 		if (!count || b < whole_first || b >= whole_end)
 			continue;
 		flaz_stats_add(c->stats, hit ? FLAZ_STAT_WRITE_HITS : FLAZ_STAT_WRITE_MISSES, 1);
-		if ((hit || ghost) && b - whole_first < BITS_PER_TYPE(*was))
+		if (note && (hit || ghost) && b - whole_first < BITS_PER_TYPE(*was))
 			*was |= BIT_ULL(b - whole_first);
 	}
 }

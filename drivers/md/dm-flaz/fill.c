@@ -201,12 +201,22 @@ static bool held(struct flaz_cache *c, u64 block)
 	return e.kind != FLAZ_ENTRY_NONE && flaz_l2p_heat(c->l2p, flaz_l2p_line(c->l2p, block));
 }
 
-/* Whether a written @block may go in (write_admit_cached); any read may. */
+/*
+ * Whether every written block goes in (on probation when admission is on), so
+ * a write need not note which of its blocks were cached (cache.c): always, but
+ * in the bench's module with write_admit_cached.
+ */
+bool flaz_fill_all_writes(struct flaz_cache *c)
+{
+	return !write_admit_cached || !admission(c);
+}
+
+/* Whether a written @block may go in; any read may. */
 static bool write_admitted(struct flaz_fill *fill, u64 block)
 {
 	u64 i = block - fill->block;
 
-	if (fill->read || !write_admit_cached || !admission(fill->c))
+	if (fill->read || flaz_fill_all_writes(fill->c))
 		return true;
 	return i < BITS_PER_TYPE(fill->was_cached) && (fill->was_cached & BIT_ULL(i));
 }

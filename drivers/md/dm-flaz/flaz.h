@@ -617,6 +617,7 @@ int flaz_fill_slot(struct flaz_compressor *comp, struct flaz_bypass *bypass,
 		   void *ctx, atomic64_t *seq, struct flaz_slot_info *info);
 void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, u64 was_cached, struct flaz_record *rec);
+bool flaz_fill_all_writes(struct flaz_cache *c);
 
 /* copy.c: a block between a bio and a buffer */
 void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
