@@ -122,6 +122,13 @@ header() {
 	row config "hit%" IOPS "p50(us)" "p99(us)" "CPUs/GiB" ratio "cachedMiB"
 }
 
+# hit_pct "HITS MISSES" "HITS MISSES": the hit % between two readings of a cache's counters
+# ("-" where there are none, or nothing was read).
+hit_pct() {
+	echo "$1 $2" | awk 'NF == 4 && $3 + $4 > $1 + $2 {
+		printf "%.1f", 100 * ($3 - $1) / ($3 + $4 - $1 - $2); exit } { printf "-" }'
+}
+
 # bench TABLE NAME DEV WSET_MIB HITS_CMD: warm up, measure, print one row and record it under
 # TABLE (main or fits). HITS_CMD prints "hits misses" counted by the cache, or nothing where there is none.
 bench() {
@@ -142,8 +149,7 @@ bench() {
 	# terse v3: field 6 is KiB read, field 8 read IOPS
 	kib=$(cut -d';' -f6 /tmp/run.terse)
 	iops=$(cut -d';' -f8 /tmp/run.terse)
-	hit=$(echo "$h0 $h1" | awk 'NF == 4 && $3 + $4 > $1 + $2 {
-		printf "%.1f", 100 * ($3 - $1) / ($3 + $4 - $1 - $2); exit } { printf "-" }')
+	hit=$(hit_pct "$h0" "$h1")
 	cpu=$(echo "$c0 $c1 $kib" | awk '$3 > 0 { printf "%.1f", ($2 - $1) / 100 / ($3 / 1048576) }')
 	# flaz's state after the measured pass: ratio, MiB cached, table bytes, extents
 	ratio=- mib=- tbytes=- extents=-
@@ -1142,8 +1148,7 @@ mixed_row() {
 	mr_h0=$($mr_hits)
 	mixed_load "$mr_dev" $MIXED_S /tmp/mrun.terse
 	mr_h1=$($mr_hits)
-	mr_hit=$(echo "$mr_h0 $mr_h1" | awk 'NF == 4 && $3 + $4 > $1 + $2 {
-		printf "%.1f", 100 * ($3 - $1) / ($3 + $4 - $1 - $2); exit } { printf "-" }')
+	mr_hit=$(hit_pct "$mr_h0" "$mr_h1")
 	mr_wiops=$(sed -n 1p /tmp/mrun.terse | cut -d';' -f49)
 	mr_riops=$(sed -n 2p /tmp/mrun.terse | cut -d';' -f8)
 	# KiB moved in both passes: the writer's written (field 47), the reader's read (field 6)
