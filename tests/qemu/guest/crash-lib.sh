@@ -48,13 +48,3 @@ vol_status() {
 	dmsetup status vol | cut -d' ' -f4-
 }
 
-# same_blocks A B WHAT: every 4 KiB block of A equals B's (both read with O_DIRECT).
-same_blocks() {
-	blkcmp "$1" "$2" --show 5 >/tmp/blkcmp.out 2>&1
-	sb_rc=$?
-	cat /tmp/blkcmp.out
-	[ $sb_rc -le 1 ] || fail "blkcmp $1 $2 failed: $(tail -n 1 /tmp/blkcmp.out)"
-	sb_sum=$(tail -n 1 /tmp/blkcmp.out)
-	[ $sb_rc -eq 0 ] || fail "$3: $sb_sum (blkcmp $1 $2: differ = differing 4 KiB blocks, first = the first of them)"
-	echo "$3: $sb_sum"
-}

@@ -143,12 +143,8 @@ n_fio() {
 # Every block of nv equals the served disk's (O_DIRECT on both).
 n_same_as_hdd() {
 	ns_t0=$(uptime_cs)
-	blkcmp $NV $NHDD --show 5 >/tmp/blkcmp.out 2>&1
-	ns_rc=$?
-	cat /tmp/blkcmp.out
+	same_blocks $NV $NHDD "$1: nv against the disk behind the server"
 	echo "blkcmp $1: $(secs_since "$ns_t0") s"
-	[ $ns_rc -le 1 ] || fail "blkcmp $NV $NHDD failed: $(tail -n 1 /tmp/blkcmp.out)"
-	[ $ns_rc -eq 0 ] || fail "$1: nv differs from the disk behind the server: $(tail -n 1 /tmp/blkcmp.out)"
 }
 
 # The read_hits and read_misses (N_HITS, N_MISSES) that fio's verify pass over the data set adds.

@@ -774,12 +774,8 @@ p_table_commits() {
 	done
 }
 
-# Read the first $1 MiB of pv again, twice over (fills, then hits), and compare it to
-# the HDD's.
-p_same_as_hdd() {
-	[ "$(sha_mib $PV 0 "$1")" = "$(sha_mib $PHDD 0 "$1")" ] ||
-		fail "$2: pv's first $1 MiB differ from the HDD's"
-}
+# p_same_as_hdd MIB WHAT: pv's first MIB MiB read the same as the HDD's.
+p_same_as_hdd() { same_blocks $PV $PHDD "$2: pv's first $1 MiB against the HDD's" "$1"; }
 
 t_persist_evict() {
 	p_data
@@ -1171,7 +1167,7 @@ t_persist_paging() {
 	tb=$(status_val pv table_bytes)
 	# shellcheck disable=SC2086 # a list of options
 	FIO_DEV=$PV run_fio fill $PG_FIO --randseed=1 --io_size=64M
-	sha_mib $PV 0 $PG_MIB >/dev/null
+	must dd if=$PV of=/dev/null bs=1M count=$PG_MIB iflag=direct
 	wait_settled pv
 	c0=$(status_val pv blocks_cached)
 	must dmsetup remove pv
@@ -1187,35 +1183,26 @@ t_persist_paging() {
 	must dmsetup reload pgssd --table "0 $pg_n delay $SSD 0 0 $SSD 0 0"
 	must dmsetup resume pgssd
 	# reads that page in for fills
-	sha_mib $PV 0 $PG_MIB >/dev/null
+	must dd if=$PV of=/dev/null bs=1M count=$PG_MIB iflag=direct
 	wait_loaded pv || fail "$(head -n 1 /tmp/unloaded)"
 	wait_settled pv
 	pi=$(status_val pv table_page_ins)
 	held=$(status_val pv table_resident_bytes)
 	# shellcheck disable=SC2086
 	FIO_DEV=$PV run_fio verify-after-warming $PG_FIO --randseed=2 --io_size=16M --verify_only
-	if [ "$(sha_mib $PV 0 $PG_MIB)" != "$(sha_mib $pg_hdd 0 $PG_MIB)" ]; then
-		pg_debug
-		fail "after the rewrite while warming, the volume reads other bytes than its HDD"
-	fi
+	ON_DIFFER=pg_debug same_blocks $PV $pg_hdd "after the rewrite while warming, the volume against its HDD"
 	must dmsetup remove pv
 	must dmsetup create pv --table "$pg_vol 6 overbook 1000 extent_kib 4 table_cache_kib 64"
 	# shellcheck disable=SC2086
 	FIO_DEV=$PV run_fio verify-after-restart $PG_FIO --randseed=2 --io_size=16M --verify_only
 	h0=$(status_val pv read_hits)
-	if [ "$(sha_mib $PV 0 $PG_MIB)" != "$(sha_mib $pg_hdd 0 $PG_MIB)" ]; then
-		pg_debug
-		fail "after a clean restart, the volume reads other bytes than its HDD"
-	fi
+	ON_DIFFER=pg_debug same_blocks $PV $pg_hdd "after a clean restart, the volume against its HDD"
 	h1=$(status_val pv read_hits)
 	# shellcheck disable=SC2086
 	FIO_DEV=$PV run_fio rewrite-paged $PG_FIO --randseed=3 --io_size=32M
 	# shellcheck disable=SC2086
 	FIO_DEV=$PV run_fio verify-rewrite $PG_FIO --randseed=3 --io_size=32M --verify_only
-	if [ "$(sha_mib $PV 0 $PG_MIB)" != "$(sha_mib $pg_hdd 0 $PG_MIB)" ]; then
-		pg_debug
-		fail "after a rewrite at paging geometry, the volume reads other bytes than its HDD"
-	fi
+	ON_DIFFER=pg_debug same_blocks $PV $pg_hdd "after a rewrite at paging geometry, the volume against its HDD"
 	errors="$(status_val pv ssd_errors)/$(status_val pv meta_errors)"
 	show_status pv
 	must dmsetup remove pv
@@ -1267,8 +1254,7 @@ t_persist_gen_wear() {
 	free=$(status_val pv free_extents)
 	# shellcheck disable=SC2086
 	FIO_DEV=$PV run_fio verify-worn $GW_FIO --randseed=6 --verify_only
-	[ "$(sha_mib $PV 0 $P_HDD_MIB)" = "$(sha_mib $PHDD 0 $P_HDD_MIB)" ] ||
-		fail "after the wear, the volume reads other bytes than its HDD"
+	same_blocks $PV $PHDD "after the wear, the volume against its HDD"
 	show_status pv
 	must dmsetup remove pv
 	must flazctl dump --entries $PSSD >/tmp/entries.2
@@ -1276,8 +1262,7 @@ t_persist_gen_wear() {
 	free2=$(status_val pv free_extents)
 	# shellcheck disable=SC2086
 	FIO_DEV=$PV run_fio verify-restart $GW_FIO --randseed=6 --verify_only
-	[ "$(sha_mib $PV 0 $P_HDD_MIB)" = "$(sha_mib $PHDD 0 $P_HDD_MIB)" ] ||
-		fail "after the wear and a restart, the volume reads other bytes than its HDD"
+	same_blocks $PV $PHDD "after the wear and a restart, the volume against its HDD"
 	must dmsetup remove pv
 	p_remove_slices
 	n1=$(gw_entries /tmp/entries.1 | wc -l)
