@@ -4,8 +4,11 @@
  * page cache answers), over the smaller of the two sizes or the first --blocks N blocks.
  * Prints one line: "blocks=N differ=D first=B" (first=-1 when none differ), plus up to
  * --show K lines "differ B" naming differing blocks.
+ * With --partial R: instead, R reads of 512 to 6,656 bytes at random 512-byte offsets
+ * (seeded by --seed S), each read from both at once and compared; prints "reads=R
+ * partial=P differ=D first=OFF", P the blocks the reads covered only in part.
  * Exit 0 when every block is equal, 1 when some differ, 2 on a usage or I/O error.
- * usage: blkcmp A B [--blocks N] [--show K]
+ * usage: blkcmp A B [--blocks N] [--show K] [--partial R [--seed S]]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,9 +56,56 @@ static void read_chunk(int fd, const char *path, char *buf, size_t len, uint64_t
 	}
 }
 
+/* xorshift64: the same reads for the same seed */
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Blocks of [off, off + len) covered only in part. */
+static uint64_t partial_blocks(uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len, first = off / BLK, last = (end - 1) / BLK;
+
+	if (first == last)
+		return len < BLK;
+	return (off % BLK != 0) + (end % BLK != 0);
+}
+
+/* --partial: @reads random reads within @n blocks, compared; returns the exit status. */
+static int cmp_partial(int fa, int fb, const char *pa, const char *pb, uint64_t n,
+		       uint64_t reads, uint64_t seed, uint64_t show, char *ba, char *bb)
+{
+	uint64_t s = seed ? seed : 1, parts = 0, differ = 0, shown = 0;
+	int64_t first = -1;
+
+	for (uint64_t i = 0; i < reads; i++) {
+		uint64_t len = 512 * (1 + next_rand(&s) % 13);
+		uint64_t off = 512 * (next_rand(&s) % ((n * BLK - len) / 512 + 1));
+
+		read_chunk(fa, pa, ba, len, off);
+		read_chunk(fb, pb, bb, len, off);
+		parts += partial_blocks(off, len);
+		if (!memcmp(ba, bb, len))
+			continue;
+		differ++;
+		if (first < 0)
+			first = off;
+		if (shown++ < show)
+			printf("differ %" PRIu64 "+%" PRIu64 "\n", off, len);
+	}
+	printf("reads=%" PRIu64 " partial=%" PRIu64 " differ=%" PRIu64 " first=%" PRId64 "\n",
+	       reads, parts, differ, first);
+	return differ ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t blocks = UINT64_MAX, show = 0, n, b, off, differ = 0, shown = 0;
+	uint64_t partial = 0, seed = 1;
 	int64_t first = -1;
 	const char *pa, *pb;
 	char *ba, *bb;
@@ -70,6 +120,10 @@ int main(int argc, char **argv)
 			blocks = strtoull(argv[++i], NULL, 0);
 		else if (i + 1 < argc && !strcmp(argv[i], "--show"))
 			show = strtoull(argv[++i], NULL, 0);
+		else if (i + 1 < argc && !strcmp(argv[i], "--partial"))
+			partial = strtoull(argv[++i], NULL, 0);
+		else if (i + 1 < argc && !strcmp(argv[i], "--seed"))
+			seed = strtoull(argv[++i], NULL, 0);
 		else
 			goto usage;
 	}
@@ -87,6 +141,8 @@ int main(int argc, char **argv)
 		n = blocks;
 	if (posix_memalign((void **)&ba, BLK, CHUNK) || posix_memalign((void **)&bb, BLK, CHUNK))
 		return 2;
+	if (partial)
+		return n ? cmp_partial(fa, fb, pa, pb, n, partial, seed, show, ba, bb) : 2;
 	for (off = 0; off < n * BLK; off += CHUNK) {
 		size_t len = n * BLK - off < CHUNK ? n * BLK - off : CHUNK;
 
@@ -108,6 +164,6 @@ int main(int argc, char **argv)
 	printf("blocks=%" PRIu64 " differ=%" PRIu64 " first=%" PRId64 "\n", n, differ, first);
 	return differ ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: blkcmp A B [--blocks N] [--show K]\n");
+	fprintf(stderr, "usage: blkcmp A B [--blocks N] [--show K] [--partial R [--seed S]]\n");
 	return 2;
 }

@@ -33,7 +33,7 @@ static const struct metric metrics[] = {
 	{ "write_hits", COUNTER, "Whole 4 KiB blocks written whose line held that block." },
 	{ "write_misses", COUNTER, "Whole 4 KiB blocks written whose line did not hold that block." },
 	{ "fills", COUNTER, "Blocks installed in the cache from a read miss." },
-	{ "bypasses", COUNTER, "Pieces of blocks read or written on the HDD only." },
+	{ "bypasses", COUNTER, "Pieces of blocks read or written on the HDD only (partial blocks not served from the cache, sequential cutoff)." },
 	{ "blocks_cached", GAUGE, "Cache lines now valid, zero blocks included." },
 	{ "logical_bytes", GAUGE, "4096 per cached non-zero block." },
 	{ "physical_bytes", GAUGE, "SSD bytes of the cached blocks' slots." },
@@ -81,6 +81,7 @@ static const struct metric metrics[] = {
 	{ "slots_promoted", COUNTER, "Slots hit while in probation that went to the main log when their probation extent was reclaimed." },
 	{ "ghost_hits", COUNTER, "Blocks installed again within one lap of the extent whose eviction dropped them; admitted as if hit once." },
 	{ "skipped_hot", COUNTER, "Fills skipped (of fills_skipped): the block's table line holds another block hit since its fill." },
+	{ "partial_hits", COUNTER, "Reads of part of a block (off 4 KiB alignment or shorter) served from the cache (also in read_hits)." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

@@ -10,8 +10,9 @@
  * is used for, and the faults that change it, are mode.c's.
  *
  * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
- * each piece is served whole by one side. Anything not made of whole aligned
- * blocks goes to the HDD and only drops the lines it touches.
+ * each piece is served whole by one side, and at the end of a block it starts
+ * or ends in part: such a piece is a hit if its block is cached; otherwise it
+ * goes to the HDD, and a write of one drops the block's line.
  *
  * Installs race with writes: an install made from data older than a write that
  * has been mapped must not land. Every write, discard, read miss and pending
@@ -133,20 +134,26 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	flaz_stats_add(c->stats, FLAZ_STAT_READS, 1);
 	if (!use_ssd || !sectors)
 		return remap(c, bio);
-	/* A piece of a block: to the HDD, and the rest of the bio comes back aligned. */
+	block = sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	/*
+	 * A piece of a block: served from the cache if the block is cached,
+	 * else from the HDD; the rest of the bio comes back aligned.
+	 */
 	if ((sector & (FLAZ_BLOCK_SECTORS - 1)) || sectors < FLAZ_BLOCK_SECTORS) {
 		i = FLAZ_BLOCK_SECTORS - (sector & (FLAZ_BLOCK_SECTORS - 1));
 		if (sectors > i)
 			dm_accept_partial_bio(bio, i);
 		/* in its stream too: a scan off 4 KiB alignment is a scan */
 		flaz_seq_note(c->streams, sector, min(sectors, i), seq_cutoff(c));
+		if (flaz_hit_serve(c, bio, block, 1,
+				   (sector & (FLAZ_BLOCK_SECTORS - 1)) << SECTOR_SHIFT))
+			return DM_MAPIO_SUBMITTED;
 		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, 1);
 		return remap(c, bio);
 	}
 
-	block = sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	nr = sectors >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
-	i = flaz_hit_serve(c, bio, block, min_t(u32, nr, FLAZ_HIT_RUN));
+	i = flaz_hit_serve(c, bio, block, min_t(u32, nr, FLAZ_HIT_RUN), 0);
 	if (i) {
 		/* hits continue a stream: a scan over cached blocks is still a scan */
 		flaz_seq_note(c->streams, sector, i * FLAZ_BLOCK_SECTORS, seq_cutoff(c));

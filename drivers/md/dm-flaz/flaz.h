@@ -155,6 +155,7 @@ enum flaz_stat {
 	FLAZ_STAT_SLOTS_PROMOTED,	/* hit in probation: to the main log */
 	FLAZ_STAT_GHOST_HITS,	/* fills of blocks evicted a lap ago: admitted */
 	FLAZ_STAT_SKIPPED_HOT,	/* of fills_skipped: the line holds a block hit since */
+	FLAZ_STAT_PARTIAL_HITS,	/* of read_hits: reads of part of a block */
 	FLAZ_NR_STATS,
 };
 
@@ -551,7 +552,7 @@ struct flaz_span {
 struct flaz_hits *flaz_hits_create(u32 extent_bytes);
 void flaz_hits_destroy(struct flaz_hits *hs);
 u64 flaz_hits_bytes(struct flaz_hits *hs);
-u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max);
+u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head);
 void flaz_hit_drain(struct flaz_cache *c);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
 		      u32 align, u32 max);
@@ -619,7 +620,9 @@ void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32
 	       u64 block, u32 nr, u64 was_cached, struct flaz_record *rec);
 bool flaz_fill_all_writes(struct flaz_cache *c);
 
-/* copy.c: a block between a bio and a buffer */
+/* copy.c: a block, or a part of one, between a bio and a buffer */
+void flaz_copy_bytes(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
+		     u32 len, bool to_bio);
 void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
 		     bool to_bio);
 

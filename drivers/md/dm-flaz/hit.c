@@ -78,6 +78,7 @@ struct flaz_hit {
 	struct bio *bio;
 	struct bvec_iter iter;
 	u64 block;
+	u32 head, part;		/* a partial hit: its bytes at @head of the one block */
 	u32 nr, nr_spans;
 	atomic_t pending;
 	blk_status_t status;
@@ -230,9 +231,19 @@ static void buf_free(struct flaz_cache *c, struct hit_read *r)
 		kfree(r->buf);
 }
 
+/* Block @i's 4 KiB at @src into the bio: all of it, or a partial hit's part. */
+static void to_bio(struct flaz_hit *h, u32 i, const void *src)
+{
+	if (h->part)
+		flaz_copy_bytes(h->bio, h->iter, 0, (void *)src + h->head, h->part, true);
+	else
+		flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, (void *)src, true);
+}
+
 /*
  * Decompress into block @i of the bio: in place where the block is one page
- * piece. -EAGAIN: @atomic and it would sleep (a bounce buffer, a codec stream).
+ * piece (never for a partial hit, whose bio is shorter than a block).
+ * -EAGAIN: @atomic and it would sleep (a bounce buffer, a codec stream).
  */
 static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *comp,
 			     const u8 *src, u32 len, bool atomic)
@@ -256,7 +267,7 @@ static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *
 	dst = mempool_alloc(block_pool, GFP_NOIO);
 	r = flaz_decompress(comp, src, len, dst);
 	if (!r)
-		flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, dst, true);
+		to_bio(h, i, dst);
 	mempool_free(dst, block_pool);
 	return r;
 }
@@ -288,7 +299,7 @@ static int decode(struct flaz_hit *h, u32 i, const u8 *slot, bool atomic)
 	if (!(info.flags & FLAZ_SLOT_RAW))
 		return decompress_to_bio(h, i, flaz_cache_codec(c, info.codec), payload,
 					 info.len, atomic);
-	flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, (void *)payload, true);
+	to_bio(h, i, payload);
 	return 0;
 }
 
@@ -378,7 +389,7 @@ static void hdd_done(struct work_struct *work)
 	if (r->error)
 		WRITE_ONCE(h->status, BLK_STS_IOERR);
 	else
-		flaz_copy_block(h->bio, h->iter, i * FLAZ_BLOCK_SIZE, r->buf, true);
+		to_bio(h, i, r->buf);
 	buf_free(h->c, r);
 	put_hit(h);
 }
@@ -410,6 +421,13 @@ static void hdd_start_all(struct flaz_hit *h, u64 to_hdd)
  * Block @i's slot was served (@err 0) or not: then the HDD has it, and @i goes
  * into @to_hdd for hdd_start_all() once the caller's buffer is given back.
  */
+static void count_hit(struct flaz_hit *h)
+{
+	flaz_stats_add(h->c->stats, FLAZ_STAT_READ_HITS, 1);
+	if (h->part)
+		flaz_stats_add(h->c->stats, FLAZ_STAT_PARTIAL_HITS, 1);
+}
+
 static void block_end(struct flaz_hit *h, u32 i, int err, u64 *to_hdd)
 {
 	struct hit_block *b = &h->blocks[i];
@@ -417,7 +435,7 @@ static void block_end(struct flaz_hit *h, u32 i, int err, u64 *to_hdd)
 	unpin(h->c, b);
 	b->state = HIT_DONE;
 	if (!err) {
-		flaz_stats_add(h->c->stats, FLAZ_STAT_READ_HITS, 1);
+		count_hit(h);
 		return;
 	}
 	if (err != -ENOENT)
@@ -643,10 +661,13 @@ static bool start_now(struct flaz_hit *h)
  * @block, at most @max of them, and cut the bio after the run. Returns how many
  * blocks it serves: 0 when @block is not cached, or when no memory comes
  * without waiting (the caller then reads the block from the HDD as a miss).
+ * A bio shorter than a block, or starting @head bytes into it (the caller has
+ * cut it at the block's end), is a partial hit: its one block is checked and
+ * decompressed whole, and the bio's part copied out.
  * Costs: a lookup and a pin per block (O(1)), one SSD read per span of slots,
  * a check and a decompression per block; never a table read.
  */
-u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max)
+u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head)
 {
 	struct hit_block first;
 	bool work = false, pooled = false;
@@ -677,6 +698,10 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max)
 	h->iter = bio->bi_iter;
 	h->block = block;
 	h->nr = nr;
+	if (head || bio->bi_iter.bi_size < FLAZ_BLOCK_SIZE) {
+		h->head = head;
+		h->part = bio->bi_iter.bi_size;
+	}
 	atomic_set(&h->pending, 1);
 	h->reads = (struct hit_read *)&h->blocks[max];
 	h->spans = (struct flaz_span *)&h->reads[2 * max];
@@ -684,9 +709,8 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max)
 		struct hit_block *b = &h->blocks[i];
 
 		if (b->e.kind == FLAZ_ENTRY_ZERO) {
-			flaz_copy_block(bio, h->iter, i * FLAZ_BLOCK_SIZE,
-					page_address(ZERO_PAGE(0)), true);
-			flaz_stats_add(c->stats, FLAZ_STAT_READ_HITS, 1);
+			to_bio(h, i, page_address(ZERO_PAGE(0)));
+			count_hit(h);
 			continue;
 		}
 		b->state = HIT_SLOT;

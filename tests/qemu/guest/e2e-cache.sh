@@ -205,6 +205,53 @@ t_cache_partial_write() {
 		fail "reading the partially written block added $((m1 - m0)) read_misses, want 1 (its line should be invalidated)"
 }
 
+# pr_cmp WHAT SEED: 2,000 reads of 512 to 6,656 bytes at random 512-byte offsets of the
+# volume's first 16 MiB (blkcmp --partial) return the HDD's bytes; PR_PARTS is how many
+# blocks they read in part.
+pr_cmp() {
+	blkcmp /dev/mapper/vol $HDD --blocks 4096 --partial 2000 --seed "$2" --show 5 >/tmp/blkcmp.out 2>&1
+	pr_rc=$?
+	cat /tmp/blkcmp.out
+	[ $pr_rc -le 1 ] || fail "blkcmp --partial failed: $(tail -n 1 /tmp/blkcmp.out)"
+	[ $pr_rc -eq 0 ] || fail "$1: reads in part of blocks differ from the HDD's: $(tail -n 1 /tmp/blkcmp.out)"
+	PR_PARTS=$(tail -n 1 /tmp/blkcmp.out | sed -n 's/.* partial=\([0-9]*\) .*/\1/p')
+	[ "${PR_PARTS:-0}" -gt 0 ] || fail "blkcmp --partial read no block in part: $(tail -n 1 /tmp/blkcmp.out)"
+}
+
+# Reads of parts of cached blocks are served from the cache (issue 29): 16 MiB of 2:1 data
+# on the HDD, read once through a cold volume (>= 90% of its blocks cached), then read in parts
+# (pr_cmp): the bytes are the HDD's, partial_hits rises by >= 90% of the blocks read in
+# part, and read_misses by no more than a tenth. Then fio writes 512 to 6,656 bytes at
+# 512-byte offsets with crc32c verify through the volume (its verify reads blocks in part,
+# cached or not), and the volume reads what the HDD holds, in whole blocks and in parts.
+t_cache_partial_reads() {
+	comp_data
+	must dd if=$COMP of=$HDD bs=1M count=16 oflag=direct
+	cache_vol vol $SSD
+	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=16 iflag=direct
+	wait_settled vol
+	cached=$(status_val vol blocks_cached)
+	[ "$cached" -ge $((4096 * 9 / 10)) ] ||
+		fail "blocks_cached=$cached after reading 16 MiB (4096 blocks) through a cold volume, want >= 90%"
+	p0=$(status_val vol partial_hits)
+	m0=$(status_val vol read_misses)
+	pr_cmp "with every block cached" 7
+	p1=$(status_val vol partial_hits)
+	m1=$(status_val vol read_misses)
+	note "$PR_PARTS blocks read in part: partial_hits $p0 -> $p1, read_misses $m0 -> $m1"
+	[ $((p1 - p0)) -ge $((PR_PARTS * 9 / 10)) ] ||
+		fail "reading $PR_PARTS cached blocks in part added $((p1 - p0)) partial_hits, want >= 90%"
+	[ $((m1 - m0)) -le $((PR_PARTS / 10)) ] ||
+		fail "reading cached blocks in part added $((m1 - m0)) read_misses ($PR_PARTS blocks in part)"
+	FIO_DEV=/dev/mapper/vol run_fio partial-writes --name=pw --rw=randwrite --bsrange=512-6656 \
+		--blockalign=512 --size=16M --io_size=4M --randseed=3 --verify=crc32c --do_verify=1
+	wait_settled vol
+	same_blocks /dev/mapper/vol $HDD "after the writes in part, the volume against its HDD" 16
+	pr_cmp "after the writes in part" 8
+	show_status vol
+	removed_hdd_matches vol 16
+}
+
 # A discard over cached data reaches the HDD and drops the lines; the volume still
 # returns what the HDD holds.
 t_cache_discard() {
