@@ -33,7 +33,7 @@ static const struct metric metrics[] = {
 	{ "write_hits", COUNTER, "Whole 4 KiB blocks written whose line held that block." },
 	{ "write_misses", COUNTER, "Whole 4 KiB blocks written whose line did not hold that block." },
 	{ "fills", COUNTER, "Blocks installed in the cache from a read miss." },
-	{ "bypasses", COUNTER, "Pieces of blocks read or written on the HDD only (partial blocks not served from the cache, sequential cutoff)." },
+	{ "bypasses", COUNTER, "Pieces of blocks read or written on the HDD only (partial writes, partial reads neither served from the cache nor filled, sequential cutoff)." },
 	{ "blocks_cached", GAUGE, "Cache lines now valid, zero blocks included." },
 	{ "logical_bytes", GAUGE, "4096 per cached non-zero block." },
 	{ "physical_bytes", GAUGE, "SSD bytes of the cached blocks' slots." },
@@ -82,6 +82,7 @@ static const struct metric metrics[] = {
 	{ "ghost_hits", COUNTER, "Blocks installed again within one lap of the extent whose eviction dropped them; admitted as if hit once." },
 	{ "skipped_hot", COUNTER, "Fills skipped (of fills_skipped): the block's table line holds another block hit since its fill." },
 	{ "partial_hits", COUNTER, "Reads of part of a block (off 4 KiB alignment or shorter) served from the cache (also in read_hits)." },
+	{ "partial_fills", COUNTER, "Reads of part of a block not cached, whose whole block was read from the HDD to fill it (also in read_misses)." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

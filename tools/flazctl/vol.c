@@ -24,7 +24,7 @@ const char *const status_keys[] = {
 	"table_resident_bytes", "table_page_ins", "slots_kept",
 	"seq_bypass_kib", "skipped_space", "skipped_busy", "skipped_memory",
 	"skipped_table", "probation_extents", "main_extents", "slots_promoted",
-	"ghost_hits", "skipped_hot", "partial_hits", NULL
+	"ghost_hits", "skipped_hot", "partial_hits", "partial_fills", NULL
 };
 
 bool known_status_key(const char *key)

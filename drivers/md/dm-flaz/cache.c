@@ -137,19 +137,29 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	block = sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	/*
 	 * A piece of a block: served from the cache if the block is cached,
-	 * else from the HDD; the rest of the bio comes back aligned.
+	 * else by a read of the whole block that fills it (partial.c); the rest
+	 * of the bio comes back aligned.
 	 */
 	if ((sector & (FLAZ_BLOCK_SECTORS - 1)) || sectors < FLAZ_BLOCK_SECTORS) {
+		u32 head = (sector & (FLAZ_BLOCK_SECTORS - 1)) << SECTOR_SHIFT;
+		bool seq;
+
 		i = FLAZ_BLOCK_SECTORS - (sector & (FLAZ_BLOCK_SECTORS - 1));
 		if (sectors > i)
 			dm_accept_partial_bio(bio, i);
 		/* in its stream too: a scan off 4 KiB alignment is a scan */
-		flaz_seq_note(c->streams, sector, min(sectors, i), seq_cutoff(c));
-		if (flaz_hit_serve(c, bio, block, 1,
-				   (sector & (FLAZ_BLOCK_SECTORS - 1)) << SECTOR_SHIFT))
+		seq = flaz_seq_note(c->streams, sector, min(sectors, i), seq_cutoff(c));
+		if (flaz_hit_serve(c, bio, block, 1, head))
 			return DM_MAPIO_SUBMITTED;
+		remap(c, bio);
+		if (mode == FLAZ_MODE_NORMAL && !seq &&
+		    flaz_partial_miss(c, bio, block, head, &pb->rec)) {
+			flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
+			flaz_stats_add(c->stats, FLAZ_STAT_PARTIAL_FILLS, 1);
+			return DM_MAPIO_SUBMITTED;
+		}
 		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, 1);
-		return remap(c, bio);
+		return DM_MAPIO_REMAPPED;
 	}
 
 	nr = sectors >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);

@@ -156,6 +156,7 @@ enum flaz_stat {
 	FLAZ_STAT_GHOST_HITS,	/* fills of blocks evicted a lap ago: admitted */
 	FLAZ_STAT_SKIPPED_HOT,	/* of fills_skipped: the line holds a block hit since */
 	FLAZ_STAT_PARTIAL_HITS,	/* of read_hits: reads of part of a block */
+	FLAZ_STAT_PARTIAL_FILLS,	/* of read_misses: the whole block read to fill it */
 	FLAZ_NR_STATS,
 };
 
@@ -553,6 +554,10 @@ struct flaz_hits *flaz_hits_create(u32 extent_bytes);
 void flaz_hits_destroy(struct flaz_hits *hs);
 u64 flaz_hits_bytes(struct flaz_hits *hs);
 u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head);
+
+/* partial.c: a read of part of a block not cached fills the whole block */
+bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 head,
+		       struct flaz_record *rec);
 void flaz_hit_drain(struct flaz_cache *c);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
 		      u32 align, u32 max);

@@ -329,12 +329,19 @@ static int flaz_iterate_devices(struct dm_target *ti, iterate_devices_callout_fn
 	return r;
 }
 
-/* Discards go to the HDD only, so take its discard limits rather than the stacked ones. */
+/*
+ * Discards go to the HDD only, so take its discard limits rather than the
+ * stacked ones. So do the volume's sectors: the SSD is only read and written
+ * in aligned blocks of flaz's own, so a 4Kn SSD does not make a 512-byte HDD's
+ * volume 4Kn (a file system made with 512-byte sectors on the HDD still
+ * mounts through it, and partial reads can hit).
+ */
 static void flaz_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
 	struct flaz_target *ft = ti->private;
 	struct queue_limits *hdd = &bdev_get_queue(ft->hdd->bdev)->limits;
 
+	limits->logical_block_size = hdd->logical_block_size;
 	limits->max_discard_sectors = hdd->max_discard_sectors;
 	limits->max_hw_discard_sectors = hdd->max_hw_discard_sectors;
 	limits->discard_granularity = hdd->discard_granularity;

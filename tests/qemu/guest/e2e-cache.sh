@@ -218,31 +218,46 @@ pr_cmp() {
 	[ "${PR_PARTS:-0}" -gt 0 ] || fail "blkcmp --partial read no block in part: $(tail -n 1 /tmp/blkcmp.out)"
 }
 
-# Reads of parts of cached blocks are served from the cache (issue 29): 16 MiB of 2:1 data
-# on the HDD, read once through a cold volume (>= 90% of its blocks cached), then read in parts
-# (pr_cmp): the bytes are the HDD's, partial_hits rises by >= 90% of the blocks read in
-# part, and read_misses by no more than a tenth. Then fio writes 512 to 6,656 bytes at
-# 512-byte offsets with crc32c verify through the volume (its verify reads blocks in part,
-# cached or not), and the volume reads what the HDD holds, in whole blocks and in parts.
+# t_cache_partial_reads [SSD]: reads of parts of blocks (issue 29), also over a 4Kn SSD
+# under a 512-byte HDD ($SSD4K). 16 MiB of 2:1 data on the HDD, a cold volume:
+# - read in parts (pr_cmp, cold): the bytes are the HDD's, and each block read in part is
+#   read whole from the HDD to fill it, or hits once an earlier read filled it:
+#   partial_fills rises, and with partial_hits by >= 90% of them;
+# - the same reads again: partial_hits rises by >= 90% of them, read_misses by <= a tenth;
+# - the volume read whole, then other reads in parts: >= 90% partial_hits again;
+# - fio writes 512 to 6,656 bytes at 512-byte offsets with crc32c verify (its verify reads
+#   blocks in part, cached or not); the volume reads what the HDD holds, whole and in parts.
 t_cache_partial_reads() {
 	comp_data
 	must dd if=$COMP of=$HDD bs=1M count=16 oflag=direct
-	cache_vol vol $SSD
-	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=16 iflag=direct
+	cache_vol vol "${1:-$SSD}"
+	f0=$(status_val vol partial_fills)
+	c0=$(status_val vol partial_hits)
+	pr_cmp "cold" 7
 	wait_settled vol
+	f1=$(status_val vol partial_fills)
+	c1=$(status_val vol partial_hits)
 	cached=$(status_val vol blocks_cached)
-	[ "$cached" -ge $((4096 * 9 / 10)) ] ||
-		fail "blocks_cached=$cached after reading 16 MiB (4096 blocks) through a cold volume, want >= 90%"
 	p0=$(status_val vol partial_hits)
 	m0=$(status_val vol read_misses)
-	pr_cmp "with every block cached" 7
+	pr_cmp "the same reads again" 7
 	p1=$(status_val vol partial_hits)
 	m1=$(status_val vol read_misses)
-	note "$PR_PARTS blocks read in part: partial_hits $p0 -> $p1, read_misses $m0 -> $m1"
+	note "$PR_PARTS blocks read in part: cold partial_fills $f0 -> $f1, partial_hits $c0 -> $c1 ($cached blocks cached); again partial_hits $p0 -> $p1, read_misses $m0 -> $m1"
+	[ $((f1 - f0)) -gt 0 ] || fail "reading $PR_PARTS blocks in part through a cold volume added no partial_fills"
+	[ $((f1 - f0 + c1 - c0)) -ge $((PR_PARTS * 9 / 10)) ] ||
+		fail "reading $PR_PARTS blocks in part through a cold volume added $((f1 - f0)) partial_fills and $((c1 - c0)) partial_hits, want >= 90% in all"
 	[ $((p1 - p0)) -ge $((PR_PARTS * 9 / 10)) ] ||
-		fail "reading $PR_PARTS cached blocks in part added $((p1 - p0)) partial_hits, want >= 90%"
+		fail "reading the same $PR_PARTS blocks in part again added $((p1 - p0)) partial_hits, want >= 90%"
 	[ $((m1 - m0)) -le $((PR_PARTS / 10)) ] ||
-		fail "reading cached blocks in part added $((m1 - m0)) read_misses ($PR_PARTS blocks in part)"
+		fail "reading the same blocks in part again added $((m1 - m0)) read_misses ($PR_PARTS blocks in part)"
+	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=16 iflag=direct
+	wait_settled vol
+	p0=$(status_val vol partial_hits)
+	pr_cmp "after a whole read" 9
+	p1=$(status_val vol partial_hits)
+	[ $((p1 - p0)) -ge $((PR_PARTS * 9 / 10)) ] ||
+		fail "reading $PR_PARTS blocks in part after a whole read added $((p1 - p0)) partial_hits, want >= 90%"
 	FIO_DEV=/dev/mapper/vol run_fio partial-writes --name=pw --rw=randwrite --bsrange=512-6656 \
 		--blockalign=512 --size=16M --io_size=4M --randseed=3 --verify=crc32c --do_verify=1
 	wait_settled vol
@@ -487,8 +502,8 @@ SSD4K=/dev/vde
 SSDDISC=/dev/vdf
 
 # t_cache_4kn 4kn-ssd|4kn-hdd: a volume over a 4Kn SSD (and a 512-byte HDD), or a 4Kn HDD
-# (and a 512-byte SSD slice): fio writes and verifies 4 KiB and mixed blocks, ext4 files
-# read back cold and from the cache match, re-reads are counted as hits, and no SSD error.
+# (and a 512-byte SSD slice), has the HDD's logical block size; fio writes and verifies
+# 4 KiB and mixed blocks, re-reads are counted as hits, and no SSD error.
 t_cache_4kn() {
 	lbs=$(blockdev --getss $HDD4K)/$(blockdev --getss $SSD4K)
 	[ "$lbs" = 4096/4096 ] || fail "the 4Kn disks have logical blocks $lbs, want 4096/4096"
@@ -496,11 +511,13 @@ t_cache_4kn() {
 	4kn-ssd)
 		must dmsetup create h4 --table "0 $((64 * 2048)) linear $HDD 0"
 		k_ssd=$SSD4K
+		want_lbs=512
 		;;
 	4kn-hdd)
 		must dmsetup create h4 --table "0 $(sectors $HDD4K) linear $HDD4K 0"
 		must dmsetup create s4 --table "0 $((32 * 2048)) linear $SSD 0"
 		k_ssd=/dev/mapper/s4
+		want_lbs=4096
 		;;
 	esac
 	must dmsetup create vol --table "0 $(sectors /dev/mapper/h4) flaz /dev/mapper/h4 $k_ssd 3 seq_cutoff_kib 0 cold"
@@ -524,7 +541,7 @@ t_cache_4kn() {
 	must dmsetup remove vol
 	dmsetup remove s4 2>/dev/null
 	must dmsetup remove h4
-	[ "$vlbs" = 4096 ] || fail "the volume has logical blocks of $vlbs bytes, want 4096 (the 4Kn device's)"
+	[ "$vlbs" = "$want_lbs" ] || fail "the volume has logical blocks of $vlbs bytes, want $want_lbs (the HDD's)"
 	[ $rc -eq 0 ] || fail "fio exited $rc: $(grep -iE 'verify|error' /tmp/fio.out | head -n 2 | tr '\n' ' ')"
 	[ $rc2 -eq 0 ] || fail "fio verify-only exited $rc2: $(grep -iE 'verify|error' /tmp/fio2.out | head -n 2 | tr '\n' ' ')"
 	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
