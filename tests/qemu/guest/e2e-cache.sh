@@ -238,7 +238,7 @@ t_cache_partial_reads() {
 	f1=$(status_val vol partial_fills)
 	c1=$(status_val vol partial_hits)
 	cached=$(status_val vol blocks_cached)
-	p0=$(status_val vol partial_hits)
+	p0=$c1
 	m0=$(status_val vol read_misses)
 	pr_cmp "the same reads again" 7
 	p1=$(status_val vol partial_hits)
