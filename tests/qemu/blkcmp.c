@@ -141,8 +141,12 @@ int main(int argc, char **argv)
 		n = blocks;
 	if (posix_memalign((void **)&ba, BLK, CHUNK) || posix_memalign((void **)&bb, BLK, CHUNK))
 		return 2;
+	if (partial && n < 2) {
+		fprintf(stderr, "blkcmp: --partial needs 2 blocks or more\n");
+		return 2;
+	}
 	if (partial)
-		return n ? cmp_partial(fa, fb, pa, pb, n, partial, seed, show, ba, bb) : 2;
+		return cmp_partial(fa, fb, pa, pb, n, partial, seed, show, ba, bb);
 	for (off = 0; off < n * BLK; off += CHUNK) {
 		size_t len = n * BLK - off < CHUNK ? n * BLK - off : CHUNK;
 

@@ -11,8 +11,9 @@
  *
  * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
  * each piece is served whole by one side, and at the end of a block it starts
- * or ends in part: such a piece is a hit if its block is cached; otherwise it
- * goes to the HDD, and a write of one drops the block's line.
+ * or ends in part: such a piece is a hit if its block is cached; otherwise the
+ * whole block is read and filled (partial.c). A write of one goes to the HDD
+ * and drops the block's line.
  *
  * Installs race with writes: an install made from data older than a write that
  * has been mapped must not land. Every write, discard, read miss and pending
@@ -138,21 +139,22 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	/*
 	 * A piece of a block: served from the cache if the block is cached,
 	 * else by a read of the whole block that fills it (partial.c); the rest
-	 * of the bio comes back aligned.
+	 * of the bio comes back aligned. The volume's last block, when its end
+	 * cuts it, is never cached: it always goes to the HDD as it is.
 	 */
 	if ((sector & (FLAZ_BLOCK_SECTORS - 1)) || sectors < FLAZ_BLOCK_SECTORS) {
 		u32 head = (sector & (FLAZ_BLOCK_SECTORS - 1)) << SECTOR_SHIFT;
-		bool seq;
+		bool seq, whole = block < c->hdd_blocks;
 
 		i = FLAZ_BLOCK_SECTORS - (sector & (FLAZ_BLOCK_SECTORS - 1));
 		if (sectors > i)
 			dm_accept_partial_bio(bio, i);
 		/* in its stream too: a scan off 4 KiB alignment is a scan */
 		seq = flaz_seq_note(c->streams, sector, min(sectors, i), seq_cutoff(c));
-		if (flaz_hit_serve(c, bio, block, 1, head))
+		if (whole && flaz_hit_serve(c, bio, block, 1, head))
 			return DM_MAPIO_SUBMITTED;
 		remap(c, bio);
-		if (mode == FLAZ_MODE_NORMAL && !seq &&
+		if (whole && mode == FLAZ_MODE_NORMAL && !seq &&
 		    flaz_partial_miss(c, bio, block, head, &pb->rec)) {
 			flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
 			flaz_stats_add(c->stats, FLAZ_STAT_PARTIAL_FILLS, 1);

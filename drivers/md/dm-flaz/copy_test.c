@@ -17,22 +17,25 @@ struct two_pages {
 	struct page *p[2];
 };
 
-/* A bio of @len0 bytes at the end of one page and @len1 at the start of another. */
+/*
+ * A bio of @len0 bytes at the end of one page and @len1 at the start of
+ * another. The pages are KUnit's (kmalloc of a page is page-aligned), so a
+ * failed assertion leaks nothing.
+ */
 static void two_pages_init(struct kunit *test, struct two_pages *t, u32 len0, u32 len1)
 {
-	t->p[0] = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	t->p[1] = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	KUNIT_ASSERT_NOT_NULL(test, t->p[0]);
-	KUNIT_ASSERT_NOT_NULL(test, t->p[1]);
+	u32 i;
+
+	for (i = 0; i < 2; i++) {
+		void *mem = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, mem);
+		KUNIT_ASSERT_TRUE(test, PAGE_ALIGNED(mem));
+		t->p[i] = virt_to_page(mem);
+	}
 	bio_init(&t->bio, NULL, t->vecs, 2, REQ_OP_READ);
 	__bio_add_page(&t->bio, t->p[0], len0, PAGE_SIZE - len0);
 	__bio_add_page(&t->bio, t->p[1], len1, 0);
-}
-
-static void two_pages_free(struct two_pages *t)
-{
-	__free_page(t->p[0]);
-	__free_page(t->p[1]);
 }
 
 /* The bio's @i-th byte. */
@@ -65,7 +68,6 @@ static void copy_block_split(struct kunit *test)
 	flaz_copy_block(&t.bio, t.bio.bi_iter, 0, src, true);
 	for (i = 0; i < FLAZ_BLOCK_SIZE; i++)
 		KUNIT_ASSERT_EQ_MSG(test, bio_byte(&t, 512, i), src[i], "byte %u", i);
-	two_pages_free(&t);
 }
 
 /*
@@ -90,7 +92,6 @@ static void copy_part_to_bio(struct kunit *test)
 		KUNIT_ASSERT_EQ_MSG(test, p0[i], 0, "first page, byte %u", i);
 	for (i = 2048; i < PAGE_SIZE; i++)
 		KUNIT_ASSERT_EQ_MSG(test, p1[i], 0, "second page, byte %u", i);
-	two_pages_free(&t);
 }
 
 /* From the bio, at an offset into it: the bytes after @off, across the split. */
@@ -110,7 +111,6 @@ static void copy_part_from_bio(struct kunit *test)
 	for (i = 0; i < 2048; i++)
 		KUNIT_ASSERT_EQ_MSG(test, dst[i], bio_byte(&t, 1024, 512 + i), "byte %u", i);
 	KUNIT_EXPECT_EQ(test, dst[2048], 0);
-	two_pages_free(&t);
 }
 
 static struct kunit_case copy_cases[] = {

@@ -554,15 +554,15 @@ struct flaz_hits *flaz_hits_create(u32 extent_bytes);
 void flaz_hits_destroy(struct flaz_hits *hs);
 u64 flaz_hits_bytes(struct flaz_hits *hs);
 u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head);
-
-/* partial.c: a read of part of a block not cached fills the whole block */
-bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 head,
-		       struct flaz_record *rec);
 void flaz_hit_drain(struct flaz_cache *c);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
 		      u32 align, u32 max);
 int flaz_hit_module_init(void);
 void flaz_hit_module_exit(void);
+
+/* partial.c: a read of part of a block not cached fills the whole block */
+bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 head,
+		       struct flaz_record *rec);
 
 /* cleaner.c: compaction of the oldest extents, and eviction when space is short */
 struct flaz_cleaner;

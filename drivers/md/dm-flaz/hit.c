@@ -373,10 +373,11 @@ static struct bio *read_prepare(struct flaz_hit *h, struct hit_read *r,
 	return bio;
 }
 
+/* noacct: the reader's bio was accounted when it was submitted to the volume */
 static void read_submit(struct flaz_hit *h, struct bio *bio)
 {
 	atomic_inc(&h->pending);
-	submit_bio(bio);
+	submit_bio_noacct(bio);
 }
 
 static void hdd_done(struct work_struct *work)
@@ -417,10 +418,6 @@ static void hdd_start_all(struct flaz_hit *h, u64 to_hdd)
 	}
 }
 
-/*
- * Block @i's slot was served (@err 0) or not: then the HDD has it, and @i goes
- * into @to_hdd for hdd_start_all() once the caller's buffer is given back.
- */
 static void count_hit(struct flaz_hit *h)
 {
 	flaz_stats_add(h->c->stats, FLAZ_STAT_READ_HITS, 1);
@@ -428,6 +425,10 @@ static void count_hit(struct flaz_hit *h)
 		flaz_stats_add(h->c->stats, FLAZ_STAT_PARTIAL_HITS, 1);
 }
 
+/*
+ * Block @i's slot was served (@err 0) or not: then the HDD has it, and @i goes
+ * into @to_hdd for hdd_start_all() once the caller's buffer is given back.
+ */
 static void block_end(struct flaz_hit *h, u32 i, int err, u64 *to_hdd)
 {
 	struct hit_block *b = &h->blocks[i];

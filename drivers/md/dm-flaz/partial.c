@@ -106,6 +106,7 @@ bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 hea
 	rec->last = block;
 	rec->write = false;
 	flaz_records_add(&c->records, rec);
-	submit_bio(&w->bio);
+	/* noacct: the reader's bio was accounted when it was submitted to the volume */
+	submit_bio_noacct(&w->bio);
 	return true;
 }

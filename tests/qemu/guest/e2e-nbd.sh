@@ -49,7 +49,8 @@ secs_since() {
 # (-d: no fork, so the connection dies with N_SRV); wait until it accepts. Listening is not
 # enough: nbd-server 3.24 listens first and then generates its TLS Diffie-Hellman parameters
 # (0.1 to 0.9 s of CPU natively, tens of seconds under TCG), and a client that connects in
-# between waits in negotiation; it accepts once it blocks in pselect6 (270) or select (23).
+# between waits in negotiation; it accepts once it blocks in pselect6 (270) or select (23),
+# x86_64's numbers (the guests are x86_64).
 n_serve() {
 	nbd-server -C /tmp/nbd.conf -d >/tmp/nbd-server.log 2>&1 &
 	N_SRV=$!

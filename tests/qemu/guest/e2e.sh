@@ -83,6 +83,7 @@ check cache-invalidate t_cache_invalidate
 check cache-partial-write t_cache_partial_write
 check cache-partial-reads t_cache_partial_reads
 check cache-partial-reads-4kn-ssd t_cache_partial_reads "$SSD4K"
+check cache-partial-race t_cache_partial_race
 check cache-discard t_cache_discard
 check cache-compressor-lzo t_cache_compressor table lzo
 check cache-compressor-lz4 t_cache_compressor table lz4

@@ -191,7 +191,6 @@ wait_status() {
 	done
 }
 
-# sha256 of $3 MiB of device $1 from MiB $2, read with O_DIRECT so no page cache answers.
 # same_blocks A B WHAT [MIB]: every 4 KiB block of A equals B's (both read with O_DIRECT),
 # over the smaller of the two or their first MIB MiB; ON_DIFFER, if set, is run before the
 # check fails on a difference. blkcmp (blkcmp.c) rather than two sha256sums: it names the
@@ -209,6 +208,7 @@ same_blocks() {
 	echo "$3: $sb_sum"
 }
 
+# sha256 of $3 MiB of device $1 from MiB $2, read with O_DIRECT so no page cache answers.
 sha_mib() { dd if="$1" bs=1M skip="$2" count="$3" iflag=direct 2>/dev/null | sha256sum; }
 
 drop_caches() {
