@@ -93,7 +93,7 @@ reach() {
 # successive runs cover them all: 70 on 6.12, 60 on 6.1 and 60 at paging geometry.
 # At 843ed33, on a host about 1.7x slower than until stop 40: lane one took 3,794 s with
 # 6.12-rt in it and lane two 3,205 s, so 6.12-rt went to lane two; at 58df901 CI took
-# 3,686 s in all, so 6.1 left its policy checks to 6.12 (e2e.sh "wide", about 325 s) and
+# 3,686 s in all, so 6.1 left its policy checks to 6.12 (e2e.sh "wide", about 245 s) and
 # 6.12 its third crash round.
 lane_6_12() {
 	local k

@@ -21,7 +21,7 @@ done
 
 # wide NAME FN [ARGS...]: a check of behaviour at scale (bigger data sets, the generations'
 # wear, the 64 GiB SSD), of the cache's policy (the cleaner's choices, sequential bypass
-# and scans, compression ratios on file systems, the sequence lease) or of flaz's own
+# and scans, the sequence lease) or of flaz's own
 # parsing (the on-SSD fuzz), or a second variant of one (the hung nbd server beside the
 # killed one), that uses no kernel interface the others do not: 6.12's full e2e runs it,
 # 6.1's does not, to keep make test's time (so 6.1's nbd client timing out on a live socket
@@ -84,6 +84,7 @@ check cache-partial-write t_cache_partial_write
 check cache-partial-reads t_cache_partial_reads
 check cache-partial-reads-4kn-ssd t_cache_partial_reads "$SSD4K"
 check cache-partial-race t_cache_partial_race
+check cache-partial-tail t_cache_partial_tail
 check cache-discard t_cache_discard
 check cache-compressor-lzo t_cache_compressor table lzo
 check cache-compressor-lz4 t_cache_compressor table lz4
@@ -101,9 +102,9 @@ check cache-fio-zero-8m t_cache_fio zero 8
 wide cache-fio-zero-48m t_cache_fio zero 48
 check cache-capacity t_cache_capacity
 check cache-ext4-corpus t_cache_fs_corpus ext4
-wide cache-ext4-ratio t_cache_fs_ratio ext4
+check cache-ext4-ratio t_cache_fs_ratio ext4
 check cache-xfs-corpus t_cache_fs_corpus xfs
-wide cache-xfs-ratio t_cache_fs_ratio xfs
+check cache-xfs-ratio t_cache_fs_ratio xfs
 check cache-remove-then-hdd t_cache_remove_then_hdd
 check cache-4kn-ssd t_cache_4kn 4kn-ssd
 check cache-4kn-hdd t_cache_4kn 4kn-hdd
