@@ -7,8 +7,10 @@
  * With --partial R: instead, R reads of 512 to 6,656 bytes at random 512-byte offsets
  * (seeded by --seed S), each read from both at once and compared; prints "reads=R
  * partial=P differ=D first=OFF", P the blocks the reads covered only in part.
+ * With --at BYTE --len N: one read of N bytes (a multiple of 512) at BYTE from both,
+ * anywhere on the devices (the end of one whose size is not a multiple of 4 KiB too).
  * Exit 0 when every block is equal, 1 when some differ, 2 on a usage or I/O error.
- * usage: blkcmp A B [--blocks N] [--show K] [--partial R [--seed S]]
+ * usage: blkcmp A B [--blocks N] [--show K] [--partial R [--seed S]] [--at BYTE --len N]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -105,7 +107,7 @@ static int cmp_partial(int fa, int fb, const char *pa, const char *pb, uint64_t 
 int main(int argc, char **argv)
 {
 	uint64_t blocks = UINT64_MAX, show = 0, n, b, off, differ = 0, shown = 0;
-	uint64_t partial = 0, seed = 1;
+	uint64_t partial = 0, seed = 1, at = 0, at_len = 0;
 	int64_t first = -1;
 	const char *pa, *pb;
 	char *ba, *bb;
@@ -124,6 +126,10 @@ int main(int argc, char **argv)
 			partial = strtoull(argv[++i], NULL, 0);
 		else if (i + 1 < argc && !strcmp(argv[i], "--seed"))
 			seed = strtoull(argv[++i], NULL, 0);
+		else if (i + 1 < argc && !strcmp(argv[i], "--at"))
+			at = strtoull(argv[++i], NULL, 0);
+		else if (i + 1 < argc && !strcmp(argv[i], "--len"))
+			at_len = strtoull(argv[++i], NULL, 0);
 		else
 			goto usage;
 	}
@@ -141,6 +147,15 @@ int main(int argc, char **argv)
 		n = blocks;
 	if (posix_memalign((void **)&ba, BLK, CHUNK) || posix_memalign((void **)&bb, BLK, CHUNK))
 		return 2;
+	if (at_len) {
+		if (at_len > CHUNK || at_len % 512 || at % 512)
+			goto usage;
+		read_chunk(fa, pa, ba, at_len, at);
+		read_chunk(fb, pb, bb, at_len, at);
+		differ = memcmp(ba, bb, at_len) != 0;
+		printf("at=%" PRIu64 " len=%" PRIu64 " differ=%" PRIu64 "\n", at, at_len, differ);
+		return differ;
+	}
 	if (partial && n < 2) {
 		fprintf(stderr, "blkcmp: --partial needs 2 blocks or more\n");
 		return 2;
@@ -168,6 +183,6 @@ int main(int argc, char **argv)
 	printf("blocks=%" PRIu64 " differ=%" PRIu64 " first=%" PRId64 "\n", n, differ, first);
 	return differ ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: blkcmp A B [--blocks N] [--show K] [--partial R [--seed S]]\n");
+	fprintf(stderr, "usage: blkcmp A B [--blocks N] [--show K] [--partial R [--seed S]] [--at BYTE --len N]\n");
 	return 2;
 }

@@ -300,6 +300,33 @@ t_cache_partial_race() {
 	removed_hdd_matches vol 1
 }
 
+# The volume's last block, cut by its end (a volume of 64 MiB and 3 sectors over an HDD of
+# the same size): reads of its parts go to the HDD as they are, are never widened past the
+# HDD's end ("beyond end of device") and never filled; they return the HDD's bytes.
+t_cache_partial_tail() {
+	pt_s=$((64 * 2048 + 3))
+	pt_at=$((64 * 1048576))
+	must dmsetup create oddhdd --table "0 $pt_s linear $HDD 0"
+	must dd if=/dev/urandom of=$HDD bs=1M count=65 oflag=direct
+	must dmsetup create vol --table "0 $pt_s flaz /dev/mapper/oddhdd $SSD 3 seq_cutoff_kib 0 cold"
+	kmsg_mark
+	f0=$(status_val vol partial_fills)
+	b0=$(status_val vol bypasses)
+	for pt_r in 0:1536 0:1536 512:1024 1024:512; do
+		pt_o=${pt_r%:*}
+		blkcmp /dev/mapper/vol /dev/mapper/oddhdd --at $((pt_at + pt_o)) --len "${pt_r#*:}" >/tmp/blkcmp.out 2>&1 ||
+			fail "reading $pt_r of the cut last block: $(tail -n 1 /tmp/blkcmp.out)"
+	done
+	f1=$(status_val vol partial_fills)
+	b1=$(status_val vol bypasses)
+	show_status vol
+	must dmsetup remove vol
+	must dmsetup remove oddhdd
+	kmsg_new | grep -i 'beyond end of device' && fail "a read went beyond the HDD's end (above)"
+	[ "$f1" = "$f0" ] || fail "reading the cut last block in part added $((f1 - f0)) partial_fills, want none"
+	[ $((b1 - b0)) -ge 4 ] || fail "reading the cut last block in part 4 times added $((b1 - b0)) bypasses, want 4"
+}
+
 # A discard over cached data reaches the HDD and drops the lines; the volume still
 # returns what the HDD holds.
 t_cache_discard() {
