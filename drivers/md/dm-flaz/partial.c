@@ -27,8 +27,6 @@ struct flaz_widen {
 	struct flaz_record *rec;	/* the reader's, for the fill */
 	struct bvec_iter iter;		/* the block's data in @bio, as submitted */
 	u32 head;			/* the reader's part starts here in the block */
-	u64 block;
-	blk_status_t error;
 	struct bio bio;			/* the whole block's read */
 	struct bio_vec bvec;
 };
@@ -39,7 +37,7 @@ static void widen_work(struct work_struct *work)
 	struct flaz_cache *c = w->c;
 	struct bio *user = w->user;
 	struct page *page = w->bvec.bv_page;
-	blk_status_t error = w->error;
+	blk_status_t error = w->bio.bi_status;
 
 	if (error) {
 		flaz_records_del(&c->records, w->rec);
@@ -47,7 +45,8 @@ static void widen_work(struct work_struct *work)
 		flaz_copy_bytes(user, user->bi_iter, 0, page_address(page) + w->head,
 				user->bi_iter.bi_size, true);
 		/* copies the block: the page goes below */
-		flaz_fill(c, &w->bio, w->iter, 0, w->block, 1, 0, w->rec);
+		flaz_fill(c, &w->bio, w->iter, 0,
+			  w->iter.bi_sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1, 0, w->rec);
 	}
 	bio_uninit(&w->bio);
 	__free_page(page);
@@ -63,7 +62,6 @@ static void widen_end_io(struct bio *bio)
 {
 	struct flaz_widen *w = container_of(bio, struct flaz_widen, bio);
 
-	w->error = bio->bi_status;
 	/* the copies and the fill's allocations happen in a work item, never here */
 	flaz_wq_read(&w->c->wq, &w->work);
 }
@@ -92,8 +90,6 @@ bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 hea
 	w->user = bio;
 	w->rec = rec;
 	w->head = head;
-	w->block = block;
-	w->error = BLK_STS_OK;
 	bio_init(&w->bio, c->hdd, &w->bvec, 1, REQ_OP_READ);
 	w->bio.bi_iter.bi_sector = block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	/* on the reader's behalf: its cgroup's limits and its priority apply */

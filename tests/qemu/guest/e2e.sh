@@ -21,11 +21,11 @@ done
 
 # wide NAME FN [ARGS...]: a check of behaviour at scale (bigger data sets, the generations'
 # wear, the 64 GiB SSD), of the cache's policy (the cleaner's choices, sequential bypass
-# and scans, the sequence lease) or of flaz's own
-# parsing (the on-SSD fuzz), or a second variant of one (the hung nbd server beside the
-# killed one), that uses no kernel interface the others do not: 6.12's full e2e runs it,
-# 6.1's does not, to keep make test's time (so 6.1's nbd client timing out on a live socket
-# is not checked, only its failing requests of a dead one)
+# and scans, the sequence lease) or of flaz's own parsing (the on-SSD fuzz), or a second
+# variant of one (the hung nbd server beside the killed one), that uses no kernel interface
+# the others do not: 6.12's full e2e runs it, 6.1's does not, to keep make test's time (so
+# 6.1's nbd client timing out on a live socket is not checked, only its failing requests of
+# a dead one)
 wide() {
 	case $(uname -r) in
 	6.1.*) ;;
