@@ -33,7 +33,7 @@ static const struct metric metrics[] = {
 	{ "write_hits", COUNTER, "Whole 4 KiB blocks written whose line held that block." },
 	{ "write_misses", COUNTER, "Whole 4 KiB blocks written whose line did not hold that block." },
 	{ "fills", COUNTER, "Blocks installed in the cache from a read miss." },
-	{ "bypasses", COUNTER, "Pieces of blocks read or written on the HDD only (partial writes, partial reads neither served from the cache nor filled, sequential cutoff)." },
+	{ "bypasses", COUNTER, "Blocks read or written on the HDD only, not cached: the sum of partial_drops, partial_passes and seq_bypasses." },
 	{ "blocks_cached", GAUGE, "Cache lines now valid, zero blocks included." },
 	{ "logical_bytes", GAUGE, "4096 per cached non-zero block." },
 	{ "physical_bytes", GAUGE, "SSD bytes of the cached blocks' slots." },
@@ -83,6 +83,10 @@ static const struct metric metrics[] = {
 	{ "skipped_hot", COUNTER, "Fills skipped (of fills_skipped): the block's table line holds another block hit since its fill." },
 	{ "partial_hits", COUNTER, "Reads of part of a block (off 4 KiB alignment or shorter) served from the cache (also in read_hits)." },
 	{ "partial_fills", COUNTER, "Reads of part of a block not cached, whose whole block was read from the HDD to fill it (also in read_misses)." },
+	{ "partial_updates", COUNTER, "Writes of part of a cached block whose block was updated in the cache: read, patched and compressed into a new slot." },
+	{ "partial_drops", COUNTER, "Blocks written in part and dropped from the cache (of bypasses)." },
+	{ "partial_passes", COUNTER, "Reads of part of a block sent to the HDD as they came, neither served from the cache nor filled (of bypasses)." },
+	{ "seq_bypasses", COUNTER, "Blocks read or written past the sequential cutoff, not cached (of bypasses)." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

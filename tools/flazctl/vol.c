@@ -24,7 +24,8 @@ const char *const status_keys[] = {
 	"table_resident_bytes", "table_page_ins", "slots_kept",
 	"seq_bypass_kib", "skipped_space", "skipped_busy", "skipped_memory",
 	"skipped_table", "probation_extents", "main_extents", "slots_promoted",
-	"ghost_hits", "skipped_hot", "partial_hits", "partial_fills", NULL
+	"ghost_hits", "skipped_hot", "partial_hits", "partial_fills", "partial_updates",
+	"partial_drops", "partial_passes", "seq_bypasses", NULL
 };
 
 bool known_status_key(const char *key)

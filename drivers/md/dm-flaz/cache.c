@@ -12,8 +12,9 @@
  * A bio is cut (dm_accept_partial_bio) where it changes from hits to misses, so
  * each piece is served whole by one side, and at the end of a block it starts
  * or ends in part: such a piece is a hit if its block is cached; otherwise the
- * whole block is read and filled (partial.c). A write of one goes to the HDD
- * and drops the block's line.
+ * whole block is read and filled (partial.c). A write of part of a cached
+ * block is cut likewise, and updates it (patch.c); of one not cached, it drops
+ * the block's line.
  *
  * Installs race with writes: an install made from data older than a write that
  * has been mapped must not land. Every write, discard, read miss and pending
@@ -52,6 +53,7 @@ struct flaz_bio {
 	u32 skip;		/* bytes of the bio before it */
 	u32 nr_blocks;		/* whole blocks to install on completion */
 	u64 was_cached;		/* of a write's first 64 whole blocks: cached or ghosts (fill.c) */
+	struct flaz_patch *patch;	/* a write of part of a cached block: its update */
 	bool tracked;		/* rec is in the records */
 	bool intent;		/* counted in its write-intent regions */
 	u64 held_ns;		/* when it began waiting for its mark */
@@ -113,6 +115,13 @@ static u64 seq_cutoff(struct flaz_cache *c)
 	return (u64)flaz_opt_get(c->opts, FLAZ_OPT_SEQ_CUTOFF_KIB) * 2;
 }
 
+/* @nr blocks go to the HDD and stay uncached, for reason @why: bypasses by reason. */
+static void bypass(struct flaz_cache *c, enum flaz_stat why, u64 nr)
+{
+	flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, nr);
+	flaz_stats_add(c->stats, why, nr);
+}
+
 /* Part of a sequential stream longer than seq_cutoff_kib: do not cache it (counted). */
 static bool sequential(struct flaz_cache *c, sector_t start, u32 sectors)
 {
@@ -128,6 +137,7 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	bool use_ssd = mode != FLAZ_MODE_PASSTHROUGH;
 	sector_t sector = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
 	u32 sectors = bio_sectors(bio);
+	struct flaz_edges edges;
 	struct flaz_entry e;
 	u64 block;
 	u32 nr, i;
@@ -142,25 +152,24 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	 * of the bio comes back aligned. The volume's last block, when its end
 	 * cuts it, is never cached: it always goes to the HDD as it is.
 	 */
-	if ((sector & (FLAZ_BLOCK_SECTORS - 1)) || sectors < FLAZ_BLOCK_SECTORS) {
-		u32 head = (sector & (FLAZ_BLOCK_SECTORS - 1)) << SECTOR_SHIFT;
+	flaz_edges(sector, sectors, &edges);
+	if (edges.head_sectors) {
 		bool seq, whole = block < c->hdd_blocks;
 
-		i = FLAZ_BLOCK_SECTORS - (sector & (FLAZ_BLOCK_SECTORS - 1));
-		if (sectors > i)
-			dm_accept_partial_bio(bio, i);
+		if (sectors > edges.head_sectors)
+			dm_accept_partial_bio(bio, edges.head_sectors);
 		/* in its stream too: a scan off 4 KiB alignment is a scan */
-		seq = flaz_seq_note(c->streams, sector, min(sectors, i), seq_cutoff(c));
-		if (whole && flaz_hit_serve(c, bio, block, 1, head))
+		seq = flaz_seq_note(c->streams, sector, edges.head_sectors, seq_cutoff(c));
+		if (whole && flaz_hit_serve(c, bio, block, 1, edges.head))
 			return DM_MAPIO_SUBMITTED;
 		remap(c, bio);
 		if (whole && mode == FLAZ_MODE_NORMAL && !seq &&
-		    flaz_partial_miss(c, bio, block, head, &pb->rec)) {
+		    flaz_partial_miss(c, bio, block, edges.head, &pb->rec)) {
 			flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
 			flaz_stats_add(c->stats, FLAZ_STAT_PARTIAL_FILLS, 1);
 			return DM_MAPIO_SUBMITTED;
 		}
-		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, 1);
+		bypass(c, seq ? FLAZ_STAT_SEQ_BYPASSES : FLAZ_STAT_PARTIAL_PASSES, 1);
 		return DM_MAPIO_REMAPPED;
 	}
 
@@ -182,7 +191,7 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	if (mode != FLAZ_MODE_NORMAL)
 		return remap(c, bio);
 	if (sequential(c, sector, nr * FLAZ_BLOCK_SECTORS)) {
-		flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, nr);
+		bypass(c, FLAZ_STAT_SEQ_BYPASSES, nr);
 		return remap(c, bio);
 	}
 	pb->rec.first = block;
@@ -253,18 +262,47 @@ static void drop_work(struct work_struct *work)
 }
 
 /*
+ * A write of part of a cached block (install: in normal mode) is cut so that
+ * part is a piece of its own, which updates the block (patch.c); a partial
+ * block not cached is dropped, and needs no cut. Returns the block the piece
+ * updates, or U64_MAX.
+ */
+static u64 patch_cut(struct flaz_cache *c, struct bio *bio, sector_t start)
+{
+	u32 sectors = bio_sectors(bio);
+	struct flaz_edges edges;
+	struct flaz_entry e;
+
+	/* a flush is never cut: older kernels' dm_accept_partial_bio() BUGs on one */
+	if (bio->bi_opf & REQ_PREFLUSH)
+		return U64_MAX;
+	flaz_edges(start, sectors, &edges);
+	if (edges.head_sectors && is_cached(c, edges.first, &e)) {
+		if (sectors > edges.head_sectors)
+			dm_accept_partial_bio(bio, edges.head_sectors);
+		return edges.first;
+	}
+	if (edges.tail_sectors && is_cached(c, edges.last, &e))
+		dm_accept_partial_bio(bio, sectors - edges.tail_sectors);
+	return U64_MAX;
+}
+
+/*
  * Writes and discards: track the range, drop its lines (in a worker when they
- * are many), install whole blocks later.
+ * are many), install whole blocks later, and update a cached block written in
+ * part.
  */
 static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		     bool install, enum flaz_mode mode)
 {
+	bool write = bio_op(bio) == REQ_OP_WRITE;
 	sector_t start = dm_target_offset(c->ti, bio->bi_iter.bi_sector);
+	u64 patch = write && install ? patch_cut(c, bio, start) : U64_MAX;
 	sector_t end = start + bio_sectors(bio);
 	u64 whole_first = DIV_ROUND_UP_ULL(start, FLAZ_BLOCK_SECTORS);
 	u64 whole_end = end >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	u64 nr_whole = whole_end > whole_first ? whole_end - whole_first : 0;
-	bool write = bio_op(bio) == REQ_OP_WRITE;
+	u64 span;
 
 	pb->rec.first = start >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	pb->rec.last = (end - 1) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
@@ -273,18 +311,22 @@ static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	pb->block = whole_first;
 	pb->skip = (whole_first * FLAZ_BLOCK_SECTORS - start) << SECTOR_SHIFT;
 	pb->nr_blocks = 0;
-	if (write && install) {
-		u64 span = pb->rec.last - pb->rec.first + 1;
-
-		if (sequential(c, start, bio_sectors(bio))) {
-			flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, span);
-		} else {
-			pb->nr_blocks = nr_whole;
-			flaz_stats_add(c->stats, FLAZ_STAT_BYPASSES, span - nr_whole);
-		}
-	}
 	pb->tracked = true;
 	flaz_records_add(&c->records, &pb->rec);
+	span = pb->rec.last - pb->rec.first + 1;
+	if (write && install) {
+		if (sequential(c, start, bio_sectors(bio))) {
+			bypass(c, FLAZ_STAT_SEQ_BYPASSES, span);
+		} else {
+			pb->nr_blocks = nr_whole;
+			/* after the record, before the drop (patch.c) */
+			if (patch != U64_MAX)
+				pb->patch = flaz_patch_start(c, bio, patch,
+							     (start - patch * FLAZ_BLOCK_SECTORS) <<
+							     SECTOR_SHIFT, &pb->rec);
+			bypass(c, FLAZ_STAT_PARTIAL_DROPS, span - nr_whole - !!pb->patch);
+		}
+	}
 	pb->c = c;
 	pb->mode = mode;
 	pb->count = write && install;
@@ -334,6 +376,7 @@ int flaz_cache_map(struct flaz_cache *c, struct bio *bio)
 	pb->intent = false;
 	pb->end = false;
 	pb->was_cached = 0;
+	pb->patch = NULL;
 
 	/* a store only when the tick moved: not one per bio */
 	if (READ_ONCE(c->last_io) != now)
@@ -396,6 +439,15 @@ int flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
 	if (!pb->tracked)
 		return DM_ENDIO_DONE;
 	pb->tracked = false;
+	/* the update takes the record over, and ends the write (patch.c) */
+	if (pb->patch) {
+		struct flaz_patch *p = pb->patch;
+
+		/* before the end: the write may be ended and gone when it returns */
+		pb->patch = NULL;
+		flaz_patch_end(p, error);
+		return DM_ENDIO_INCOMPLETE;
+	}
 	if (error || !pb->nr_blocks || READ_ONCE(pb->rec.stale)) {
 		flaz_records_del(&c->records, &pb->rec);
 		return DM_ENDIO_DONE;

@@ -157,6 +157,11 @@ enum flaz_stat {
 	FLAZ_STAT_SKIPPED_HOT,	/* of fills_skipped: the line holds a block hit since */
 	FLAZ_STAT_PARTIAL_HITS,	/* of read_hits: reads of part of a block */
 	FLAZ_STAT_PARTIAL_FILLS,	/* of read_misses: the whole block read to fill it */
+	/* bypasses by reason (but partial_updates, which is not one) */
+	FLAZ_STAT_PARTIAL_UPDATES,	/* writes of part of a cached block, the block updated */
+	FLAZ_STAT_PARTIAL_DROPS,	/* blocks written in part and dropped */
+	FLAZ_STAT_PARTIAL_PASSES,	/* reads of part of a block sent to the HDD as they came */
+	FLAZ_STAT_SEQ_BYPASSES,		/* blocks of sequential streams past the cutoff */
 	FLAZ_NR_STATS,
 };
 
@@ -554,15 +559,31 @@ struct flaz_hits *flaz_hits_create(u32 extent_bytes);
 void flaz_hits_destroy(struct flaz_hits *hs);
 u64 flaz_hits_bytes(struct flaz_hits *hs);
 u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head);
+bool flaz_hit_fetch(struct flaz_cache *c, struct bio *bio, u64 block);
 void flaz_hit_drain(struct flaz_cache *c);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
 		      u32 align, u32 max);
 int flaz_hit_module_init(void);
 void flaz_hit_module_exit(void);
 
-/* partial.c: a read of part of a block not cached fills the whole block */
+/* partial.c: parts of blocks; a read of part of a block not cached fills the whole block */
+struct flaz_edges {
+	u64 first, last;	/* the blocks touched */
+	u32 head;		/* bytes of @first before the bio */
+	u32 head_sectors;	/* of the bio, in @first when it covers it in part; else 0 */
+	u32 tail_sectors;	/* of the bio, in @last when it covers it in part after @first */
+};
+
+void flaz_edges(sector_t start, u32 sectors, struct flaz_edges *e);
 bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 head,
 		       struct flaz_record *rec);
+
+/* patch.c: a write of part of a cached block updates the block */
+struct flaz_patch;
+
+struct flaz_patch *flaz_patch_start(struct flaz_cache *c, struct bio *bio, u64 block,
+				    u32 head, struct flaz_record *rec);
+void flaz_patch_end(struct flaz_patch *p, blk_status_t error);
 
 /* cleaner.c: compaction of the oldest extents, and eviction when space is short */
 struct flaz_cleaner;

@@ -79,6 +79,7 @@ struct flaz_hit {
 	struct bvec_iter iter;
 	u64 block;
 	u32 head, part;		/* a partial hit: its bytes at @head of the one block */
+	bool fetch;		/* flaz_hit_fetch(): not a read of the volume's, not counted */
 	u32 nr, nr_spans;
 	atomic_t pending;
 	blk_status_t status;
@@ -188,8 +189,11 @@ void flaz_hit_drain(struct flaz_cache *c)
 	mutex_unlock(&hs->drain_lock);
 }
 
-/* @block's entry, its extent pinned while the entry still points there. */
-static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b)
+/*
+ * @block's entry, its extent pinned while the entry still points there; a
+ * read of the volume's (@touch) counts as the line's hit.
+ */
+static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b, bool touch)
 {
 	u64 line = flaz_l2p_line(c->l2p, block);
 	bool hit;
@@ -200,7 +204,9 @@ static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b)
 	if (b->pinned) {
 		b->epoch = READ_ONCE(c->hits->epoch);
 		atomic_inc(pin_of(c, b));
-		/* a second chance at cleaning, and in stage two */
+	}
+	/* a second chance at cleaning, and in stage two */
+	if (b->pinned && touch) {
 		flaz_l2p_touch(c->l2p, line);
 		if (!test_bit(b->e.ext, c->hit))
 			set_bit(b->e.ext, c->hit);
@@ -398,7 +404,8 @@ static void hdd_done(struct work_struct *work)
 /* Block @i is not (or no longer) served by the cache: read it from the HDD. */
 static void hdd_start(struct flaz_hit *h, u32 i)
 {
-	flaz_stats_add(h->c->stats, FLAZ_STAT_READ_MISSES, 1);
+	if (!h->fetch)
+		flaz_stats_add(h->c->stats, FLAZ_STAT_READ_MISSES, 1);
 	h->blocks[i].state = HIT_DONE;
 	read_submit(h, read_prepare(h, &h->reads[h->nr + i], h->c->hdd,
 				    (h->block + i) << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
@@ -420,6 +427,8 @@ static void hdd_start_all(struct flaz_hit *h, u64 to_hdd)
 
 static void count_hit(struct flaz_hit *h)
 {
+	if (h->fetch)
+		return;
 	flaz_stats_add(h->c->stats, FLAZ_STAT_READ_HITS, 1);
 	if (h->part)
 		flaz_stats_add(h->c->stats, FLAZ_STAT_PARTIAL_HITS, 1);
@@ -668,7 +677,8 @@ static bool start_now(struct flaz_hit *h)
  * Costs: a lookup and a pin per block (O(1)), one SSD read per span of slots,
  * a check and a decompression per block; never a table read.
  */
-u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head)
+static u32 serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head,
+		 bool fetch)
 {
 	struct hit_block first;
 	bool work = false, pooled = false;
@@ -676,7 +686,7 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u3
 	struct flaz_hit *h;
 	u32 nr, i;
 
-	if (!lookup_pin(c, block, &first))
+	if (!lookup_pin(c, block, &first, !fetch))
 		return 0;
 	h = kmalloc(size, GFP_NOWAIT | __GFP_NOWARN);
 	if (!h) {
@@ -689,7 +699,7 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u3
 	}
 	memset(h, 0, size);
 	h->blocks[0] = first;
-	for (nr = 1; nr < max && lookup_pin(c, block + nr, &h->blocks[nr]); nr++)
+	for (nr = 1; nr < max && lookup_pin(c, block + nr, &h->blocks[nr], !fetch); nr++)
 		;
 	if (nr * FLAZ_BLOCK_SECTORS < bio_sectors(bio))
 		dm_accept_partial_bio(bio, nr * FLAZ_BLOCK_SECTORS);
@@ -699,6 +709,7 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u3
 	h->iter = bio->bi_iter;
 	h->block = block;
 	h->nr = nr;
+	h->fetch = fetch;
 	if (head || bio->bi_iter.bi_size < FLAZ_BLOCK_SIZE) {
 		h->head = head;
 		h->part = bio->bi_iter.bi_size;
@@ -724,6 +735,22 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u3
 	}
 	put_hit(h);
 	return nr;
+}
+
+u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head)
+{
+	return serve(c, bio, block, max, head, false);
+}
+
+/*
+ * Read cached block @block whole into @bio (4 KiB, not the volume's), for the
+ * volume's own use (patch.c): checked and decompressed as a hit, read from the
+ * HDD if its slot fails; @bio ends when it is done. Not counted as a read, and
+ * not a hit for the cleaner. False: not cached, or no memory without waiting.
+ */
+bool flaz_hit_fetch(struct flaz_cache *c, struct bio *bio, u64 block)
+{
+	return serve(c, bio, block, 1, 0, true);
 }
 
 struct flaz_hits *flaz_hits_create(u32 extent_bytes)

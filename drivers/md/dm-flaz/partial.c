@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-flaz partial read misses: a read of part of a block that is not cached
- * reads the whole block from the HDD instead (as dm-cache promotes whole
- * blocks), copies the reader's part out and hands the block to fill.c, so the
- * next read of any part of it hits.
+ * dm-flaz parts of blocks: which blocks a bio covers only in part, and the
+ * read misses of such parts.
+ *
+ * A read of part of a block that is not cached reads the whole block from the
+ * HDD instead (as dm-cache promotes whole blocks), copies the reader's part out
+ * and hands the block to fill.c, so the next read of any part of it hits.
  *
  * The reader's record (records.c), added in .map before the block's read is
  * issued, makes the fill install nothing a write changed since, as for any
@@ -19,6 +21,23 @@
 
 #include "flaz.h"
 #include "format.h"
+
+/*
+ * The blocks a bio of @sectors at volume sector @start covers, and which of
+ * them it covers only in part: a piece of a block is a bio of its own (cache.c).
+ */
+void flaz_edges(sector_t start, u32 sectors, struct flaz_edges *e)
+{
+	u32 in = start & (FLAZ_BLOCK_SECTORS - 1);
+	u32 end = (start + sectors) & (FLAZ_BLOCK_SECTORS - 1);
+
+	e->first = start >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	e->last = (start + sectors - 1) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	e->head = in << SECTOR_SHIFT;
+	e->head_sectors = in || sectors < FLAZ_BLOCK_SECTORS ?
+			  min_t(u32, sectors, FLAZ_BLOCK_SECTORS - in) : 0;
+	e->tail_sectors = e->last > e->first ? end : 0;
+}
 
 struct flaz_widen {
 	struct work_struct work;

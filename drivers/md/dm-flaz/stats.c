@@ -58,6 +58,10 @@ static const char * const stat_names[FLAZ_NR_STATS] = {
 	[FLAZ_STAT_SKIPPED_HOT] = "skipped_hot",
 	[FLAZ_STAT_PARTIAL_HITS] = "partial_hits",
 	[FLAZ_STAT_PARTIAL_FILLS] = "partial_fills",
+	[FLAZ_STAT_PARTIAL_UPDATES] = "partial_updates",
+	[FLAZ_STAT_PARTIAL_DROPS] = "partial_drops",
+	[FLAZ_STAT_PARTIAL_PASSES] = "partial_passes",
+	[FLAZ_STAT_SEQ_BYPASSES] = "seq_bypasses",
 };
 
 struct flaz_stats *flaz_stats_create(void)
@@ -144,6 +148,6 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	emit_stats(s, FLAZ_STAT_TABLE_PAGE_INS, FLAZ_STAT_SKIPPED_TABLE, result, maxlen, &sz);
 	DMEMIT(" probation_extents=%llu main_extents=%llu", g->probation_extents,
 	       g->main_extents);
-	emit_stats(s, FLAZ_STAT_SLOTS_PROMOTED, FLAZ_STAT_PARTIAL_FILLS, result, maxlen, &sz);
+	emit_stats(s, FLAZ_STAT_SLOTS_PROMOTED, FLAZ_STAT_SEQ_BYPASSES, result, maxlen, &sz);
 	*sz_p = sz;
 }

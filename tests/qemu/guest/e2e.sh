@@ -81,10 +81,12 @@ check flazctl-activate t_flazctl_activate
 check cache-hits t_cache_hits
 check cache-invalidate t_cache_invalidate
 check cache-partial-write t_cache_partial_write
+check cache-partial-write-race t_cache_partial_write_race
 check cache-partial-reads t_cache_partial_reads
 check cache-partial-reads-4kn-ssd t_cache_partial_reads "$SSD4K"
 check cache-partial-race t_cache_partial_race
 check cache-partial-tail t_cache_partial_tail
+check cache-fs-sector63 t_cache_fs_sector63
 check cache-discard t_cache_discard
 check cache-compressor-lzo t_cache_compressor table lzo
 check cache-compressor-lz4 t_cache_compressor table lz4

@@ -63,8 +63,9 @@ t_setup() {
 # The writing jobs run one after the other: two writes to the same blocks in flight at once
 # may reach the disk in either order, whatever order the log records them in, and then the
 # whole log replayed would not give the recorded device.
-# A few thousand I/Os with frequent syncs, reads that fill the cache, then ext4 (mounted with
-# discard) with files written, synced and some deleted. The cleaner runs flat out and early
+# A few thousand I/Os with frequent syncs, reads that fill the cache, writes of parts of
+# cached blocks (they update them), then ext4 (mounted with discard) with files written,
+# synced and some deleted. The cleaner runs flat out and early
 # (16 KiB extents, watermarks at 80-90% free, since the workload fills less than half the
 # SSD): a first 2 MiB read twice (hit slots get a second chance) and then 8 MiB read once
 # make it move slots as well as drop them, so the log holds moves.
@@ -82,9 +83,16 @@ t_record() {
 	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
 	must dd if=/dev/mapper/vol of=/dev/null bs=64k count=32 iflag=direct
 	must dd if=/dev/mapper/vol of=/dev/null bs=64k skip=128 count=128 iflag=direct
+	# writes of parts of blocks, over the first 2 MiB read twice: cached blocks are updated
+	# in new slots (patch.c), with syncs between
+	must fio --filename=/dev/mapper/vol --size=2m --name=pw --ioengine=libaio --iodepth=4 \
+		--direct=1 --rw=randwrite --bsrange=512-6656 --blockalign=512 --serialize_overlap=1 \
+		--fsync=4 --number_ios=80 --randseed=5
 	vol_status
 	moved=$(status_val vol slots_moved)
 	[ "${moved:-0}" -gt 0 ] || fail "the recorded run moved no slot (slots_moved=$moved): the points would not cover the cleaner's moves"
+	updated=$(status_val vol partial_updates)
+	[ "${updated:-0}" -gt 0 ] || fail "the recorded run updated no block written in part (partial_updates=$updated)"
 	# a second past the last write, so a timed commit lands in the log too
 	sleep 2
 	must mkfs.ext4 -q -E nodiscard -b 4096 /dev/mapper/vol
