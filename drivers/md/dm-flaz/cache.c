@@ -169,7 +169,8 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 			flaz_stats_add(c->stats, FLAZ_STAT_PARTIAL_FILLS, 1);
 			return DM_MAPIO_SUBMITTED;
 		}
-		bypass(c, seq ? FLAZ_STAT_SEQ_BYPASSES : FLAZ_STAT_PARTIAL_PASSES, 1);
+		bypass(c, whole && mode == FLAZ_MODE_NORMAL && seq ? FLAZ_STAT_SEQ_BYPASSES :
+		       FLAZ_STAT_PARTIAL_PASSES, 1);
 		return DM_MAPIO_REMAPPED;
 	}
 
@@ -273,16 +274,14 @@ static u64 patch_cut(struct flaz_cache *c, struct bio *bio, sector_t start)
 	struct flaz_edges edges;
 	struct flaz_entry e;
 
-	/* a flush is never cut: older kernels' dm_accept_partial_bio() BUGs on one */
-	if (bio->bi_opf & REQ_PREFLUSH)
-		return U64_MAX;
 	flaz_edges(start, sectors, &edges);
-	if (edges.head_sectors && is_cached(c, edges.first, &e)) {
+	/* the volume's last block, when its end cuts it, is never cached (map_read()) */
+	if (edges.head_sectors && edges.first < c->hdd_blocks && is_cached(c, edges.first, &e)) {
 		if (sectors > edges.head_sectors)
 			dm_accept_partial_bio(bio, edges.head_sectors);
 		return edges.first;
 	}
-	if (edges.tail_sectors && is_cached(c, edges.last, &e))
+	if (edges.tail_sectors && edges.last < c->hdd_blocks && is_cached(c, edges.last, &e))
 		dm_accept_partial_bio(bio, sectors - edges.tail_sectors);
 	return U64_MAX;
 }
@@ -323,7 +322,7 @@ static int map_write(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 			if (patch != U64_MAX)
 				pb->patch = flaz_patch_start(c, bio, patch,
 							     (start - patch * FLAZ_BLOCK_SECTORS) <<
-							     SECTOR_SHIFT, &pb->rec);
+							     SECTOR_SHIFT);
 			bypass(c, FLAZ_STAT_PARTIAL_DROPS, span - nr_whole - !!pb->patch);
 		}
 	}
@@ -439,14 +438,11 @@ int flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error)
 	if (!pb->tracked)
 		return DM_ENDIO_DONE;
 	pb->tracked = false;
-	/* the update takes the record over, and ends the write (patch.c) */
+	/* the update takes the record over (patch.c) */
 	if (pb->patch) {
-		struct flaz_patch *p = pb->patch;
-
-		/* before the end: the write may be ended and gone when it returns */
+		flaz_patch_end(pb->patch, &pb->rec, error);
 		pb->patch = NULL;
-		flaz_patch_end(p, error);
-		return DM_ENDIO_INCOMPLETE;
+		return DM_ENDIO_DONE;
 	}
 	if (error || !pb->nr_blocks || READ_ONCE(pb->rec.stale)) {
 		flaz_records_del(&c->records, &pb->rec);
@@ -624,6 +620,8 @@ void flaz_cache_suspend(struct flaz_cache *c)
 {
 	/* an install waiting for space would hold the flush up to FILL_SPACE_WAIT (fill.c) */
 	flaz_alloc_waits(c->alloc, false);
+	/* updates in flight end in installs: before the installs are flushed */
+	flaz_patch_drain(c);
 	flush_workqueue(c->wq.write);
 	flaz_xbuf_stop(c->xbuf);
 	flaz_cleaner_stop(c->cleaner);

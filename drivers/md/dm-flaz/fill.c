@@ -421,11 +421,13 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 
 /*
  * Install @nr whole blocks from @block of a completed read miss or write whose
- * record is @rec: the fill takes the record over, or drops it. Costs, in a
- * work item: per block, a compression, a slot in an open extent, and a line
- * set under its lock; a page-in (one 4 KiB read) when the line's page is out.
+ * record is @rec: the fill takes the record over, or drops it. Returns whether
+ * it took the blocks (the installs may still skip some: fills_skipped). Costs,
+ * in a work item: per block, a compression, a slot in an open extent, and a
+ * line set under its lock; a page-in (one 4 KiB read) when the line's page is
+ * out.
  */
-void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
+bool flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, u64 was_cached, struct flaz_record *rec)
 {
 	enum flaz_stat why = FLAZ_STAT_SKIPPED_MEMORY;
@@ -440,14 +442,15 @@ void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32
 		atomic_sub(nr, &c->pending_fills);
 		skipped(c, why, nr);
 		flaz_records_del(&c->records, rec);
-		return;
+		return false;
 	}
 	/* unless a write made the bio's record stale meanwhile */
 	if (!flaz_records_pass(&c->records, rec, &fill->rec)) {
 		atomic_sub(nr, &c->pending_fills);
 		free_fill(fill, nr);
-		return;
+		return false;
 	}
 	for (i = 0; i < DIV_ROUND_UP(nr, FILL_BATCH); i++)
 		flaz_wq_write(&c->wq, &fill->units[i].work);
+	return true;
 }

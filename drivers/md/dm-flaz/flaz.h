@@ -497,6 +497,7 @@ struct flaz_cache {
 
 	struct flaz_records records;
 	atomic_t pending_fills;		/* blocks copied, not yet installed */
+	atomic_t patches;		/* updates of blocks written in part in flight (patch.c) */
 
 	struct flaz_seq *streams;	/* the streams seq_cutoff_kib looks at */
 
@@ -581,9 +582,9 @@ bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 hea
 /* patch.c: a write of part of a cached block updates the block */
 struct flaz_patch;
 
-struct flaz_patch *flaz_patch_start(struct flaz_cache *c, struct bio *bio, u64 block,
-				    u32 head, struct flaz_record *rec);
-void flaz_patch_end(struct flaz_patch *p, blk_status_t error);
+struct flaz_patch *flaz_patch_start(struct flaz_cache *c, struct bio *bio, u64 block, u32 head);
+void flaz_patch_end(struct flaz_patch *p, struct flaz_record *rec, blk_status_t error);
+void flaz_patch_drain(struct flaz_cache *c);
 
 /* cleaner.c: compaction of the oldest extents, and eviction when space is short */
 struct flaz_cleaner;
@@ -642,7 +643,7 @@ u32 flaz_fill_max_payload(struct flaz_cache *c);
 int flaz_fill_slot(struct flaz_compressor *comp, struct flaz_bypass *bypass,
 		   const void *data, u32 max, void *(*place)(void *ctx, unsigned int len),
 		   void *ctx, atomic64_t *seq, struct flaz_slot_info *info);
-void flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
+bool flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32 skip,
 	       u64 block, u32 nr, u64 was_cached, struct flaz_record *rec);
 bool flaz_fill_all_writes(struct flaz_cache *c);
 

@@ -312,7 +312,8 @@ static int decode(struct flaz_hit *h, u32 i, const u8 *slot, bool atomic)
 /*
  * The slot for block @i was unreadable or failed its checks. If the table still
  * points at it, the SSD let us down: count it and drop the line. Otherwise the
- * slot was replaced or evicted while we read it, which is no fault.
+ * slot was replaced or evicted while we read it, which is no fault; but for a
+ * fetch, whose own write dropped the line, the slot was pinned as it was.
  */
 static void slot_failed(struct flaz_hit *h, u32 i)
 {
@@ -330,7 +331,7 @@ static void slot_failed(struct flaz_hit *h, u32 i)
 	if (same)
 		flaz_l2p_set(c->l2p, block, &none, &old);
 	flaz_l2p_unlock(c->l2p, line);
-	if (same)
+	if (same || h->fetch)
 		flaz_report_fault(c, FLAZ_STAT_SSD_ERRORS);
 }
 

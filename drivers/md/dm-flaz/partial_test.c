@@ -2,8 +2,8 @@
 /*
  * KUnit tests for the blocks a bio covers in part (flaz_edges()): block edges,
  * a bio ending mid-block, 512 bytes at a device's last sector, and that cutting
- * at the edges as cache.c does leaves pieces each of one block in part or of
- * whole blocks, covering the bio exactly.
+ * a write at the edges as cache.c does makes every cached block it covers in
+ * part a piece of its own.
  */
 #include <kunit/test.h>
 
@@ -49,35 +49,57 @@ static void edges_table(struct kunit *test)
 	}
 }
 
+/* Which blocks are cached, by pattern: none, all, odd ones, even ones. */
+static bool cached(u32 pattern, u64 block)
+{
+	return pattern == 1 || (pattern >= 2 && (block & 1) == pattern - 2);
+}
+
 /*
- * Every bio of 1 to 40 sectors from sectors 0 to 23, cut as cache.c cuts a
- * write whose blocks are all cached: its piece in part of the first block, or
- * its whole blocks before a last one in part, or all of it.
+ * Every bio of 1 to 40 sectors from sectors 0 to 23, under four patterns of
+ * cached blocks, cut as cache.c's patch_cut() cuts a write: its piece in part
+ * of the first block when that is cached, or what comes before its last block
+ * in part when that is cached, or all of it. The pieces cover the bio exactly,
+ * and every block it covers in part and cached is a piece of its own, within
+ * the block (so it is updated, not dropped).
  */
 static void edges_cuts(struct kunit *test)
 {
-	struct flaz_edges e;
+	struct flaz_edges e, whole;
 	sector_t start, s;
-	u32 sectors, n, piece;
+	u32 sectors, n, piece, pattern;
+	u64 own[2];
+	u32 nr_own;
 
-	for (start = 0; start < 24; start++) {
-		for (sectors = 1; sectors <= 40; sectors++) {
-			for (s = start, n = sectors; n; s += piece, n -= piece) {
-				flaz_edges(s, n, &e);
-				if (e.head_sectors)
-					piece = min(n, e.head_sectors);
-				else if (e.tail_sectors)
-					piece = n - e.tail_sectors;
-				else
-					piece = n;
-				KUNIT_ASSERT_GT_MSG(test, piece, 0, "%llu+%u at %llu", (u64)start,
-						    sectors, (u64)s);
-				/* one block in part, or whole blocks */
-				if ((s & 7) || (piece & 7))
-					KUNIT_ASSERT_EQ_MSG(test, s >> 3, (s + piece - 1) >> 3,
-							    "%llu+%u at %llu", (u64)start, sectors,
-							    (u64)s);
-				KUNIT_ASSERT_LE(test, piece, n);
+	for (pattern = 0; pattern < 4; pattern++) {
+		for (start = 0; start < 24; start++) {
+			for (sectors = 1; sectors <= 40; sectors++) {
+				nr_own = 0;
+				for (s = start, n = sectors; n; s += piece, n -= piece) {
+					flaz_edges(s, n, &e);
+					if (e.head_sectors && cached(pattern, e.first)) {
+						piece = e.head_sectors;
+						KUNIT_ASSERT_LT(test, nr_own, 2U);
+						own[nr_own++] = e.first;
+					} else if (e.tail_sectors && cached(pattern, e.last)) {
+						piece = n - e.tail_sectors;
+					} else {
+						piece = n;
+					}
+					KUNIT_ASSERT_GT_MSG(test, piece, 0U, "%llu+%u", (u64)start,
+							    sectors);
+					KUNIT_ASSERT_LE(test, piece, n);
+				}
+				flaz_edges(start, sectors, &whole);
+				if (whole.head_sectors && cached(pattern, whole.first))
+					KUNIT_EXPECT_TRUE_MSG(test, nr_own && own[0] == whole.first,
+							      "%llu+%u: head %llu not its own piece",
+							      (u64)start, sectors, whole.first);
+				if (whole.tail_sectors && cached(pattern, whole.last))
+					KUNIT_EXPECT_TRUE_MSG(test, nr_own &&
+							      own[nr_own - 1] == whole.last,
+							      "%llu+%u: tail %llu not its own piece",
+							      (u64)start, sectors, whole.last);
 			}
 		}
 	}
