@@ -421,8 +421,9 @@ static struct flaz_fill *make_fill(struct flaz_cache *c, struct bio *bio,
 
 /*
  * Install @nr whole blocks from @block of a completed read miss or write whose
- * record is @rec: the fill takes the record over, or drops it. Returns whether
- * it took the blocks (the installs may still skip some: fills_skipped). Costs,
+ * record is @rec: the fill takes the record over, or drops it. Returns false
+ * when a write made the record stale (the blocks are older than it); blocks
+ * skipped otherwise count in fills_skipped. Costs,
  * in a work item: per block, a compression, a slot in an open extent, and a
  * line set under its lock; a page-in (one 4 KiB read) when the line's page is
  * out.
@@ -442,7 +443,7 @@ bool flaz_fill(struct flaz_cache *c, struct bio *bio, struct bvec_iter iter, u32
 		atomic_sub(nr, &c->pending_fills);
 		skipped(c, why, nr);
 		flaz_records_del(&c->records, rec);
-		return false;
+		return true;
 	}
 	/* unless a write made the bio's record stale meanwhile */
 	if (!flaz_records_pass(&c->records, rec, &fill->rec)) {

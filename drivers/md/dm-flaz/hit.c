@@ -393,7 +393,9 @@ static void hdd_done(struct work_struct *work)
 	struct flaz_hit *h = r->h;
 	u32 i = r - h->reads - h->nr;
 
-	/* the target's end_io counts the error, as for any bio */
+	/* the target's end_io counts the error, as for any bio; a fetch's is not one */
+	if (r->error && h->fetch)
+		flaz_stats_add(h->c->stats, FLAZ_STAT_HDD_ERRORS, 1);
 	if (r->error)
 		WRITE_ONCE(h->status, BLK_STS_IOERR);
 	else

@@ -57,18 +57,19 @@ static void patch_work(struct work_struct *work)
 	struct page *page = p->bvec.bv_page;
 	/* the block's, as set up: the read went into it through a copy of it (hit.c) */
 	struct bvec_iter it = p->bio.bi_iter;
-	bool done = false;
+	bool fresh = false;
 
 	if (p->held && !p->bio.bi_status) {
 		memcpy(page_address(page) + p->head, p->bytes, p->len);
 		/* a written block: fill.c copies it, the page goes below */
 		p->bio.bi_opf = REQ_OP_WRITE;
-		done = flaz_fill(c, &p->bio, it, 0, it.bi_sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
-				 1, BIT_ULL(0), &p->rec);
+		fresh = flaz_fill(c, &p->bio, it, 0, it.bi_sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
+				  1, BIT_ULL(0), &p->rec);
 	} else if (p->held) {
 		flaz_records_del(&c->records, &p->rec);
 	}
-	if (done) {
+	/* handed to the install, whose skips count in fills_skipped; or lost before it */
+	if (fresh) {
 		flaz_stats_add(c->stats, FLAZ_STAT_PARTIAL_UPDATES, 1);
 	} else {
 		flaz_stats_add(c->stats, FLAZ_STAT_PARTIAL_DROPS, 1);
@@ -129,6 +130,7 @@ struct flaz_patch *flaz_patch_start(struct flaz_cache *c, struct bio *bio, u64 b
 	atomic_inc(&c->patches);
 	if (flaz_hit_fetch(c, &p->bio, block))
 		return p;
+	/* no wake: in .map, so no suspend waits in flaz_patch_drain() */
 	atomic_dec(&c->patches);
 	bio_uninit(&p->bio);
 fail:
@@ -151,7 +153,11 @@ void flaz_patch_end(struct flaz_patch *p, struct flaz_record *rec, blk_status_t 
 	put_patch(p);
 }
 
-/* Wait until no update is in flight (suspend: they use the SSD and the queues). */
+/*
+ * Wait until no update is in flight (postsuspend: they use the SSD and the
+ * queues; no new one starts, .map being held). An SSD that hangs holds it, as
+ * it holds a commit.
+ */
 void flaz_patch_drain(struct flaz_cache *c)
 {
 	wait_var_event(&c->patches, !atomic_read(&c->patches));
