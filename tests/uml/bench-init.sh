@@ -2,7 +2,8 @@
 # PID 1 of the UML bench kernel (tests/uml/bench.sh): the time a 4 KiB read takes with every
 # read a hit (one at a time on one CPU: the path's CPU work plus one SSD read), and CPU per
 # 4 KiB fill, for no cache, dm-cache, flaz-lz4, flaz-zstd and flaz-off (lz4
-# with compression off), over 64 MiB of 2:1-compressible data that fits the SSD; and the
+# with compression off), over 64 MiB of 2:1-compressible data that fits the SSD; CPU per
+# 512-byte write of a cached block, updated or dropped; and the
 # in-kernel cost of a slot's checks + decompression, of a fill's slot, and of the compressor
 # bypass against trying the codec on random blocks, measured in the same boot (debugfs
 # dm-flaz/codec_costs). Lines for the user start with "::". Writes `done` last.
@@ -123,6 +124,46 @@ for cfg in none dm-cache flaz-lz4 flaz-zstd flaz-off; do
 	flaz*) dmsetup remove vol ;;
 	esac
 done
+
+# Writes of 512 bytes at random 512-byte offsets over the set, one at a time, once it is
+# cached: CPU per write when flaz updates the block written in part (patch.c: its slot read
+# and decompressed, the bytes patched in, the block compressed into a new slot) against
+# dropping it (the bench module's partial_write_drop), and what reads of the set hit after.
+say
+say "writes of 512 B at random 512-byte offsets over the ${WSET_MIB} MiB once cached, one at a time,"
+say "${RUN_S} s; CPUus per write (busy ticks); then hit% of 4 KiB random reads of the set (${RUN_S} s)"
+printf '::%-12s %8s %8s %10s %6s\n' config "us/wr" "IOPS" "CPUus/wr" "hit%"
+for cfg in none flaz-update flaz-drop; do
+	dev=$HDD
+	if [ $cfg != none ]; then
+		echo $([ $cfg = flaz-drop ] && echo 1 || echo 0) >/sys/module/dm_flaz/parameters/partial_write_drop
+		dmsetup create vol --table "0 $N flaz $HDD $SSD 3 seq_cutoff_kib 0 cold" || { say "$cfg: refused"; continue; }
+		dev=/dev/mapper/vol
+		reads $dev /tmp/cold
+		settled
+	fi
+	c0=$(ticks)
+	fio --name=w --filename="$dev" --size=${WSET_MIB}M --rw=randwrite --bs=512 --blockalign=512 \
+		--ioengine=psync --direct=1 --eta=never --minimal --output=/tmp/pw --time_based \
+		--runtime=$RUN_S --norandommap --buffer_compress_percentage=50 --refill_buffers
+	[ $cfg = none ] || settled
+	c1=$(ticks)
+	# terse v3: field 49 is write IOPS
+	iops=$(cut -d';' -f49 /tmp/pw)
+	n=$((iops * RUN_S))
+	cpu=$(echo "$c0 $c1 $n" | awk '$3 > 0 { printf "%.1f", ($2 - $1) * 10000 / $3 }')
+	wall=$(echo "$iops" | awk '$1 > 0 { printf "%.1f", 1000000 / $1 }')
+	hit=-
+	if [ $cfg != none ]; then
+		h0=$(hits flaz)
+		reads $dev /tmp/run --time_based --runtime=$RUN_S --norandommap
+		h1=$(hits flaz)
+		hit=$(echo "$h0 $h1" | awk '{ n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')
+		dmsetup remove vol
+	fi
+	printf '::%-12s %8s %8s %10s %6s\n' $cfg "$wall" "$iops" "$cpu" "$hit"
+done
+echo 0 >/sys/module/dm_flaz/parameters/partial_write_drop
 
 say
 say "in-kernel cost per 4 KiB block: a hit's slot checks (header + crc32c) and decompression;"

@@ -29,6 +29,9 @@
 #   8. mixed: 60% random writes over 3x the SSD beside zipf reads over part of it: read hits
 #      and SSD bytes written, none, dm-cache, bcache, flaz (written blocks on probation) and
 #      flaz-wcached (only those cached or ghosts before the write) (BENCH=only=mixed)
+#   9. misaligned: zipf reads and writes of 512 B to 64 KiB at 512-byte offsets, and the
+#      aligned load beside it: none, dm-cache, bcache, flaz (blocks written in part updated)
+#      and flaz-drop (dropped) (BENCH=only=misaligned)
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -1127,6 +1130,7 @@ hdd_fill_rest() {
 MIXED_W_MIB=384
 MIXED_R_MIB=128
 MIXED_S=30
+MIXED_LOAD=mixed_load
 mixed_load() {
 	fio --filename="$1" --ioengine=libaio --direct=1 --bs=4k --randrepeat=0 --norandommap \
 		--time_based --runtime="$2" --eta=never --minimal --output="$3" \
@@ -1137,16 +1141,31 @@ mixed_load() {
 }
 mrow() { printf '::%-12s %6s %9s %9s %7s %12s\n' "$@"; }
 
-# mixed_row NAME DEV HITS_CMD: a warm-up pass and a measured one of mixed_load on DEV: the
+# The misaligned load (issue 29), as a production VM's trace gives it: zipf:1.2 reads and
+# writes over the HDD's first MISAL_MIB (2:1 data), of 512 B to 64 KiB at any 512-byte
+# offset (MISAL_ALIGN=4k, MISAL_BS=4k-64k: the aligned load beside it), about 30% writes.
+MISAL_MIB=128
+MISAL_ALIGN=512
+MISAL_BS=512-64k
+misal_load() {
+	fio --filename="$1" --ioengine=libaio --direct=1 --bsrange=$MISAL_BS \
+		--blockalign=$MISAL_ALIGN --randrepeat=0 --norandommap --time_based --runtime="$2" \
+		--eta=never --minimal --output="$3" --random_distribution=zipf:1.2 \
+		--size=${MISAL_MIB}M --iodepth=4 \
+		--name=w --rw=randwrite --flow=3 --buffer_compress_percentage=50 --refill_buffers \
+		--name=r --rw=randread --flow=7
+}
+
+# mixed_row NAME DEV HITS_CMD: a warm-up pass and a measured one of MIXED_LOAD on DEV: the
 # reads' hit ratio (the cache's counters over the measured pass), read and write IOPS (fio's
 # terse lines: the writer's first, its write IOPS field 49; the reader's read IOPS field 8),
 # the writes' share of the I/Os, and what the SSD took (both passes) per GiB of user I/O.
 mixed_row() {
 	mr_name=$1 mr_dev=$2 mr_hits=$3
 	mr_w=$(ssd_wsect)
-	mixed_load "$mr_dev" $MIXED_S /tmp/mwarm.terse
+	$MIXED_LOAD "$mr_dev" $MIXED_S /tmp/mwarm.terse
 	mr_h0=$($mr_hits)
-	mixed_load "$mr_dev" $MIXED_S /tmp/mrun.terse
+	$MIXED_LOAD "$mr_dev" $MIXED_S /tmp/mrun.terse
 	mr_h1=$($mr_hits)
 	mr_hit=$(hit_pct "$mr_h0" "$mr_h1")
 	mr_wiops=$(sed -n 1p /tmp/mrun.terse | cut -d';' -f49)
@@ -1198,6 +1217,53 @@ mixed_section() {
 		$1 == "dm-cache" { dh = $2 } $1 == "bcache" { bh = $2 }
 		END { printf "::  read hits: flaz-lz4 %s%%, flaz-wcached %s%%, dm-cache %s%%, bcache %s%%; SSD MiB per GiB: flaz-lz4 %s, flaz-wcached %s\n",
 			h, wh, dh, bh, s, ws }' /tmp/mixed
+}
+
+# flaz_misal NAME DROP: a mixed_row of a fresh flaz volume (lz4) under the misaligned load,
+# with the bench module's partial_write_drop (patch.c) as given, then its counters.
+flaz_misal() {
+	echo "$2" >/sys/module/dm_flaz/parameters/partial_write_drop
+	dmsetup create vol --table "0 $N flaz $BACKING $SSD 3 compressor lz4 cold"
+	mixed_row "$1" /dev/mapper/vol flaz_hits
+	dmsetup status vol >/tmp/status
+	say "  $1: partial_hits $(flaz_val partial_hits), partial_fills $(flaz_val partial_fills), partial_updates $(flaz_val partial_updates), partial_drops $(flaz_val partial_drops), partial_passes $(flaz_val partial_passes), seq_bypasses $(flaz_val seq_bypasses), fills_skipped $(flaz_val fills_skipped), ratio $(flaz_val ratio)"
+	dmsetup remove vol
+	echo 0 >/sys/module/dm_flaz/parameters/partial_write_drop
+}
+
+# misal_rows ALIGN BS: the load's rows, none, dm-cache, bcache, flaz-lz4 (a cached block
+# written in part is updated), flaz-drop (dropped).
+misal_rows() {
+	MISAL_ALIGN=$1 MISAL_BS=$2
+	say
+	say "misaligned: zipf:1.2 reads and writes of $2 at $1-byte offsets over ${MISAL_MIB} MiB (the SSD's size), about 30% writes; ${MIXED_S} s warm-up, ${MIXED_S} s measured"
+	mrow config "hit%" "read IOPS" "wr IOPS" "write%" "SSD MiB/GiB"
+	: >/tmp/mixed
+	mixed_row none "$BACKING" no_hits
+	dmcache_up "$BACKING"
+	mixed_row dm-cache /dev/mapper/cached dmcache_hits
+	dmcache_down
+	if bcache_up; then
+		mixed_row bcache /dev/bcache0 bcache_hits
+		bcache_down
+	else
+		say "$(printf '%-12s' bcache) not set up: $(tail -n 1 /tmp/bcache.out)"
+	fi
+	flaz_misal flaz-lz4 0
+	flaz_misal flaz-drop 1
+	awk '$1 == "flaz-lz4" { h = $2; r = $3 } $1 == "flaz-drop" { dh = $2; dr = $3 }
+		$1 == "dm-cache" { ch = $2; cr = $3 } $1 == "bcache" { bh = $2 }
+		END { printf "::  read hits: flaz-lz4 %s%%, flaz-drop %s%%, dm-cache %s%%, bcache %s%%; read IOPS flaz-lz4/flaz-drop %s, flaz-lz4/dm-cache %s\n",
+			h, dh, ch, bh, (dr > 0 ? sprintf("%.2f", r / dr) : "-"),
+			(cr > 0 ? sprintf("%.2f", r / cr) : "-") }' /tmp/mixed
+}
+
+misal_section() {
+	hdd_fill21 $MISAL_MIB
+	MIXED_LOAD=misal_load
+	misal_rows 512 512-64k
+	misal_rows 4096 4k-64k
+	MIXED_LOAD=mixed_load
 }
 
 cleaner_section() {
@@ -1293,6 +1359,9 @@ only=scale)
 only=mixed)
 	mixed_section
 	exit 0 ;;
+only=misaligned)
+	misal_section
+	exit 0 ;;
 only=postmark)
 	dmsetup remove slowhdd
 	postmark_section
@@ -1341,6 +1410,7 @@ write_bench flaz-lz4 /dev/mapper/vol
 dmsetup remove vol
 write_ratios
 mixed_section
+misal_section
 
 dmsetup remove slowhdd
 nbd_section
