@@ -1180,6 +1180,20 @@ mixed_row() {
 	echo "$mr_name $mr_hit $mr_riops $mr_wiops $mr_ssd" >>/tmp/mixed
 }
 
+# mixed_others: the mixed_rows of no cache, dm-cache and bcache.
+mixed_others() {
+	mixed_row none "$BACKING" no_hits
+	dmcache_up "$BACKING"
+	mixed_row dm-cache /dev/mapper/cached dmcache_hits
+	dmcache_down
+	if bcache_up; then
+		mixed_row bcache /dev/bcache0 bcache_hits
+		bcache_down
+	else
+		say "$(printf '%-12s' bcache) not set up: $(tail -n 1 /tmp/bcache.out)"
+	fi
+}
+
 # flaz_mixed NAME WRITE_ADMIT_CACHED [OPTIONS...]: a mixed_row of a fresh flaz volume, with the
 # bench module's write_admit_cached (fill.c) as given, then what its installs did.
 flaz_mixed() {
@@ -1201,16 +1215,7 @@ mixed_section() {
 	say "flaz-wcached: a written block installed only if it was cached or a ghost before the write (bench module's write_admit_cached); flaz-lz4: every written block, on probation"
 	mrow config "hit%" "read IOPS" "wr IOPS" "write%" "SSD MiB/GiB"
 	: >/tmp/mixed
-	mixed_row none "$BACKING" no_hits
-	dmcache_up "$BACKING"
-	mixed_row dm-cache /dev/mapper/cached dmcache_hits
-	dmcache_down
-	if bcache_up; then
-		mixed_row bcache /dev/bcache0 bcache_hits
-		bcache_down
-	else
-		say "$(printf '%-12s' bcache) not set up: $(tail -n 1 /tmp/bcache.out)"
-	fi
+	mixed_others
 	flaz_mixed flaz-lz4 0 compressor lz4
 	flaz_mixed flaz-wcached 1 compressor lz4
 	awk '$1 == "flaz-lz4" { h = $2; s = $5 } $1 == "flaz-wcached" { wh = $2; ws = $5 }
@@ -1239,16 +1244,7 @@ misal_rows() {
 	say "misaligned: zipf:1.2 reads and writes of $2 at $1-byte offsets over ${MISAL_MIB} MiB (the SSD's size), about 30% writes; ${MIXED_S} s warm-up, ${MIXED_S} s measured"
 	mrow config "hit%" "read IOPS" "wr IOPS" "write%" "SSD MiB/GiB"
 	: >/tmp/mixed
-	mixed_row none "$BACKING" no_hits
-	dmcache_up "$BACKING"
-	mixed_row dm-cache /dev/mapper/cached dmcache_hits
-	dmcache_down
-	if bcache_up; then
-		mixed_row bcache /dev/bcache0 bcache_hits
-		bcache_down
-	else
-		say "$(printf '%-12s' bcache) not set up: $(tail -n 1 /tmp/bcache.out)"
-	fi
+	mixed_others
 	flaz_misal flaz-lz4 0
 	flaz_misal flaz-drop 1
 	awk '$1 == "flaz-lz4" { h = $2; r = $3 } $1 == "flaz-drop" { dh = $2; dr = $3 }
