@@ -150,11 +150,12 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	 * A piece of a block: served from the cache if the block is cached,
 	 * else by a read of the whole block that fills it (partial.c); the rest
 	 * of the bio comes back aligned. The volume's last block, when its end
-	 * cuts it, is never cached: it always goes to the HDD as it is.
+	 * cuts it, is never cached: it always goes to the HDD as it is (as does
+	 * every part of a block in the bench's module with partial_read_pass).
 	 */
 	flaz_edges(sector, sectors, &edges);
 	if (edges.head_sectors) {
-		bool seq, whole = block < c->hdd_blocks;
+		bool seq, whole = block < c->hdd_blocks && !flaz_partial_pass();
 
 		if (sectors > edges.head_sectors)
 			dm_accept_partial_bio(bio, edges.head_sectors);

@@ -576,6 +576,14 @@ struct flaz_edges {
 };
 
 void flaz_edges(sector_t start, u32 sectors, struct flaz_edges *e);
+#ifdef FLAZ_BENCH
+bool flaz_partial_pass(void);
+#else
+static inline bool flaz_partial_pass(void)
+{
+	return false;
+}
+#endif
 bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 head,
 		       struct flaz_record *rec);
 

@@ -22,6 +22,18 @@
 #include "flaz.h"
 #include "format.h"
 
+#ifdef FLAZ_BENCH
+/* make bench measures flaz as it was before reads of parts of blocks were cached */
+static bool partial_read_pass;
+module_param(partial_read_pass, bool, 0644);
+MODULE_PARM_DESC(partial_read_pass, "bench: send reads of parts of blocks to the HDD as they come");
+
+bool flaz_partial_pass(void)
+{
+	return partial_read_pass;
+}
+#endif
+
 /*
  * The blocks a bio of @sectors at volume sector @start covers, and which of
  * them it covers only in part: a piece of a block is a bio of its own (cache.c).

@@ -30,8 +30,9 @@
 #      and SSD bytes written, none, dm-cache, bcache, flaz (written blocks on probation) and
 #      flaz-wcached (only those cached or ghosts before the write) (BENCH=only=mixed)
 #   9. misaligned: zipf reads and writes of 512 B to 64 KiB at 512-byte offsets, and the
-#      aligned load beside it: none, dm-cache, bcache, flaz (blocks written in part updated)
-#      and flaz-drop (dropped) (BENCH=only=misaligned)
+#      aligned load beside it: none, dm-cache, bcache, flaz (blocks written in part updated),
+#      flaz-drop (dropped) and flaz-before (dropped, and reads of parts of blocks not cached)
+#      (BENCH=only=misaligned)
 # Lines for the user start with "::" (the host's bench.sh shows only those); "@csv " lines are
 # the same rows as CSV, which the host collects into a file and plots.
 set -e -o pipefail
@@ -1224,20 +1225,24 @@ mixed_section() {
 			h, wh, dh, bh, s, ws }' /tmp/mixed
 }
 
-# flaz_misal NAME DROP: a mixed_row of a fresh flaz volume (lz4) under the misaligned load,
-# with the bench module's partial_write_drop (patch.c) as given, then its counters.
+# flaz_misal NAME DROP [PASS]: a mixed_row of a fresh flaz volume (lz4) under the misaligned
+# load, with the bench module's partial_write_drop (patch.c) and partial_read_pass
+# (partial.c) as given, then its counters.
 flaz_misal() {
 	echo "$2" >/sys/module/dm_flaz/parameters/partial_write_drop
+	echo "${3:-0}" >/sys/module/dm_flaz/parameters/partial_read_pass
 	dmsetup create vol --table "0 $N flaz $BACKING $SSD 3 compressor lz4 cold"
 	mixed_row "$1" /dev/mapper/vol flaz_hits
 	dmsetup status vol >/tmp/status
 	say "  $1: partial_hits $(flaz_val partial_hits), partial_fills $(flaz_val partial_fills), partial_updates $(flaz_val partial_updates), partial_drops $(flaz_val partial_drops), partial_passes $(flaz_val partial_passes), seq_bypasses $(flaz_val seq_bypasses), fills_skipped $(flaz_val fills_skipped), ratio $(flaz_val ratio)"
 	dmsetup remove vol
 	echo 0 >/sys/module/dm_flaz/parameters/partial_write_drop
+	echo 0 >/sys/module/dm_flaz/parameters/partial_read_pass
 }
 
 # misal_rows ALIGN BS: the load's rows, none, dm-cache, bcache, flaz-lz4 (a cached block
-# written in part is updated), flaz-drop (dropped).
+# written in part is updated), flaz-drop (dropped), flaz-before (dropped, and reads of parts
+# of blocks sent to the HDD as they come: flaz before issue 29); the last two only misaligned.
 misal_rows() {
 	MISAL_ALIGN=$1 MISAL_BS=$2
 	say
@@ -1246,12 +1251,17 @@ misal_rows() {
 	: >/tmp/mixed
 	mixed_others
 	flaz_misal flaz-lz4 0
-	flaz_misal flaz-drop 1
-	awk '$1 == "flaz-lz4" { h = $2; r = $3 } $1 == "flaz-drop" { dh = $2; dr = $3 }
+	# the aligned load has no part of a block: the other two would be flaz-lz4 again
+	if [ "$1" = 512 ]; then
+		flaz_misal flaz-drop 1
+		flaz_misal flaz-before 1 1
+	fi
+	awk 'function q(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
+		$1 == "flaz-lz4" { h = $2; r = $3 } $1 == "flaz-drop" { dh = $2; dr = $3 }
+		$1 == "flaz-before" { bfh = $2; bfr = $3 }
 		$1 == "dm-cache" { ch = $2; cr = $3 } $1 == "bcache" { bh = $2 }
-		END { printf "::  read hits: flaz-lz4 %s%%, flaz-drop %s%%, dm-cache %s%%, bcache %s%%; read IOPS flaz-lz4/flaz-drop %s, flaz-lz4/dm-cache %s\n",
-			h, dh, ch, bh, (dr > 0 ? sprintf("%.2f", r / dr) : "-"),
-			(cr > 0 ? sprintf("%.2f", r / cr) : "-") }' /tmp/mixed
+		END { printf "::  read hits: flaz-lz4 %s%%, flaz-drop %s%%, flaz-before %s%%, dm-cache %s%%, bcache %s%%; read IOPS flaz-lz4/flaz-before %s, flaz-lz4/flaz-drop %s, flaz-lz4/dm-cache %s\n",
+			h, dh, bfh, ch, bh, q(r, bfr), q(r, dr), q(r, cr) }' /tmp/mixed
 }
 
 misal_section() {
