@@ -32,6 +32,10 @@ for t in main write; do
 	awk -F, -v t=$t '$1 == t { print $2, ($3 == "" ? 0 : $3), ($4 == "" ? 0 : $4), ($10 == "" ? 0 : $10) }' \
 		"$OUT/bench.csv" >"$OUT/$t.dat"
 done
+if [ ! -s "$OUT/main.dat" ]; then
+	echo "== no plot: the plot is of the main read table, which this run (BENCH=$BENCH) has not"
+	exit 0
+fi
 gnuplot <<EOF 2>"$OUT/gnuplot.log" || { echo "== no plot: gnuplot failed (see $OUT/gnuplot.log)"; exit 0; }
 set terminal pngcairo size 1500,420 font ",10" noenhanced
 set output "$OUT/bench.png"

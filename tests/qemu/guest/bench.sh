@@ -1260,8 +1260,10 @@ misal_rows() {
 		$1 == "flaz-lz4" { h = $2; r = $3 } $1 == "flaz-drop" { dh = $2; dr = $3 }
 		$1 == "flaz-before" { bfh = $2; bfr = $3 }
 		$1 == "dm-cache" { ch = $2; cr = $3 } $1 == "bcache" { bh = $2 }
-		END { printf "::  read hits: flaz-lz4 %s%%, flaz-drop %s%%, flaz-before %s%%, dm-cache %s%%, bcache %s%%; read IOPS flaz-lz4/flaz-before %s, flaz-lz4/flaz-drop %s, flaz-lz4/dm-cache %s\n",
-			h, dh, bfh, ch, bh, q(r, bfr), q(r, dr), q(r, cr) }' /tmp/mixed
+		END { if (dh == "") printf "::  read hits: flaz-lz4 %s%%, dm-cache %s%%, bcache %s%%; read IOPS flaz-lz4/dm-cache %s\n",
+				h, ch, bh, q(r, cr)
+			else printf "::  read hits: flaz-lz4 %s%%, flaz-drop %s%%, flaz-before %s%%, dm-cache %s%%, bcache %s%%; read IOPS flaz-lz4/flaz-before %s, flaz-lz4/flaz-drop %s, flaz-lz4/dm-cache %s\n",
+				h, dh, bfh, ch, bh, q(r, bfr), q(r, dr), q(r, cr) }' /tmp/mixed
 }
 
 misal_section() {
