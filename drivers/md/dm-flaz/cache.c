@@ -164,9 +164,10 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		if (whole && flaz_hit_serve(c, bio, block, 1, edges.head))
 			return DM_MAPIO_SUBMITTED;
 		remap(c, bio);
+		/* filled or not, the HDD serves it: a miss, as a whole block's is */
+		flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
 		if (whole && mode == FLAZ_MODE_NORMAL && !seq &&
 		    flaz_partial_miss(c, bio, block, edges.head, &pb->rec)) {
-			flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, 1);
 			flaz_stats_add(c->stats, FLAZ_STAT_PARTIAL_FILLS, 1);
 			return DM_MAPIO_SUBMITTED;
 		}

@@ -1195,17 +1195,28 @@ mixed_others() {
 	fi
 }
 
-# flaz_mixed NAME WRITE_ADMIT_CACHED [OPTIONS...]: a mixed_row of a fresh flaz volume, with the
-# bench module's write_admit_cached (fill.c) as given, then what its installs did.
+# flaz_mrow NAME "KEY..." OPTION...: a mixed_row of a fresh flaz volume with OPTIONs (and
+# cold), then the values of its status keys KEY...
+flaz_mrow() {
+	fr_name=$1 fr_keys=$2 fr_line=
+	shift 2
+	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 1)) $* cold"
+	mixed_row "$fr_name" /dev/mapper/vol flaz_hits
+	dmsetup status vol >/tmp/status
+	for fr_k in $fr_keys; do
+		fr_line="$fr_line${fr_line:+, }$fr_k $(flaz_val "$fr_k")"
+	done
+	say "  $fr_name: $fr_line"
+	dmsetup remove vol
+}
+
+# flaz_mixed NAME WRITE_ADMIT_CACHED [OPTIONS...]: flaz_mrow with the bench module's
+# write_admit_cached (fill.c) as given, and what its installs did.
 flaz_mixed() {
 	fm_name=$1
 	echo "$2" >/sys/module/dm_flaz/parameters/write_admit_cached
 	shift 2
-	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 1)) $* cold"
-	mixed_row "$fm_name" /dev/mapper/vol flaz_hits
-	dmsetup status vol >/tmp/status
-	say "  $fm_name: fills $(flaz_val fills), write_hits $(flaz_val write_hits), write_misses $(flaz_val write_misses), evictions $(flaz_val evictions), ghost_hits $(flaz_val ghost_hits), fills_skipped $(flaz_val fills_skipped) (space $(flaz_val skipped_space), busy $(flaz_val skipped_busy), hot $(flaz_val skipped_hot)), logical_bytes $(flaz_val logical_bytes)"
-	dmsetup remove vol
+	flaz_mrow "$fm_name" "fills write_hits write_misses evictions ghost_hits fills_skipped skipped_space skipped_busy skipped_hot logical_bytes" "$@"
 	echo 0 >/sys/module/dm_flaz/parameters/write_admit_cached
 }
 
@@ -1225,17 +1236,12 @@ mixed_section() {
 			h, wh, dh, bh, s, ws }' /tmp/mixed
 }
 
-# flaz_misal NAME DROP [PASS]: a mixed_row of a fresh flaz volume (lz4) under the misaligned
-# load, with the bench module's partial_write_drop (patch.c) and partial_read_pass
-# (partial.c) as given, then its counters.
+# flaz_misal NAME DROP [PASS]: flaz_mrow (lz4) under the misaligned load, with the bench
+# module's partial_write_drop (patch.c) and partial_read_pass (partial.c) as given.
 flaz_misal() {
 	echo "$2" >/sys/module/dm_flaz/parameters/partial_write_drop
 	echo "${3:-0}" >/sys/module/dm_flaz/parameters/partial_read_pass
-	dmsetup create vol --table "0 $N flaz $BACKING $SSD 3 compressor lz4 cold"
-	mixed_row "$1" /dev/mapper/vol flaz_hits
-	dmsetup status vol >/tmp/status
-	say "  $1: partial_hits $(flaz_val partial_hits), partial_fills $(flaz_val partial_fills), partial_updates $(flaz_val partial_updates), partial_drops $(flaz_val partial_drops), partial_passes $(flaz_val partial_passes), seq_bypasses $(flaz_val seq_bypasses), fills_skipped $(flaz_val fills_skipped), ratio $(flaz_val ratio)"
-	dmsetup remove vol
+	flaz_mrow "$1" "partial_hits partial_fills partial_updates partial_drops partial_passes seq_bypasses fills_skipped ratio" compressor lz4
 	echo 0 >/sys/module/dm_flaz/parameters/partial_write_drop
 	echo 0 >/sys/module/dm_flaz/parameters/partial_read_pass
 }
