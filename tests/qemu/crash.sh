@@ -41,23 +41,9 @@ console_tail() {
 boot() {
 	local tag=$1 t0=$SECONDS
 	shift
-	rm -f "$RUN/results.img" "$RUN/$tag".*
-	truncate -s 8M "$RUN/results.img"
-	boot_vm "$KVER" "$INITRD" "$RUN" "$*" "file:$RUN/$tag.console"
+	rm -f "$RUN/$tag".*
+	boot_started "$KVER" "$INITRD" "$RUN" "$*" "$RUN/$tag.console"
 	BOOT_RC=$?
-	read_results "$RUN"
-	# as in run.sh: multi-threaded TCG now and then oopses in early boot (int3 while the
-	# kernel patches its text, no module loaded); a guest that died before its first check
-	# started touched no disk, so it boots once more (first console kept as TAG.1.console)
-	if ! grep -q '^RUN ' "$RUN/results.txt"; then
-		echo "$tag: the guest died before any check started: booting once more" >&2
-		grep -a -m3 -E 'Oops|Kernel panic' "$RUN/$tag.console" >&2
-		mv "$RUN/$tag.console" "$RUN/$tag.1.console"
-		truncate -s 0 "$RUN/results.img" && truncate -s 8M "$RUN/results.img"
-		boot_vm "$KVER" "$INITRD" "$RUN" "$*" "file:$RUN/$tag.console"
-		BOOT_RC=$?
-		read_results "$RUN"
-	fi
 	mv "$RUN/results.txt" "$RUN/$tag.results"
 	mv "$RUN/dmesg.txt" "$RUN/$tag.dmesg"
 	echo "$tag: qemu exited $BOOT_RC after $((SECONDS - t0)) s" >&2

@@ -68,24 +68,10 @@ main() {
 		return
 	fi
 	make_disks "$RUN"
-	rm -f "$RUN/console.log"
-	boot_vm "$KVER" "$initrd" "$RUN" "$GUEST_ARGS" "file:$RUN/console.log"
+	rm -f "$RUN"/console*.log
+	boot_started "$KVER" "$initrd" "$RUN" "$GUEST_ARGS" "$RUN/console.log" fresh
 	rc=$?
 	echo "qemu exited $rc after $((SECONDS - t0)) s; logs in $RUN" >&2
-	read_results "$RUN"
-	# Multi-threaded TCG now and then oopses while the kernel patches its own text at
-	# boot (int3 in early code, no module loaded yet): a guest that died before its first
-	# check started gets one more boot; the first console is kept as console.1.log.
-	if [ "$rc" != 33 ] && ! grep -q '^RUN ' "$RUN/results.txt"; then
-		echo "the guest died before any check started: booting once more" >&2
-		grep -a -m3 -E 'Oops|Kernel panic' "$RUN/console.log" >&2
-		mv "$RUN/console.log" "$RUN/console.1.log"
-		make_disks "$RUN"
-		boot_vm "$KVER" "$initrd" "$RUN" "$GUEST_ARGS" "file:$RUN/console.log"
-		rc=$?
-		echo "qemu exited $rc after $((SECONDS - t0)) s" >&2
-		read_results "$RUN"
-	fi
 	report_checks "$PREFIX" "$RUN/results.txt"
 	[ -z "$UNFINISHED" ] ||
 		failed "$PREFIX/$UNFINISHED" "the guest stopped during this check (see $RUN/console.log)"
