@@ -133,8 +133,6 @@ fio_verify() {
 		--do_verify=1 --numjobs=2 --output=/run/fio.out || { grep -E 'err=|verify|bad' /run/fio.out; return 1; }
 }
 
-# kmemleak reports an object once it is older than 5 s and two scans in a row found it
-# unreferenced (the first scan only records its checksum).
 # Once flaz volume $1 has read its table in (loading=0; 60 s at most). Still loading then:
 # no value, a message on stderr (the failing check's output) and status 1.
 status_val() {
@@ -319,8 +317,11 @@ cl_fio() {
 		{ grep -E 'err=|verify|bad' /run/cl.out; return 1; }
 }
 
+# kmemleak reports an object once it is older than 5 s (mm/kmemleak.c's MSECS_MIN_AGE, not
+# tunable) and two scans in a row found it unreferenced (the first scan only records its
+# checksum). The sleep waits out that age: no state of flaz to poll instead.
 kmemleak_scan() {
-	sleep 6
+	sleep 5.2
 	echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak &&
 		cat /sys/kernel/debug/kmemleak >>"$FLAZ_RUN/kmemleak.txt"
 }

@@ -390,6 +390,41 @@ mode_for() {
 	fi
 }
 
+# wait_commit VOL: a commit of VOL (or a failed one: meta_errors) after now, 10 s at most,
+# unless VOL is passthrough (no commits there). Writes leave regions marked, and the tick
+# commits while any is.
+wait_commit() {
+	wc0=$(($(status_val "$1" commits) + $(status_val "$1" meta_errors)))
+	wc_i=0
+	while [ "$(status_val "$1" mode)" != passthrough ] &&
+		[ $(($(status_val "$1" commits) + $(status_val "$1" meta_errors))) -le $wc0 ]; do
+		[ $wc_i -ge 100 ] &&
+			fail "no commit of $1 (or failed one) in 10 s: $(dmsetup status "$1" | cut -c 1-300)"
+		sleep 0.1
+		wc_i=$((wc_i + 1))
+	done
+}
+
+# settled_mode VOL KMSG: wait, 10 s at most, for VOL's mode to be the one its error count
+# gives (passthrough once a write's mark failed, as the kernel log since kmsg_mark, saved
+# to KMSG, says): a change the faults ask for runs in a work item, or at resume if it came
+# while suspended. Sets errors, want and mode as last read; the caller judges them.
+settled_mode() {
+	sm_i=0
+	while :; do
+		errors=$(dmsetup status "$1" | errors_of)
+		want=$(mode_for "$errors")
+		kmsg_new >"$2"
+		grep -Eq "$MSG_FAIL_CLOSED" "$2" && want=passthrough
+		mode=$(status_val "$1" mode)
+		if [ "$mode" = "$want" ] || [ $sm_i -ge 100 ]; then
+			return 0
+		fi
+		sleep 0.1
+		sm_i=$((sm_i + 1))
+	done
+}
+
 # Whether this kernel's dm-flakey corrupts reads: a block read through pflk in
 # corrupt-reads mode must differ from the same block read from the SSD.
 flakey_corrupts_reads() {
@@ -467,9 +502,10 @@ t_persist_fault() {
 	esac
 	p_fio verify-faulty $seed --verify_only
 	p_ext4
-	# commits (and their failures) happen every second
-	sleep 1
+	# the workload's last writes committed, or their commit failed and counted
+	wait_commit pv
 	wait_settled pv
+	settled_mode pv /tmp/kmsg.fault
 	st=$(dmsetup status pv)
 	show_status pv
 	kmsg_new >/tmp/kmsg.fault
@@ -741,11 +777,8 @@ t_persist_mode_vs_suspend() {
 	touch /tmp/race.stop
 	wait $fio_pid || fail "$(cat /tmp/why)"
 	echo "$(cat /tmp/race.passes) verify passes"
-	sleep 1
-	errors=$(dmsetup status pv | errors_of)
-	mode=$(status_val pv mode)
+	settled_mode pv /tmp/kmsg.race
 	show_status pv
-	kmsg_new >/tmp/kmsg.race
 	must p_flakey healthy
 	must dmsetup message pv 0 passthrough 0
 	mode1=$(status_val pv mode)

@@ -93,8 +93,8 @@ t_record() {
 	[ "${moved:-0}" -gt 0 ] || fail "the recorded run moved no slot (slots_moved=$moved): the points would not cover the cleaner's moves"
 	updated=$(status_val vol partial_updates)
 	[ "${updated:-0}" -gt 0 ] || fail "the recorded run updated no block written in part (partial_updates=$updated)"
-	# a second past the last write, so a timed commit lands in the log too
-	sleep 2
+	# a timed commit after the last write lands in the log too
+	wait_status vol commits -gt "$(status_val vol commits)" 10
 	must mkfs.ext4 -q -E nodiscard -b 4096 /dev/mapper/vol
 	must mount -t ext4 -o discard /dev/mapper/vol /mnt
 	must cp -r /corpus/files/perl5 /mnt/a
@@ -106,11 +106,12 @@ t_record() {
 	vol_status
 	# passthrough while writes run: from the switch on they reach the HDD unmarked, so at
 	# every point after it the saved state must already be void (issue 28, finding 2)
+	w0=$(status_val vol writes)
 	fio --filename=/dev/mapper/vol --size=${HDD_MIB}m --refill_buffers --name=pt \
 		--ioengine=libaio --iodepth=4 --direct=1 --rw=randwrite --bsrange=4k-32k --fsync=4 \
 		--number_ios=96 --randseed=4 >/tmp/fio-pt.out 2>&1 &
 	pt_fio=$!
-	sleep 0.3
+	wait_status vol writes -gt "$w0" 10
 	must dmsetup message vol 0 passthrough 1
 	wait $pt_fio || fail "fio during the switch to passthrough failed: $(tail -n 2 /tmp/fio-pt.out)"
 	[ "$(status_val vol mode)" = passthrough ] || fail "the volume is not in passthrough: $(vol_status)"
