@@ -390,16 +390,18 @@ mode_for() {
 	fi
 }
 
-# wait_commit VOL: a commit of VOL (or a failed one: meta_errors) after now, 10 s at most,
-# unless VOL is passthrough (no commits there). Writes leave regions marked, and the tick
-# commits while any is.
+# wait_commit VOL: the last writes of VOL committed (no region marked: only a durable
+# commit clears a mark, a second or two after the region's last write), or a commit failed
+# since the call (meta_errors moved: with the SSD failing writes the marks stay), or VOL is
+# passthrough (no commits there); 20 s at most.
 wait_commit() {
-	wc0=$(($(status_val "$1" commits) + $(status_val "$1" meta_errors)))
+	wc0=$(status_val "$1" meta_errors)
 	wc_i=0
 	while [ "$(status_val "$1" mode)" != passthrough ] &&
-		[ $(($(status_val "$1" commits) + $(status_val "$1" meta_errors))) -le $wc0 ]; do
-		[ $wc_i -ge 100 ] &&
-			fail "no commit of $1 (or failed one) in 10 s: $(dmsetup status "$1" | cut -c 1-300)"
+		[ "$(status_val "$1" marked_regions)" != 0 ] &&
+		[ "$(status_val "$1" meta_errors)" -le "$wc0" ]; do
+		[ $wc_i -ge 200 ] &&
+			fail "the writes of $1 neither committed nor failed to in 20 s: $(dmsetup status "$1" | cut -c 1-300)"
 		sleep 0.1
 		wc_i=$((wc_i + 1))
 	done
