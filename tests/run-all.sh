@@ -69,6 +69,15 @@ build_modules() {
 		elif [ -n "$ko" ]; then
 			echo "PASS build/$series/no-bench-code"
 		fi
+		# nor test code: the KUnit suites are dm-flaz-test.ko, built only where the kernel
+		# has KUnit, and nothing is exported for them (EXPORT_SYMBOL_IF_KUNIT)
+		if [ -n "$ko" ] && [ -e "${ko%/*}/dm-flaz-test.ko" ]; then
+			echo "FAIL build/$series/no-test-code: dm-flaz-test.ko built"
+		elif [ -n "$ko" ] && nm "$ko" | grep -q -e '__ksymtab_' -e 'kunit'; then
+			echo "FAIL build/$series/no-test-code: dm-flaz.ko exports symbols or holds KUnit code"
+		elif [ -n "$ko" ]; then
+			echo "PASS build/$series/no-test-code"
+		fi
 	done
 }
 

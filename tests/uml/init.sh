@@ -1,8 +1,9 @@
 #!/bin/bash
 # PID 1 of the UML test kernel. The root is the host's / over hostfs, so host tools run
 # here; everything written goes under $FLAZ_RUN (from the kernel command line).
-# Loads dm-flaz (which runs its KUnit suites) and saves each suite's KTAP to ktap/, then
-# runs a short e2e under KASAN/lockdep/kmemleak: one PASS/FAIL line per check in e2e.txt.
+# Loads dm-flaz, then dm-flaz-test (which runs the KUnit suites), and saves each suite's
+# KTAP to ktap/, then runs a short e2e under KASAN/lockdep/kmemleak: one PASS/FAIL line per
+# check in e2e.txt.
 # Writes `done` last: run.sh treats its absence as a crash or a hang.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export DM_DISABLE_UDEV=1 # no udev: libdevmapper makes the /dev/mapper nodes itself
@@ -325,9 +326,10 @@ kmemleak_scan() {
 	echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak &&
 		cat /sys/kernel/debug/kmemleak >>"$FLAZ_RUN/kmemleak.txt"
 }
-# No suspect may come from dm-flaz: while it is loaded its frames name it; after rmmod they
-# show as bare addresses (dm-flaz is the only module this kernel ever loads). The scan before
-# rmmod gives the readable backtrace, the one after catches what module exit leaks.
+# No suspect may come from dm-flaz or its KUnit module: while they are loaded their frames
+# name them ([dm_flaz], [dm_flaz_test]); after rmmod they show as bare addresses (these two
+# are the only modules this kernel ever loads). The scan before rmmod gives the readable
+# backtrace, the one after catches what module exit leaks.
 no_flaz_leaks() {
 	local k=$FLAZ_RUN/kmemleak.txt
 	kmemleak_scan || { echo "kmemleak unusable: $(dmesg | grep -m1 'kmemleak:.*disabled')"; return 1; }
@@ -339,7 +341,8 @@ no_flaz_leaks() {
 }
 
 echo clear >/sys/kernel/debug/kmemleak # forget what boot leaked: only ours counts
-check module-load insmod "$FLAZ_KO"
+# dm-flaz-test needs dm-flaz's symbols: loaded after it, it runs the suites as it loads
+check module-load sh -c 'insmod "$1" && insmod "$2"' sh "$FLAZ_KO" "$FLAZ_TEST_KO"
 save_ktap
 check target-registered sh -c 'dmsetup targets | grep -q "^flaz "'
 H=$(blockdev --getsz $HDD)
@@ -371,7 +374,7 @@ dmsetup create tiny --table "0 64 linear $SSD 0"
 check bad-table/ssd-too-small refused 'SSD too small for the superblock, metadata and 16 extents' "0 $H flaz $HDD /dev/mapper/tiny 0"
 dmsetup remove tiny
 kmemleak_scan
-check module-unload rmmod dm_flaz
+check module-unload rmmod dm_flaz_test dm_flaz
 check kmemleak no_flaz_leaks
 touch "$FLAZ_RUN/done"
 sync

@@ -46,7 +46,7 @@ boot() {
 		ubd0="$RUN/hdd.img" ubd1="$RUN/ssd.img" root=/dev/root rootfstype=hostfs rootflags=/ \
 		rw init="$HERE/init.sh" con=null con0=null,fd:1 \
 		FLAZ_RUN="$RUN" FLAZ_KO="$MOD/drivers/md/dm-flaz/dm-flaz.ko" \
-		</dev/null >"$RUN/console.log" 2>&1
+		FLAZ_TEST_KO="$MOD/drivers/md/dm-flaz/dm-flaz-test.ko" </dev/null >"$RUN/console.log" 2>&1
 	rc=$?
 	echo "uml: exited $rc after $((SECONDS - t0)) s" >&2
 	[ -f "$RUN/done" ] && { result PASS uml/boot; return; }
@@ -87,7 +87,7 @@ parse_ktap() {
 		}' "$RUN/ktap/$1.ktap"
 }
 
-# Every suite named in the module's *_test.c files must have reported.
+# Every suite named in the test module's *_test.c files must have reported.
 kunit_results() {
 	local expected suite line
 	expected=$(sed -n '/struct kunit_suite/,/};/ s/.*\.name *= *"\([^"]*\)".*/\1/p' \

@@ -15,6 +15,7 @@
  * and is put back only after its discard has completed, so a discard can never
  * land on an extent that was written again.
  */
+#include <kunit/visibility.h>
 #include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/math64.h>
@@ -90,6 +91,7 @@ struct flaz_alloc *flaz_alloc_create(u32 nr_extents)
 		fifo_push(a, &a->free, i);
 	return a;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_create);
 
 void flaz_alloc_destroy(struct flaz_alloc *a)
 {
@@ -98,12 +100,14 @@ void flaz_alloc_destroy(struct flaz_alloc *a)
 	kvfree(a->next);
 	kfree(a);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_destroy);
 
 /* DRAM the allocator of @nr_extents takes. */
 u64 flaz_alloc_bytes(u32 nr_extents)
 {
 	return sizeof(struct flaz_alloc) + (u64)nr_extents * sizeof(u32);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_bytes);
 
 static int get(struct flaz_alloc *a, u32 *id, u32 keep)
 {
@@ -127,6 +131,7 @@ int flaz_alloc_get(struct flaz_alloc *a, u32 *id)
 {
 	return get(a, id, READ_ONCE(a->reserve));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_get);
 
 /*
  * Take a free extent for the cleaner's moves, the reserve too: without it,
@@ -137,17 +142,20 @@ int flaz_alloc_get_reserved(struct flaz_alloc *a, u32 *id)
 {
 	return get(a, id, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_get_reserved);
 
 void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n)
 {
 	WRITE_ONCE(a->reserve, n);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_set_reserve);
 
 /* Whether flaz_alloc_get() finds an extent now (a hint: another may take it first). */
 bool flaz_alloc_room(struct flaz_alloc *a)
 {
 	return READ_ONCE(a->free.count) > READ_ONCE(a->reserve);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_room);
 
 /*
  * Whether an extent can come free without a fill's help: one evicted waits for
@@ -157,6 +165,7 @@ bool flaz_alloc_reclaimable(struct flaz_alloc *a)
 {
 	return READ_ONCE(a->pending.count) || READ_ONCE(a->small.count) || READ_ONCE(a->main.count);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_reclaimable);
 
 /*
  * Wait up to @timeout for an extent fills may take: one that an eviction frees
@@ -172,6 +181,7 @@ bool flaz_alloc_wait(struct flaz_alloc *a, long timeout)
 			   atomic_read(&a->wakes) != seen, timeout);
 	return READ_ONCE(a->waits);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_wait);
 
 /* Fills may wait (@on: the volume runs) or not (it is suspending): wakes those waiting. */
 void flaz_alloc_waits(struct flaz_alloc *a, bool on)
@@ -179,6 +189,7 @@ void flaz_alloc_waits(struct flaz_alloc *a, bool on)
 	WRITE_ONCE(a->waits, on);
 	flaz_alloc_wake(a);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_waits);
 
 /* Fills waiting for an extent look again at why they wait (the mode changed). */
 void flaz_alloc_wake(struct flaz_alloc *a)
@@ -186,6 +197,7 @@ void flaz_alloc_wake(struct flaz_alloc *a)
 	atomic_inc(&a->wakes);
 	wake_up_all(&a->wait);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_wake);
 
 /*
  * Start over at activation, before any I/O: the extents set in @used hold
@@ -214,6 +226,7 @@ void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
 	a->released = 0;
 	spin_unlock_irqrestore(&a->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_reset);
 
 /* Return an extent that nothing anywhere points into: never written, or discarded. */
 void flaz_alloc_put(struct flaz_alloc *a, u32 id)
@@ -226,6 +239,7 @@ void flaz_alloc_put(struct flaz_alloc *a, u32 id)
 	if (wq_has_sleeper(&a->wait))
 		wake_up(&a->wait);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_put);
 
 /* An evicted extent: free once the next commit is on the SSD. */
 void flaz_alloc_retire(struct flaz_alloc *a, u32 id)
@@ -237,17 +251,20 @@ void flaz_alloc_retire(struct flaz_alloc *a, u32 id)
 	WRITE_ONCE(a->retired, a->retired + 1);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_retire);
 
 u32 flaz_alloc_nr_pending(struct flaz_alloc *a)
 {
 	return READ_ONCE(a->pending.count);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_nr_pending);
 
 /* How many extents were retired since activation: a commit covers those before it. */
 u64 flaz_alloc_retired(struct flaz_alloc *a)
 {
 	return READ_ONCE(a->retired);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_retired);
 
 /*
  * The first @upto extents retired since activation are covered by a commit on
@@ -267,6 +284,7 @@ u32 flaz_alloc_release(struct flaz_alloc *a, u64 upto, u32 max, u32 *ids)
 	spin_unlock_irqrestore(&a->lock, flags);
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_release);
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -294,6 +312,7 @@ u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens)
 	}
 	return nr;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_runs);
 
 /*
  * A written extent joins the reclaim order as the most recently filled: of
@@ -308,6 +327,7 @@ void flaz_alloc_written(struct flaz_alloc *a, u32 id, bool admitted)
 	fifo_push(a, admitted || !a->probation ? &a->main : &a->small, id);
 	spin_unlock_irqrestore(&a->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_written);
 
 /* Probation's share of the extents: @n, 0 for one log (new fills go to main). */
 void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n)
@@ -318,6 +338,7 @@ void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n)
 	a->probation = n;
 	spin_unlock_irqrestore(&a->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_set_probation);
 
 /*
  * The FIFO reclaim takes from (lock held): probation while over its share,
@@ -351,6 +372,7 @@ u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, u32 out, boo
 	spin_unlock_irqrestore(&a->lock, flags);
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_take_oldest);
 
 /*
  * Give back @n extents taken by flaz_alloc_take_oldest() from @probation (or
@@ -373,22 +395,26 @@ void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n, bool probatio
 	}
 	spin_unlock_irqrestore(&a->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_unget);
 
 /* Written extents in probation and in main (status probation_extents, main_extents). */
 u32 flaz_alloc_nr_probation(struct flaz_alloc *a)
 {
 	return READ_ONCE(a->small.count);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_nr_probation);
 
 u32 flaz_alloc_nr_main(struct flaz_alloc *a)
 {
 	return READ_ONCE(a->main.count);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_nr_main);
 
 u32 flaz_alloc_nr_free(struct flaz_alloc *a)
 {
 	return READ_ONCE(a->free.count);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_nr_free);
 
 /*
  * How many extents reclaim should free: none while at least @low per mille of
@@ -405,3 +431,4 @@ u32 flaz_reclaim_count(u32 nr_free, u32 total, u32 low, u32 high)
 	high_n = max_t(u64, high_n, 1);
 	return nr_free >= high_n ? 0 : high_n - nr_free;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_reclaim_count);

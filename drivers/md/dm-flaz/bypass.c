@@ -17,6 +17,7 @@
  * The history is a byte per hash bucket of regions: regions that share a bucket
  * share a history, and a lost update between CPUs only delays a decision.
  */
+#include <kunit/visibility.h>
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
@@ -40,11 +41,13 @@ struct flaz_bypass *flaz_bypass_create(void)
 {
 	return kzalloc(sizeof(struct flaz_bypass), GFP_KERNEL);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_bypass_create);
 
 void flaz_bypass_destroy(struct flaz_bypass *b)
 {
 	kfree(b);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_bypass_destroy);
 
 u64 flaz_bypass_bytes(void)
 {
@@ -101,6 +104,7 @@ bool flaz_bypass_predict_raw(const void *data, unsigned int max_len)
 	/* bytes an ideal coder needs: H / 8 of the block */
 	return div_u64(h * FLAZ_BLOCK_SIZE, 8 * PREDICT_ONE) > max_len;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_bypass_predict_raw);
 
 static u8 *bucket(struct flaz_bypass *b, u64 block)
 {
@@ -133,6 +137,7 @@ bool flaz_bypass_skip(struct flaz_bypass *b, u64 block, const void *data, u32 ma
 		WRITE_ONCE(*p, streak + 1);
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_bypass_skip);
 
 /* The codec ran on HDD block @block: it went @raw (did not save enough) or compressed. */
 void flaz_bypass_learn(struct flaz_bypass *b, u64 block, bool raw)
@@ -145,3 +150,4 @@ void flaz_bypass_learn(struct flaz_bypass *b, u64 block, bool raw)
 	else if ((s & STREAK_MASK) < FLAZ_BYPASS_SURE)
 		WRITE_ONCE(*p, s + 1);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_bypass_learn);

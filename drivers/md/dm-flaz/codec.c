@@ -8,6 +8,7 @@
  * fill's compression on its CPU. lzo and lz4 decompress with no workspace, so
  * with no stream: in any context, a read's completion too (hit.c).
  */
+#include <kunit/visibility.h>
 #include <linux/cpuhotplug.h>
 #include <linux/lz4.h>
 #include <linux/lzo.h>
@@ -320,6 +321,7 @@ fail:
 	kfree(c);
 	return ERR_PTR(r);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_compressor_create);
 
 void flaz_compressor_destroy(struct flaz_compressor *c)
 {
@@ -330,6 +332,7 @@ void flaz_compressor_destroy(struct flaz_compressor *c)
 	free_percpu(c->decomp);
 	kfree(c);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_compressor_destroy);
 
 /*
  * Compress one block. If it comes out at most @max_len bytes, it is copied
@@ -356,6 +359,7 @@ int flaz_compress(struct flaz_compressor *c, const void *src, unsigned int max_l
 	mutex_unlock(&s->lock);
 	return r;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_compress);
 
 /* lzo and lz4 decompress without a workspace: no stream, so no sleeping lock. */
 bool flaz_decompress_atomic(struct flaz_compressor *c)
@@ -378,6 +382,7 @@ int flaz_decompress(struct flaz_compressor *c, const void *src, unsigned int len
 	mutex_unlock(&s->lock);
 	return r;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_decompress);
 
 int __init flaz_compressor_module_init(void)
 {

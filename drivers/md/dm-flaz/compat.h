@@ -65,4 +65,15 @@ static void fn##_notify(unsigned long error, void *context)		\
 static void fn(unsigned long error, void *context)
 #endif
 
+/*
+ * 6.13 made symbol namespaces strings: MODULE_IMPORT_NS("NS") where older kernels
+ * take a bare NS. Kbuild finds which in <kunit/visibility.h> (FLAZ_NS_STRING).
+ * The KUnit module (test_mod.c) imports the namespace EXPORT_SYMBOL_IF_KUNIT uses.
+ */
+#ifdef FLAZ_NS_STRING
+#define FLAZ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define FLAZ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
 #endif

@@ -4,6 +4,7 @@
  * buffer, for the hits (hit.c) and the fills (fill.c), whatever the bio's
  * segments.
  */
+#include <kunit/visibility.h>
 #include <linux/bio.h>
 #include <linux/highmem.h>
 
@@ -28,9 +29,11 @@ void flaz_copy_bytes(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
 		done += bv.bv_len;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_copy_bytes);
 
 void flaz_copy_block(struct bio *bio, struct bvec_iter iter, u32 off, void *buf,
 		     bool to_bio)
 {
 	flaz_copy_bytes(bio, iter, off, buf, FLAZ_BLOCK_SIZE, to_bio);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_copy_block);

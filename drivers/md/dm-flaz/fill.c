@@ -17,6 +17,7 @@
  * and counted in fills_skipped and by reason; a user I/O never waits for one
  * and never fails for one.
  */
+#include <kunit/visibility.h>
 #include <linux/bio.h>
 #include <linux/gfp.h>
 #include <linux/slab.h>
@@ -87,6 +88,7 @@ u32 flaz_max_payload(u32 saving)
 	return min(FLAZ_BLOCK_SIZE - FLAZ_BLOCK_SIZE * saving / 100,
 		   FLAZ_BLOCK_SIZE - FLAZ_SLOT_ALIGN);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_max_payload);
 
 /* The largest compressed payload worth keeping; 0 to store every block raw. */
 u32 flaz_fill_max_payload(struct flaz_cache *c)
@@ -150,6 +152,7 @@ int flaz_fill_slot(struct flaz_compressor *comp, struct flaz_bypass *bypass,
 	flaz_slot_encode(sp.payload - sizeof(struct flaz_slot_hdr), info);
 	return skipped;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_fill_slot);
 
 struct place {
 	struct flaz_cache *c;

@@ -3,6 +3,7 @@
  * dm-flaz on-SSD format: pure C, compiled into the module and into flazctl.
  */
 #ifdef __KERNEL__
+#include <kunit/visibility.h>
 #include <linux/crc32c.h>
 #include <linux/errno.h>
 #include <linux/math64.h>
@@ -20,6 +21,9 @@
 #define le16_to_cpu le16toh
 #define le32_to_cpu le32toh
 #define le64_to_cpu le64toh
+/* no KUnit in userspace: EXPORT_SYMBOL_IF_KUNIT(sym); declares nothing */
+#define flaz_no_export(sym) _Static_assert(1, #sym)
+#define EXPORT_SYMBOL_IF_KUNIT flaz_no_export
 #endif
 
 #include "format.h"
@@ -118,6 +122,7 @@ int flaz_geometry_init(struct flaz_geometry *g, __u64 ssd_sectors,
 	g->gen_bits = flaz_entry_gen_bits(g->off_bits, g->ext_bits);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_geometry_init);
 
 __u64 flaz_geometry_min_sectors(__u32 extent_kib, __u32 overbook)
 {
@@ -128,12 +133,14 @@ __u64 flaz_geometry_min_sectors(__u32 extent_kib, __u32 overbook)
 	return head_sectors(FLAZ_MIN_EXTENTS, extent_kib * 2, extent_kib / 4,
 			    overbook, &meta) + (__u64)FLAZ_MIN_EXTENTS * extent_kib * 2;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_geometry_min_sectors);
 
 #ifdef __KERNEL__
 __u32 flaz_crc32c(__u32 crc, const void *p, __u32 len)
 {
 	return crc32c(crc, p, len);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_crc32c);
 #else
 /*
  * CRC32C (Castagnoli, reflected), slicing-by-8: check reads every live slot of
@@ -212,6 +219,7 @@ void flaz_slot_encode(void *slot, struct flaz_slot_info *info)
 				     h + 1, info->len));
 	info->bytes = flaz_slot_bytes(info->len);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_slot_encode);
 
 int flaz_slot_decode(const void *slot, __u32 avail, struct flaz_slot_info *info)
 {
@@ -238,6 +246,7 @@ int flaz_slot_decode(const void *slot, __u32 avail, struct flaz_slot_info *info)
 	info->codec = h->codec;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_slot_decode);
 
 void flaz_extent_encode(void *ext, __u64 seq, __u32 extent, __u32 used, __u32 nr_slots)
 {
@@ -252,6 +261,7 @@ void flaz_extent_encode(void *ext, __u64 seq, __u32 extent, __u32 used, __u32 nr
 	h->crc = cpu_to_le32(hdr_crc(h, sizeof(*h), offsetof(struct flaz_extent_hdr, crc),
 				     NULL, 0));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_extent_encode);
 
 int flaz_extent_decode(const void *ext, __u32 extent_bytes, __u32 extent, __u32 *used,
 		       __u32 *nr_slots)
@@ -269,6 +279,7 @@ int flaz_extent_decode(const void *ext, __u32 extent_bytes, __u32 extent, __u32 
 		return -EILSEQ;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_extent_decode);
 
 int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_info *info)
 {
@@ -284,6 +295,7 @@ int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_i
 	*off += info->bytes;
 	return 1;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_extent_next);
 
 _Static_assert(sizeof(struct flaz_sb) == FLAZ_SB_HDR_BYTES, "superblock header size");
 _Static_assert(sizeof(struct flaz_meta_hdr) == 32, "table block header size");
@@ -297,6 +309,7 @@ __u32 flaz_region_shift(__u64 hdd_blocks)
 		shift++;
 	return shift;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_region_shift);
 
 static __u32 block_crc(const void *blk)
 {
@@ -334,6 +347,7 @@ void flaz_sb_encode(void *blk, const struct flaz_sb_info *info, const void *bitm
 	memcpy((char *)blk + FLAZ_SB_HDR_BYTES, bitmap, FLAZ_SB_BITMAP_BYTES);
 	sb->crc = cpu_to_le32(block_crc(blk));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_sb_encode);
 
 static int all_zero(const void *p, __u32 len)
 {
@@ -353,6 +367,7 @@ int flaz_sb_other_version(const void *blk)
 	       le32_to_cpu(sb->version) != FLAZ_SB_VERSION &&
 	       le32_to_cpu(sb->crc) == block_crc(blk);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_sb_other_version);
 
 int flaz_sb_decode(const void *blk, struct flaz_sb_info *info)
 {
@@ -398,6 +413,7 @@ int flaz_sb_decode(const void *blk, struct flaz_sb_info *info)
 		return -EILSEQ;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_sb_decode);
 
 void flaz_meta_encode(void *blk, __u64 gen, __u64 commit, __u32 index,
 		      const __u64 *entries)
@@ -415,6 +431,7 @@ void flaz_meta_encode(void *blk, __u64 gen, __u64 commit, __u32 index,
 		out[i] = cpu_to_le64(entries[i]);
 	h->crc = cpu_to_le32(block_crc(blk));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_meta_encode);
 
 int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 		     __u64 *entries)
@@ -436,6 +453,7 @@ int flaz_meta_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit,
 		entries[i] = le64_to_cpu(in[i]);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_meta_decode);
 
 void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u16 *gens)
 {
@@ -452,6 +470,7 @@ void flaz_gen_encode(void *blk, __u64 gen, __u64 commit, __u32 index, const __u1
 		out[i] = cpu_to_le16(gens[i]);
 	h->crc = cpu_to_le32(block_crc(blk));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_gen_encode);
 
 int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u16 *gens)
 {
@@ -472,6 +491,7 @@ int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u1
 		gens[i] = le16_to_cpu(in[i]);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_gen_decode);
 
 /* Fixed by the format: 8 bits of size, 13 of offset at most, 30 of extent. */
 _Static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / FLAZ_SLOT_ALIGN <= 1U << 13, "entry offset bits");
@@ -499,6 +519,7 @@ __u64 flaz_entry_pack(const struct flaz_entry_info *e, const struct flaz_geometr
 	v |= (__u64)(e->gen & ENTRY_MASK(g->gen_bits)) << pos;
 	return v;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_entry_pack);
 
 void flaz_entry_unpack(__u64 v, const struct flaz_geometry *g, struct flaz_entry_info *e)
 {
@@ -520,6 +541,7 @@ void flaz_entry_unpack(__u64 v, const struct flaz_geometry *g, struct flaz_entry
 		e->gen = (v >> pos) & ENTRY_MASK(g->gen_bits);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_entry_unpack);
 
 int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry *g,
 		     __u64 line, __u64 hdd_blocks)
@@ -545,3 +567,4 @@ int flaz_entry_valid(const struct flaz_entry_info *e, const struct flaz_geometry
 	       e->ext < g->nr_extents && e->off >= sizeof(struct flaz_extent_hdr) &&
 	       e->off + bytes <= extent_bytes;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_entry_valid);

@@ -28,6 +28,7 @@
  * and waits for the old one to empty, which takes no new pins, so steady hits
  * cannot starve it (an RCU grace period in small).
  */
+#include <kunit/visibility.h>
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/hash.h>
@@ -146,6 +147,7 @@ u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry 
 	(*nr)++;
 	return i;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_hit_span_add);
 
 static atomic_t *pin_of(struct flaz_cache *c, const struct hit_block *b)
 {

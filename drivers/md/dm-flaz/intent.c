@@ -16,6 +16,7 @@
  * region written now and then costs one superblock write, not one per write
  * (md keeps its bits a few daemon periods after the last write likewise).
  */
+#include <kunit/visibility.h>
 #include <linux/bio.h>
 #include <linux/bitmap.h>
 #include <linux/slab.h>
@@ -63,6 +64,7 @@ struct flaz_intent *flaz_intent_create(u64 hdd_blocks)
 	}
 	return in;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_create);
 
 void flaz_intent_destroy(struct flaz_intent *in)
 {
@@ -78,6 +80,7 @@ void flaz_intent_destroy(struct flaz_intent *in)
 	bitmap_free(in->bits);
 	kfree(in);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_destroy);
 
 /* DRAM the regions take: six bitmaps, a count per region, the struct. */
 u64 flaz_intent_bytes(struct flaz_intent *in)
@@ -90,11 +93,13 @@ u32 flaz_intent_shift(struct flaz_intent *in)
 {
 	return in->shift;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_shift);
 
 u32 flaz_intent_nr(struct flaz_intent *in)
 {
 	return in->nr;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_nr);
 
 /* The bitmap as found on the SSD at load (FLAZ_SB_BITMAP_BYTES, little-endian bits). */
 void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
@@ -114,6 +119,7 @@ void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
 	bitmap_zero(in->older, FLAZ_MAX_REGIONS);
 	spin_unlock_irqrestore(&in->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_load);
 
 /* Whether HDD block @block lies in a marked region (page-ins ask, I/O may run). */
 bool flaz_intent_marked(struct flaz_intent *in, u64 block)
@@ -122,11 +128,13 @@ bool flaz_intent_marked(struct flaz_intent *in, u64 block)
 
 	return r < in->nr && test_bit(r, in->bits);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_marked);
 
 u32 flaz_intent_nr_marked(struct flaz_intent *in)
 {
 	return bitmap_weight(in->bits, in->nr);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_nr_marked);
 
 /*
  * A write to blocks @first..@last starts. Returns true when it may go to the
@@ -152,6 +160,7 @@ bool flaz_intent_start(struct flaz_intent *in, u64 first, u64 last, struct bio *
 	spin_unlock_irqrestore(&in->lock, flags);
 	return ready;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_start);
 
 void flaz_intent_end(struct flaz_intent *in, u64 first, u64 last)
 {
@@ -164,6 +173,7 @@ void flaz_intent_end(struct flaz_intent *in, u64 first, u64 last)
 			in->inflight[r]--;
 	spin_unlock_irqrestore(&in->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_end);
 
 bool flaz_intent_waiting(struct flaz_intent *in)
 {
@@ -175,6 +185,7 @@ bool flaz_intent_waiting(struct flaz_intent *in)
 	spin_unlock_irqrestore(&in->lock, flags);
 	return any;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_waiting);
 
 /*
  * A commit begins: regions marked, idle now and untouched since the previous
@@ -206,6 +217,7 @@ bool flaz_intent_commit_begin(struct flaz_intent *in, bool age)
 	spin_unlock_irqrestore(&in->lock, flags);
 	return any;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_commit_begin);
 
 /*
  * Fill @bitmap (FLAZ_SB_BITMAP_BYTES) for the next superblock and take the
@@ -238,6 +250,7 @@ void flaz_intent_snapshot(struct flaz_intent *in, bool commit, bool all, void *b
 	bio_list_init(&in->waiting);
 	spin_unlock_irqrestore(&in->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_snapshot);
 
 /*
  * The superblock that would have let @bios go did not reach the SSD: they wait
@@ -252,6 +265,7 @@ void flaz_intent_hold(struct flaz_intent *in, struct bio_list *bios)
 	spin_unlock_irqrestore(&in->lock, flags);
 	bio_list_init(bios);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_hold);
 
 /* The superblock filled from @bitmap is on the SSD. */
 void flaz_intent_written(struct flaz_intent *in, const void *bitmap)
@@ -266,3 +280,4 @@ void flaz_intent_written(struct flaz_intent *in, const void *bitmap)
 			__set_bit(r, in->durable);
 	spin_unlock_irqrestore(&in->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_written);

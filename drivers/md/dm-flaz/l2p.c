@@ -67,6 +67,7 @@
  * Every change marks the table block (format.h) holding the line dirty, so a
  * commit (meta.c) writes only what changed.
  */
+#include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/cache.h>
 #include <linux/log2.h>
@@ -148,6 +149,7 @@ struct flaz_l2p *flaz_l2p_create(u64 nr_lines, u64 nr_extents, u32 extent_bytes,
 		spin_lock_init(&t->locks[i].lock);
 	return t;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_create);
 
 void flaz_l2p_destroy(struct flaz_l2p *t)
 {
@@ -172,11 +174,13 @@ void flaz_l2p_destroy(struct flaz_l2p *t)
 	kvfree(t->cold_live);
 	kvfree(t);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_destroy);
 
 u64 flaz_l2p_bytes(struct flaz_l2p *t)
 {
 	return t->bytes;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_bytes);
 
 /*
  * Everything the table allocates: the resident pages, the page pointers and
@@ -193,6 +197,7 @@ u64 flaz_l2p_dram_bytes(struct flaz_l2p *t)
 	       BITS_TO_LONGS(t->nr_gen_blocks) * sizeof(long) +
 	       t->nr_extents * (2 + !!t->cold_live) * sizeof(atomic_t) + sizeof(*t);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_dram_bytes);
 
 u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
 {
@@ -201,6 +206,7 @@ u64 flaz_l2p_line(struct flaz_l2p *t, u64 block)
 	div64_u64_rem(block, t->nr_lines, &line);
 	return line;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_line);
 
 static spinlock_t *line_lock(struct flaz_l2p *t, u64 line)
 {
@@ -215,12 +221,14 @@ void flaz_l2p_lock(struct flaz_l2p *t, u64 line)
 {
 	spin_lock(line_lock(t, line));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_lock);
 
 void flaz_l2p_unlock(struct flaz_l2p *t, u64 line)
 	__releases(line_lock(t, line))
 {
 	spin_unlock(line_lock(t, line));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_unlock);
 
 /*
  * The word holding the first bit of @line's entry, NULL when its page is not
@@ -280,6 +288,7 @@ u16 flaz_l2p_gen(struct flaz_l2p *t, u32 ext)
 {
 	return READ_ONCE(t->gens[ext]);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_gen);
 
 /* @line's entry as stored (lock held), void by its extent's generation or not. */
 static void decode(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
@@ -312,6 +321,7 @@ void flaz_l2p_get(struct flaz_l2p *t, u64 line, struct flaz_entry *e)
 	if (e->kind == FLAZ_ENTRY_SLOT && e->gen != flaz_l2p_gen(t, e->ext))
 		memset(e, 0, sizeof(*e));
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_get);
 
 void flaz_l2p_account(struct flaz_l2p *t, const struct flaz_entry *e, int sign)
 {
@@ -416,6 +426,7 @@ bool flaz_l2p_set(struct flaz_l2p *t, u64 block, const struct flaz_entry *e,
 	set_bit(div_u64(line, FLAZ_META_ENTRIES), t->dirty);
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_set);
 
 /*
  * Put loaded @e (of generation e->gen, as read) in @block's line (its page
@@ -435,6 +446,7 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 	flaz_l2p_unlock(t, line);
 	return fresh;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_load);
 
 
 /*
@@ -474,6 +486,7 @@ bool flaz_l2p_drop_block(struct flaz_l2p *t, u64 block)
 	drop_absent(t, flaz_l2p_line(t, block));
 	return false;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_drop_block);
 
 /*
  * Whether the entry in @block's line may hold @block (lock held): a zero entry
@@ -493,6 +506,7 @@ bool flaz_l2p_lookup(struct flaz_l2p *t, u64 block, struct flaz_entry *e)
 		return false;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_lookup);
 
 /*
  * Wait out every lock holder of the table's lines: a lookup under way when
@@ -519,6 +533,7 @@ bool flaz_l2p_zero_fits(struct flaz_l2p *t)
 {
 	return t->zero_fits;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_zero_fits);
 
 /*
  * Empty every line of pages @first..@end - 1, as a write to each would (their
@@ -565,6 +580,7 @@ u64 flaz_l2p_drop_all(struct flaz_l2p *t)
 {
 	return flaz_l2p_drop_pages(t, 0, t->nr_pages);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_drop_all);
 
 /* A gen of gen block @idx changed: the next commit writes it. */
 static void gen_changed(struct flaz_l2p *t, u32 ext)
@@ -587,6 +603,7 @@ void flaz_l2p_open_extent(struct flaz_l2p *t, u32 ext)
 	WRITE_ONCE(t->gens[ext], gen + 1);
 	gen_changed(t, ext);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_open_extent);
 
 /*
  * Extent @ext goes: a new (even) generation voids every entry into it,
@@ -621,18 +638,21 @@ u32 flaz_l2p_evict_extent(struct flaz_l2p *t, u32 ext, bool *worn)
 	atomic64_sub(cold, &t->cold);
 	return max(slots, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_evict_extent);
 
 /* Whether extent @ext is at its last generation: never to be used again. */
 bool flaz_l2p_worn(struct flaz_l2p *t, u32 ext)
 {
 	return flaz_l2p_gen(t, ext) >= t->worn;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_worn);
 
 /* Whether extent @ext is in use by its generation: it may hold slots. */
 bool flaz_l2p_in_use(struct flaz_l2p *t, u32 ext)
 {
 	return flaz_l2p_gen(t, ext) & 1;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_in_use);
 
 /*
  * The generations, whole gen blocks of them (format.h), for meta.c to read at
@@ -643,23 +663,27 @@ u16 *flaz_l2p_gens(struct flaz_l2p *t)
 {
 	return t->gens;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_gens);
 
 /* The first gen block from @idx on that changed, or the number of them. */
 u64 flaz_l2p_next_gen_dirty(struct flaz_l2p *t, u64 idx)
 {
 	return find_next_bit(t->gen_dirty, t->nr_gen_blocks, idx);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_next_gen_dirty);
 
 bool flaz_l2p_take_gen_dirty(struct flaz_l2p *t, u64 idx)
 {
 	return test_and_clear_bit(idx, t->gen_dirty);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_take_gen_dirty);
 
 /* Gen block @idx must be written (again) by the next commit. */
 void flaz_l2p_set_gen_dirty(struct flaz_l2p *t, u64 idx)
 {
 	set_bit(idx, t->gen_dirty);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_set_gen_dirty);
 
 /*
  * A new format, before any I/O: every extent free at generation @gen (even,
@@ -674,6 +698,7 @@ void flaz_l2p_reset_gens(struct flaz_l2p *t, u16 gen)
 		t->gens[i] = gen;
 	bitmap_fill(t->gen_dirty, t->nr_gen_blocks);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_reset_gens);
 
 /* A hit on @line (lock held): its heat goes up, to L2P_HEAT_MAX at most. */
 void flaz_l2p_touch(struct flaz_l2p *t, u64 line)
@@ -687,6 +712,7 @@ void flaz_l2p_touch(struct flaz_l2p *t, u64 line)
 	if (!READ_ONCE(t->ref[p]))
 		WRITE_ONCE(t->ref[p], 1);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_touch);
 
 /*
  * Whether @block's line (lock held) holds a slot of @block that the last
@@ -705,6 +731,7 @@ bool flaz_l2p_ghost(struct flaz_l2p *t, u64 block)
 	       e.tag == (tag_of(t, block) & GENMASK_ULL(t->tag_bits - 1, 0)) &&
 	       (u32)flaz_l2p_gen(t, e.ext) - e.gen - 1 < 2;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_ghost);
 
 /*
  * Whether @block's line still points at the slot at @off of extent @ext (lock
@@ -721,12 +748,14 @@ bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat)
 	*heat = heat_get(t, flaz_l2p_line(t, block));
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_points);
 
 /* @line's heat (lock held), kept whether its page is in or out. */
 u32 flaz_l2p_heat(struct flaz_l2p *t, u64 line)
 {
 	return heat_get(t, line);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_heat);
 
 /* The cleaner moved @block's slot to @e (lock held): half its heat goes along. */
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
@@ -738,6 +767,7 @@ void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 	flaz_l2p_set(t, block, e, &old);
 	heat_set(t, line, h / 2);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_move);
 
 /* The cleaner left @block's slot where it is, a lap more (lock held): half its heat stays. */
 void flaz_l2p_cool(struct flaz_l2p *t, u64 block)
@@ -758,40 +788,47 @@ u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext)
 {
 	return max(atomic_read(&t->live[ext]), 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_live);
 
 u64 flaz_l2p_nr_blocks(struct flaz_l2p *t)
 {
 	return t->nr_blocks;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_nr_blocks);
 
 /* The first table block from @idx on that changed, or the number of them. */
 u64 flaz_l2p_next_dirty(struct flaz_l2p *t, u64 idx)
 {
 	return find_next_bit(t->dirty, t->nr_blocks, idx);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_next_dirty);
 
 /* Whether table block @idx must be written: it changed since it was last taken. Takes it. */
 bool flaz_l2p_take_dirty(struct flaz_l2p *t, u64 idx)
 {
 	return test_and_clear_bit(idx, t->dirty);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_take_dirty);
 
 /* Whether @line's page is resident (lock held, or paging serialised). */
 bool flaz_l2p_resident(struct flaz_l2p *t, u64 line)
 {
 	return READ_ONCE(t->pages[div_u64(line, L2P_PAGE_LINES)]);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_resident);
 
 /* Table block @idx must be written (again) by the next commit. */
 void flaz_l2p_set_dirty(struct flaz_l2p *t, u64 idx)
 {
 	set_bit(idx, t->dirty);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_set_dirty);
 
 bool flaz_l2p_any_dirty(struct flaz_l2p *t)
 {
 	return find_first_bit(t->dirty, t->nr_blocks) < t->nr_blocks;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_any_dirty);
 
 void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical)
 {
@@ -799,6 +836,7 @@ void flaz_l2p_usage(struct flaz_l2p *t, u64 *blocks, u64 *logical, u64 *physical
 	*logical = atomic64_read(&t->logical);
 	*physical = atomic64_read(&t->physical);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_usage);
 
 /* Of the live slot bytes: those of raw slots, and those in the cold codec. */
 void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold)
@@ -806,3 +844,4 @@ void flaz_l2p_codec_usage(struct flaz_l2p *t, u64 *raw, u64 *cold)
 	*raw = atomic64_read(&t->raw);
 	*cold = atomic64_read(&t->cold);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_codec_usage);

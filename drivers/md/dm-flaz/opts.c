@@ -3,6 +3,7 @@
  * dm-flaz table options: parsing, validation, emission back as a table line,
  * and the subset that messages may change online.
  */
+#include <kunit/visibility.h>
 #include <linux/bitops.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
@@ -89,6 +90,7 @@ const char *flaz_codec_name(enum flaz_codec c)
 {
 	return codec_names[c];
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_codec_name);
 
 static int find_opt(const char *key)
 {
@@ -184,6 +186,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 	return check_watermarks(o->val[FLAZ_OPT_LOW_WATERMARK],
 				o->val[FLAZ_OPT_HIGH_WATERMARK], error);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_opts_parse);
 
 /* Words flaz_opts_emit() prints after the count: a flag is one, a pair two. */
 static unsigned int count_words(unsigned long set)
@@ -220,6 +223,7 @@ void flaz_opts_emit(const struct flaz_opts *o, char *result, unsigned int maxlen
 	}
 	*sz_p = sz;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_opts_emit);
 
 /*
  * Change one tunable online (a message). The caller serialises setters; readers
@@ -251,3 +255,4 @@ int flaz_opts_set_tunable(struct flaz_opts *o, const char *key, const char *valu
 	WRITE_ONCE(o->set, o->set | BIT(i));
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_opts_set_tunable);

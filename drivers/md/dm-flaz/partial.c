@@ -13,6 +13,7 @@
  * came: its part may still read. Memory that does not come at once leaves the
  * read to the HDD unwidened (a bypass), as a cache does not wait on reclaim.
  */
+#include <kunit/visibility.h>
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
@@ -50,6 +51,7 @@ void flaz_edges(sector_t start, u32 sectors, struct flaz_edges *e)
 			  min_t(u32, sectors, FLAZ_BLOCK_SECTORS - in) : 0;
 	e->tail_sectors = e->last > e->first ? end : 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_edges);
 
 struct flaz_widen {
 	struct work_struct work;

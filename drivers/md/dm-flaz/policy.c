@@ -6,6 +6,7 @@
  * which victims stay where they are for a lap more, and what a move does to a
  * slot's coding.
  */
+#include <kunit/visibility.h>
 #include <linux/math64.h>
 #include <linux/sort.h>
 
@@ -44,6 +45,7 @@ u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp)
 	memcpy(ids + j, tmp, r * sizeof(*tmp));
 	return j;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_pick);
 
 static int cmp_size_desc(const void *a, const void *b)
 {
@@ -100,6 +102,7 @@ u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_b
 	}
 	return bins;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_pack);
 
 /*
  * Whether an extent whose hit slots take @hot of the @room bytes it has for
@@ -111,6 +114,7 @@ bool flaz_cleaner_keep(u32 hot, u32 room)
 {
 	return hot && (u64)hot * 4 >= (u64)room * 3;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_keep);
 
 /*
  * Recoding: a move of a slot with header @flags whose line is @hot (its heat at
@@ -130,6 +134,7 @@ enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold)
 		return FLAZ_RECODE_COLD;
 	return FLAZ_RECODE_COPY;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_recode);
 
 /* Hot raw slots allowed: @percent of what @nr_extents extents of @extent_bytes hold of them. */
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent)
@@ -138,3 +143,4 @@ u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent)
 
 	return div_u64(nr_extents * per * percent, 100);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_hot_limit);

@@ -10,6 +10,7 @@
  * however many I/Os are in flight. Its lock is taken with interrupts off: bios
  * complete in interrupt context.
  */
+#include <kunit/visibility.h>
 #include <linux/interval_tree_generic.h>
 #include <linux/spinlock.h>
 
@@ -26,6 +27,7 @@ void flaz_records_init(struct flaz_records *rs)
 	spin_lock_init(&rs->lock);
 	rs->root = RB_ROOT_CACHED;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_records_init);
 
 /* Add @r (first, last and write set; stale is set here). */
 void flaz_records_add(struct flaz_records *rs, struct flaz_record *r)
@@ -45,6 +47,7 @@ void flaz_records_add(struct flaz_records *rs, struct flaz_record *r)
 	rec_tree_insert(r, &rs->root);
 	spin_unlock_irqrestore(&rs->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_records_add);
 
 void flaz_records_del(struct flaz_records *rs, struct flaz_record *r)
 {
@@ -54,6 +57,7 @@ void flaz_records_del(struct flaz_records *rs, struct flaz_record *r)
 	rec_tree_remove(r, &rs->root);
 	spin_unlock_irqrestore(&rs->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_records_del);
 
 /*
  * @old's range passes to @new (a read's blocks to their install), unless @old
@@ -77,6 +81,7 @@ bool flaz_records_pass(struct flaz_records *rs, struct flaz_record *old,
 	spin_unlock_irqrestore(&rs->lock, flags);
 	return pass;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_records_pass);
 
 /* Everything in flight goes stale (the cache is being emptied). */
 void flaz_records_stale_all(struct flaz_records *rs)
@@ -90,3 +95,4 @@ void flaz_records_stale_all(struct flaz_records *rs)
 		WRITE_ONCE(r->stale, true);
 	spin_unlock_irqrestore(&rs->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_records_stale_all);

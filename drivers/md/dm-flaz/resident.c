@@ -6,6 +6,7 @@
  * clock), or marked leaving when only dirty ones are left; and the bookkeeping
  * of what the SSD's table holds for pages that are out.
  */
+#include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -17,11 +18,13 @@ u64 flaz_l2p_nr_pages(struct flaz_l2p *t)
 {
 	return t->nr_pages;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_nr_pages);
 
 u64 flaz_l2p_page_of(u64 line)
 {
 	return div_u64(line, L2P_PAGE_LINES);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_page_of);
 
 /* Bytes page @p takes resident: as many as any other page. */
 u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p)
@@ -34,6 +37,7 @@ u64 flaz_l2p_resident_bytes(struct flaz_l2p *t)
 {
 	return READ_ONCE(t->resident);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_resident_bytes);
 
 static void lock_stripes(struct flaz_l2p *t, u64 p)
 {
@@ -57,6 +61,7 @@ u32 flaz_l2p_page_blocks(struct flaz_l2p *t, u64 p, u64 *first)
 	*first = p * FLAZ_L2P_PAGE_BLOCKS;
 	return min_t(u64, t->nr_blocks - *first, FLAZ_L2P_PAGE_BLOCKS);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_page_blocks);
 
 /*
  * The tombstone bits of page @p's lines (its lock held, the page just made
@@ -105,6 +110,7 @@ int flaz_l2p_page_in(struct flaz_l2p *t, u64 p)
 	WRITE_ONCE(t->resident, t->resident + bytes);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_page_in);
 
 /* Page @p is loaded: writes to its empty lines need no tombstones now. */
 void flaz_l2p_page_done(struct flaz_l2p *t, u64 p)
@@ -112,6 +118,7 @@ void flaz_l2p_page_done(struct flaz_l2p *t, u64 p)
 	/* after every store of the load: see coming() */
 	smp_store_release(&t->state[p], 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_page_done);
 
 /* Empty every line of page @p, as a write to each would. */
 void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p)
@@ -214,6 +221,7 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 	}
 	return out;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_trim);
 
 /* Bytes of the pages marked leaving. */
 u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t)
@@ -257,6 +265,7 @@ void flaz_l2p_forget_ssd(struct flaz_l2p *t)
 	}
 	bitmap_fill(t->gen_dirty, t->nr_gen_blocks);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_forget_ssd);
 
 /*
  * Whether table block @idx, its page out, holds nothing any more: every line's

@@ -18,6 +18,7 @@
  *
  * O(1) per bio under one spinlock, taken only in map (task context).
  */
+#include <kunit/visibility.h>
 #include <linux/hash.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -46,11 +47,13 @@ struct flaz_seq *flaz_seq_create(void)
 		spin_lock_init(&q->lock);
 	return q;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_seq_create);
 
 void flaz_seq_destroy(struct flaz_seq *q)
 {
 	kfree(q);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_seq_destroy);
 
 u64 flaz_seq_bytes(void)
 {
@@ -111,3 +114,4 @@ bool flaz_seq_note(struct flaz_seq *q, sector_t start, u32 sectors, u64 cutoff)
 	spin_unlock(&q->lock);
 	return run > cutoff;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_seq_note);

@@ -11,6 +11,7 @@
  * older one was left by an eviction), and, after a crash, its block lies in
  * no region marked then (the HDD may hold newer data there).
  */
+#include <kunit/visibility.h>
 #include <linux/errno.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -91,6 +92,7 @@ int flaz_table_load(const struct flaz_table_ctx *x, u64 idx, const void *blk, u6
 	}
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_table_load);
 
 /*
  * Encode table block @idx, its page resident, into @blk for format generation

@@ -10,6 +10,7 @@
  * in a hash by extent number, so reads of slots not yet on the SSD are served
  * from DRAM. An extent is written only when no unit is still copying into it.
  */
+#include <kunit/visibility.h>
 #include <linux/dm-io.h>
 #include <linux/hashtable.h>
 #include <linux/jiffies.h>
@@ -61,6 +62,7 @@ u32 flaz_xbuf_bucket(u32 free, u32 extent_bytes)
 {
 	return min(free / (extent_bytes / XBUF_BUCKETS), XBUF_BUCKETS - 1U);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_xbuf_bucket);
 
 static u32 free_bytes(struct flaz_xbuf *xb, struct xb_extent *x)
 {

@@ -139,6 +139,9 @@ static inline int atomic_inc_return(atomic_t *v) { return ++v->v; }
 #define ATOMIC_INIT(i) { (i) }
 #define DIV_ROUND_UP(a, b) (((a) + (b) - 1) / (b))
 #define min3(a, b, c) min(min(a, b), c)
+/* <kunit/visibility.h>: no KUnit here, nothing exported */
+#define EXPORT_SYMBOL_IF_KUNIT(sym)
+#define VISIBLE_IF_KUNIT static
 
 /* a slab cache of objects of one size */
 struct kmem_cache { size_t size; };
