@@ -663,26 +663,56 @@ t_cache_fs_ratio() {
 		fail "re-reading the corpus after a remount added $((h1 - h0)) read_hits, want >= $((blocks * 8 / 10)) (80% of $blocks)"
 }
 
-# Everything at once on the small SSD slice (evictions), then the HDD, read directly after
-# the volume is gone, holds exactly what the volume returned.
+# Everything at once on the small SSD slice (evictions): 24 MiB of 2:1 data written, the
+# test's copy in /tmp/pw.want; MiB 12-24 written over in random order by two writers (fio's
+# crc32c headers: fio verifies them); the volume read; then in MiB 0-12 writes of parts of
+# blocks (fio, O_DIRECT: 512 bytes inside a block, 1.5 KiB across a block boundary, 3
+# pieces in partial_updates + partial_drops), 256 KiB of zeros, and a discard of MiB 8 if
+# the HDD takes one. MiB 0-12 of the volume, and of the HDD once the volume is gone, must
+# equal the copy (the discarded MiB aside: it reads as the HDD does), MiB 12-24 pass fio's
+# verify, and the HDD holds what the volume returned.
+RTH_OVER="--name=over --rw=randwrite --bs=4k --size=6M --offset_increment=6M --numjobs=2
+	--offset=12M --randseed=5 --verify=crc32c"
+# rth_want DEV WHAT: MiB 0-8 and 9-12 of DEV equal /tmp/pw.want's.
+rth_want() {
+	for rw_at in 0:8 9:3; do
+		[ "$(sha_mib "$1" "${rw_at%:*}" "${rw_at#*:}")" = \
+			"$(dd if=/tmp/pw.want bs=1M skip="${rw_at%:*}" count="${rw_at#*:}" 2>/dev/null | sha256sum)" ] ||
+			fail "$2: MiB ${rw_at%:*} to $((${rw_at%:*} + ${rw_at#*:})) differ from what was written"
+	done
+}
 t_cache_remove_then_hdd() {
+	comp_data
+	head -c $((24 << 20)) $COMP >/tmp/pw.want
+	beef 2048
 	slice_vol
-	run_fio fill --name=fill --rw=write --bs=256k --size=24M --refill_buffers --buffer_compress_percentage=50
-	run_fio overwrite --name=over --rw=randwrite --bs=4k --size=24M --io_size=4M --numjobs=2 \
-		--randseed=5 --refill_buffers
+	must dd if=/tmp/pw.want of=/dev/mapper/vol bs=256k oflag=direct conv=fsync
+	# shellcheck disable=SC2086 # $RTH_OVER is a list of options
+	run_fio overwrite $RTH_OVER --do_verify=0
 	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=24 iflag=direct
-	# partial writes: 512 bytes inside blocks, and 1.5 KiB across a block boundary
-	must dd if=/dev/urandom of=/dev/mapper/vol bs=512 seek=83 count=1 oflag=direct conv=notrunc
-	must dd if=/dev/urandom of=/dev/mapper/vol bs=512 seek=$((4096 + 7)) count=3 oflag=direct conv=notrunc
+	p0=$(($(status_val vol partial_updates) + $(status_val vol partial_drops)))
+	pw_at 83 512
+	pw_at $((4096 + 7)) 1536
+	p1=$(($(status_val vol partial_updates) + $(status_val vol partial_drops)))
 	must dd if=/dev/zero of=/dev/mapper/vol bs=4k seek=3000 count=64 oflag=direct conv=notrunc
+	must dd if=/dev/zero of=/tmp/pw.want bs=4k seek=3000 count=64 conv=notrunc
 	if [ "$(cat /sys/block/${HDD#/dev/}/queue/discard_max_bytes)" -gt 0 ]; then
 		must blkdiscard -o $((8 << 20)) -l $((1 << 20)) /dev/mapper/vol
 	fi
 	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=24 iflag=direct
 	wait_settled vol
 	show_status vol
+	note "the writes in part added $((p1 - p0)) to partial_updates + partial_drops"
+	rth_want /dev/mapper/vol "the volume"
+	# shellcheck disable=SC2086
+	run_fio verify-over $RTH_OVER --verify_only
 	removed_hdd_matches vol 24
+	rth_want $HDD "the HDD, once the volume was removed"
+	# shellcheck disable=SC2086
+	FIO_DEV=$HDD run_fio verify-over-hdd $RTH_OVER --verify_only
 	must dmsetup remove ssdslice
+	[ $((p1 - p0)) -eq 3 ] ||
+		fail "3 pieces of blocks written added $((p1 - p0)) to partial_updates + partial_drops, want 3"
 }
 
 # The disks with 4096-byte logical blocks (4Kn) and the SSD that takes discards (lib.sh).
