@@ -966,16 +966,39 @@ t_cache_hit_sizes() {
 # Hits racing the eviction, discard and reuse of their extents: 4 KiB extents on the small
 # SSD that takes discards, watermarks 1-2% (extents are reused as soon as they are freed),
 # two readers (4 KiB and 128 KiB) of a region that fits, while a random reader of 4x the SSD
-# keeps filling. Every pass must give the HDD's bytes, and no slot may fail its checks.
+# keeps filling. Every pass must give the HDD's bytes, and no slot may fail its checks. The
+# random reader's region has a crc32c header every 4 KiB (its data 2:1 too: a raw block does
+# not fit a 4 KiB extent), so it verifies what it reads: each of its passes must end
+# without an error.
+CHURN="--offset=8M --size=120M --verify=crc32c --verify_interval=4k"
+# churn_loop: passes of the random reader (fio reads a verified region once, time_based or
+# not) until /tmp/churn.stop exists; fails at the first pass that fails, its output kept in
+# /tmp/churn.out.
+churn_loop() {
+	cl_n=0
+	while [ ! -e /tmp/churn.stop ]; do
+		# shellcheck disable=SC2086 # $CHURN is a list of options
+		fio --name=churn --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
+			--rw=randread --bssplit=4k/50:16k/25:128k/25 $CHURN >/tmp/churn.out 2>&1 || {
+			cl_rc=$?
+			echo "pass $((cl_n + 1)) of the random reader ended with status $cl_rc"
+			return 1
+		}
+		cl_n=$((cl_n + 1))
+	done
+	echo "$cl_n passes of the random reader"
+}
 t_cache_hit_race() {
 	must dmsetup create hd --table "0 $((128 * 2048)) linear $HDD 0"
 	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
-		--size=128M --direct=1 --refill_buffers --buffer_compress_percentage=50
+		--size=8M --direct=1 --refill_buffers --buffer_compress_percentage=50
+	# shellcheck disable=SC2086 # $CHURN is a list of options
+	must fio --name=gen-churn --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
+		--direct=1 --refill_buffers --buffer_compress_percentage=50 --do_verify=0 $CHURN
 	want=$(sha_mib /dev/mapper/hd 0 8)
 	must dmsetup create vol --table "0 $((128 * 2048)) flaz /dev/mapper/hd $SSDDISC 9 extent_kib 4 low_watermark 1 high_watermark 2 seq_cutoff_kib 0 cold"
-	fio --name=churn --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
-		--rw=randread --bssplit=4k/50:16k/25:128k/25 --offset=8M --size=120M \
-		--time_based --runtime=600 >/tmp/churn.out 2>&1 &
+	rm -f /tmp/churn.stop
+	churn_loop >/tmp/churn.log 2>&1 &
 	churn=$!
 	bad=0
 	for pass in 1 2 3 4; do
@@ -986,8 +1009,10 @@ t_cache_hit_race() {
 		[ "$got" = "$want" ] || { echo "pass $pass: 128 KiB reads differ"; bad=$((bad + 1)); }
 		[ "$(cat /tmp/r4k)" = "$want" ] || { echo "pass $pass: 4 KiB reads differ"; bad=$((bad + 1)); }
 	done
-	kill $churn
+	touch /tmp/churn.stop
 	wait $churn
+	churn_rc=$?
+	cat /tmp/churn.log
 	show_status vol
 	hits=$(status_val vol read_hits)
 	evictions=$(status_val vol evictions)
@@ -997,6 +1022,8 @@ t_cache_hit_race() {
 	must dmsetup remove vol
 	must dmsetup remove hd
 	[ $bad = 0 ] || fail "$bad of 8 reads of 8 MiB differ from the HDD while extents were reused"
+	[ "$churn_rc" = 0 ] ||
+		fail "$(cat /tmp/churn.log): $(grep -i 'verify\|err=' /tmp/churn.out | head -n 2 | tr '\n' ' ')"
 	# 16384 blocks read; the first pass misses, the churn takes some lines over
 	[ "$hits" -ge 4096 ] || fail "read_hits=$hits, want >= 4096 (the readers' region fits the SSD)"
 	[ "$evictions" -gt 0 ] || fail "evictions=0 with a random reader of 4x the SSD, want > 0"
