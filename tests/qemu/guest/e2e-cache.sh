@@ -663,26 +663,56 @@ t_cache_fs_ratio() {
 		fail "re-reading the corpus after a remount added $((h1 - h0)) read_hits, want >= $((blocks * 8 / 10)) (80% of $blocks)"
 }
 
-# Everything at once on the small SSD slice (evictions), then the HDD, read directly after
-# the volume is gone, holds exactly what the volume returned.
+# Everything at once on the small SSD slice (evictions): 24 MiB of 2:1 data written, the
+# test's copy in /tmp/pw.want; MiB 12-24 written over in random order by two writers (fio's
+# crc32c headers: fio verifies them); the volume read; then in MiB 0-12 writes of parts of
+# blocks (fio, O_DIRECT: 512 bytes inside a block, 1.5 KiB across a block boundary, 3
+# pieces in partial_updates + partial_drops), 256 KiB of zeros, and a discard of MiB 8 if
+# the HDD takes one. MiB 0-12 of the volume, and of the HDD once the volume is gone, must
+# equal the copy (the discarded MiB aside: it reads as the HDD does), MiB 12-24 pass fio's
+# verify, and the HDD holds what the volume returned.
+RTH_OVER="--name=over --rw=randwrite --bs=4k --size=6M --offset_increment=6M --numjobs=2
+	--offset=12M --randseed=5 --verify=crc32c"
+# rth_want DEV WHAT: MiB 0-8 and 9-12 of DEV equal /tmp/pw.want's.
+rth_want() {
+	for rw_at in 0:8 9:3; do
+		[ "$(sha_mib "$1" "${rw_at%:*}" "${rw_at#*:}")" = \
+			"$(dd if=/tmp/pw.want bs=1M skip="${rw_at%:*}" count="${rw_at#*:}" 2>/dev/null | sha256sum)" ] ||
+			fail "$2: MiB ${rw_at%:*} to $((${rw_at%:*} + ${rw_at#*:})) differ from what was written"
+	done
+}
 t_cache_remove_then_hdd() {
+	comp_data
+	head -c $((24 << 20)) $COMP >/tmp/pw.want
+	beef 2048
 	slice_vol
-	run_fio fill --name=fill --rw=write --bs=256k --size=24M --refill_buffers --buffer_compress_percentage=50
-	run_fio overwrite --name=over --rw=randwrite --bs=4k --size=24M --io_size=4M --numjobs=2 \
-		--randseed=5 --refill_buffers
+	must dd if=/tmp/pw.want of=/dev/mapper/vol bs=256k oflag=direct conv=fsync
+	# shellcheck disable=SC2086 # $RTH_OVER is a list of options
+	run_fio overwrite $RTH_OVER --do_verify=0
 	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=24 iflag=direct
-	# partial writes: 512 bytes inside blocks, and 1.5 KiB across a block boundary
-	must dd if=/dev/urandom of=/dev/mapper/vol bs=512 seek=83 count=1 oflag=direct conv=notrunc
-	must dd if=/dev/urandom of=/dev/mapper/vol bs=512 seek=$((4096 + 7)) count=3 oflag=direct conv=notrunc
+	p0=$(($(status_val vol partial_updates) + $(status_val vol partial_drops)))
+	pw_at 83 512
+	pw_at $((4096 + 7)) 1536
+	p1=$(($(status_val vol partial_updates) + $(status_val vol partial_drops)))
 	must dd if=/dev/zero of=/dev/mapper/vol bs=4k seek=3000 count=64 oflag=direct conv=notrunc
+	must dd if=/dev/zero of=/tmp/pw.want bs=4k seek=3000 count=64 conv=notrunc
 	if [ "$(cat /sys/block/${HDD#/dev/}/queue/discard_max_bytes)" -gt 0 ]; then
 		must blkdiscard -o $((8 << 20)) -l $((1 << 20)) /dev/mapper/vol
 	fi
 	must dd if=/dev/mapper/vol of=/dev/null bs=1M count=24 iflag=direct
 	wait_settled vol
 	show_status vol
+	note "the writes in part added $((p1 - p0)) to partial_updates + partial_drops"
+	rth_want /dev/mapper/vol "the volume"
+	# shellcheck disable=SC2086
+	run_fio verify-over $RTH_OVER --verify_only
 	removed_hdd_matches vol 24
+	rth_want $HDD "the HDD, once the volume was removed"
+	# shellcheck disable=SC2086
+	FIO_DEV=$HDD run_fio verify-over-hdd $RTH_OVER --verify_only
 	must dmsetup remove ssdslice
+	[ $((p1 - p0)) -eq 3 ] ||
+		fail "3 pieces of blocks written added $((p1 - p0)) to partial_updates + partial_drops, want 3"
 }
 
 # The disks with 4096-byte logical blocks (4Kn) and the SSD that takes discards (lib.sh).
@@ -936,16 +966,39 @@ t_cache_hit_sizes() {
 # Hits racing the eviction, discard and reuse of their extents: 4 KiB extents on the small
 # SSD that takes discards, watermarks 1-2% (extents are reused as soon as they are freed),
 # two readers (4 KiB and 128 KiB) of a region that fits, while a random reader of 4x the SSD
-# keeps filling. Every pass must give the HDD's bytes, and no slot may fail its checks.
+# keeps filling. Every pass must give the HDD's bytes, and no slot may fail its checks. The
+# random reader's region has a crc32c header every 4 KiB (its data 2:1 too: a raw block does
+# not fit a 4 KiB extent), so it verifies what it reads: each of its passes must end
+# without an error.
+CHURN="--offset=8M --size=120M --verify=crc32c --verify_interval=4k"
+# churn_loop: passes of the random reader (fio reads a verified region once, time_based or
+# not) until /tmp/churn.stop exists; fails at the first pass that fails, its output kept in
+# /tmp/churn.out.
+churn_loop() {
+	cl_n=0
+	while [ ! -e /tmp/churn.stop ]; do
+		# shellcheck disable=SC2086 # $CHURN is a list of options
+		fio --name=churn --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
+			--rw=randread --bssplit=4k/50:16k/25:128k/25 $CHURN >/tmp/churn.out 2>&1 || {
+			cl_rc=$?
+			echo "pass $((cl_n + 1)) of the random reader ended with status $cl_rc"
+			return 1
+		}
+		cl_n=$((cl_n + 1))
+	done
+	echo "$cl_n passes of the random reader"
+}
 t_cache_hit_race() {
 	must dmsetup create hd --table "0 $((128 * 2048)) linear $HDD 0"
 	must fio --name=gen --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
-		--size=128M --direct=1 --refill_buffers --buffer_compress_percentage=50
+		--size=8M --direct=1 --refill_buffers --buffer_compress_percentage=50
+	# shellcheck disable=SC2086 # $CHURN is a list of options
+	must fio --name=gen-churn --filename=/dev/mapper/hd --ioengine=psync --rw=write --bs=64k \
+		--direct=1 --refill_buffers --buffer_compress_percentage=50 --do_verify=0 $CHURN
 	want=$(sha_mib /dev/mapper/hd 0 8)
 	must dmsetup create vol --table "0 $((128 * 2048)) flaz /dev/mapper/hd $SSDDISC 9 extent_kib 4 low_watermark 1 high_watermark 2 seq_cutoff_kib 0 cold"
-	fio --name=churn --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
-		--rw=randread --bssplit=4k/50:16k/25:128k/25 --offset=8M --size=120M \
-		--time_based --runtime=600 >/tmp/churn.out 2>&1 &
+	rm -f /tmp/churn.stop
+	churn_loop >/tmp/churn.log 2>&1 &
 	churn=$!
 	bad=0
 	for pass in 1 2 3 4; do
@@ -956,8 +1009,10 @@ t_cache_hit_race() {
 		[ "$got" = "$want" ] || { echo "pass $pass: 128 KiB reads differ"; bad=$((bad + 1)); }
 		[ "$(cat /tmp/r4k)" = "$want" ] || { echo "pass $pass: 4 KiB reads differ"; bad=$((bad + 1)); }
 	done
-	kill $churn
+	touch /tmp/churn.stop
 	wait $churn
+	churn_rc=$?
+	cat /tmp/churn.log
 	show_status vol
 	hits=$(status_val vol read_hits)
 	evictions=$(status_val vol evictions)
@@ -967,6 +1022,8 @@ t_cache_hit_race() {
 	must dmsetup remove vol
 	must dmsetup remove hd
 	[ $bad = 0 ] || fail "$bad of 8 reads of 8 MiB differ from the HDD while extents were reused"
+	[ "$churn_rc" = 0 ] ||
+		fail "$(cat /tmp/churn.log): $(grep -i 'verify\|err=' /tmp/churn.out | head -n 2 | tr '\n' ' ')"
 	# 16384 blocks read; the first pass misses, the churn takes some lines over
 	[ "$hits" -ge 4096 ] || fail "read_hits=$hits, want >= 4096 (the readers' region fits the SSD)"
 	[ "$evictions" -gt 0 ] || fail "evictions=0 with a random reader of 4x the SSD, want > 0"
@@ -1067,28 +1124,35 @@ hot_rounds() {
 	done
 }
 
-# Hot blocks raw: a hot 4 MiB of 2:1 data (written without fio's verify, which fills its
-# blocks with random data) and the cleaner-verify's cold parts, on a volume with
+# Hot blocks raw: a hot 4 MiB of 2:1 data (the first 4 MiB of $COMP, not fio's verify, which
+# fills its blocks with random data) and the cleaner-verify's cold parts, on a volume with
 # hot_uncompressed 1 and hot_max_percent 20. Three reads of the hot part after each cold part
 # make its lines hot, so the cleaner stores their slots raw, within the bound (20% of the 3
 # raw slots a 16 KiB extent holds, per extent). Then hot_uncompressed 0 and one read per cold
 # part: the hot raw slots have cooled when they are moved again, so they are compressed again
-# (recompressed) and hot_blocks falls. Every read of the hot part equals the HDD's, nothing
-# fails on the SSD, and the HDD holds what the volume returned. One log (probation_percent
-# 0), as cache-cleaner-verify: hot slots are recoded when moved, and with admission the hot
-# part, promoted to main, is not moved again while the cold parts fill probation.
+# (recompressed) and hot_blocks falls. Every read of the hot part equals what was written,
+# nothing fails on the SSD, and the HDD holds what the volume returned. One log
+# (probation_percent 0), as cache-cleaner-verify: hot slots are recoded when moved, and with
+# admission the hot part, promoted to main, is not moved again while the cold parts fill
+# probation.
 t_cache_cleaner_hot_raw() {
 	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 \
 		high_watermark 40 hot_uncompressed 1 hot_max_percent 20 probation_percent 0
-	must fio --name=hotgen --filename=/dev/mapper/vol --ioengine=psync --rw=write --bs=64k \
-		--size=4M --direct=1 --refill_buffers --buffer_compress_percentage=50 --randseed=31
+	comp_data
+	must dd if=$COMP of=/dev/mapper/vol bs=64k count=64 oflag=direct conv=fsync
 	write_cold
-	want=$(sha_mib $HDD 0 4)
+	want=$(head -c $((4 << 20)) $COMP | sha256sum)
 	hr_bad=0
 	hot_rounds 2 3 "$want"
 	show_status vol
 	hot=$(status_val vol hot_blocks)
-	limit=$(($(status_val vol total_extents) * ((16384 - 32) / 4128) * 20 / 100))
+	# hot_max_percent: hot raw slots take at most that share of what the extents could hold
+	# raw (README). A raw slot is a 4 KiB block and a 32-byte header, 4128 bytes; a 16 KiB
+	# extent, less its 32-byte header (16352), holds 3 (4 would take 16512). The slice has
+	# at most 1024 extents (16 MiB / 16 KiB), fewer by the table's and header's room.
+	ext=$(status_val vol total_extents)
+	[ "$ext" -le 1024 ] || fail "total_extents=$ext on a 16 MiB slice of 16 KiB extents, want <= 1024"
+	limit=$((ext * 3 * 20 / 100))
 	must dmsetup message vol 0 hot_uncompressed 0
 	hot_rounds 2 1 "$want"
 	show_status vol
@@ -1099,9 +1163,14 @@ t_cache_cleaner_hot_raw() {
 	note "hot_blocks $hot (limit $limit), after cooling $hot2; recompressed $recompressed"
 	removed_hdd_matches vol 40
 	must dmsetup remove ssdslice
-	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the hot 4 MiB differed from the HDD"
+	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the hot 4 MiB differed from what was written"
 	[ "$hot" -gt 0 ] || fail "hot_blocks=0 with hot_uncompressed 1 after hot reads, want > 0"
 	[ "$hot" -le "$limit" ] || fail "hot_blocks=$hot, above the hot_max_percent 20 bound of $limit"
+	# the 1024 hot lines outnumber that room and every cleaner pass moves their slots: it
+	# fills, less the hot slots of extents evicted whole since (an eighth of slack); a limit
+	# counted too low (in extents, say: 200) fails this
+	[ "$hot" -ge $((limit * 7 / 8)) ] ||
+		fail "hot_blocks=$hot with 1024 hot lines, want the hot_max_percent room of $limit filled (>= 7/8)"
 	[ "$recompressed" -gt 0 ] || fail "recompressed=0 after the hot part cooled, want > 0"
 	[ "$hot2" -lt "$hot" ] || fail "hot_blocks went from $hot to $hot2 as the hot part cooled, want fewer"
 	[ "$errors" = 0 ] || fail "ssd_errors=$errors, want 0"
@@ -1111,9 +1180,10 @@ t_cache_cleaner_hot_raw() {
 # Cold blocks packed harder: 4 MiB of the text corpus and the cleaner-verify's cold parts on a
 # volume with compressor lz4 and cold_compressor zstd. The text is read once after each cold
 # part: hit but never hot, so each move compresses its slots again with zstd where that
-# makes them smaller (recompressed, cold_bytes). Every read of the text equals the HDD's. Then
-# the volume is stopped and created again without cold: it comes back warm and hits are
-# decoded with zstd, again equal to the HDD; created with another cold_compressor it is
+# makes them smaller (recompressed, cold_bytes). Every read of the text equals what was
+# written. Then the volume is stopped and created again without cold: it comes back warm,
+# with the byte counts it had, and every text block that hit before the stop hits, decoded
+# with zstd, again equal to what was written; created with another cold_compressor it is
 # refused.
 # byte_counts VOL: its cold_bytes codec_bytes raw_bytes physical_bytes, from one status line
 # (the first three must add up to the last within it)
@@ -1131,10 +1201,16 @@ t_cache_cleaner_cold() {
 	wait_settled vol
 	lz4_bytes=$(status_val vol physical_bytes)
 	write_cold
-	want=$(sha_mib $HDD 0 4)
-	[ "$(sha256sum </tmp/text)" = "$want" ] || fail "the HDD does not hold the text written"
+	want=$(sha256sum </tmp/text)
+	[ "$(sha_mib $HDD 0 4)" = "$want" ] || fail "the HDD does not hold the text written"
 	hr_bad=0
 	hot_rounds 2 1 "$want"
+	# the text read once more, its hits counted: the blocks cached when the volume stops
+	wait_settled vol
+	h0=$(status_val vol read_hits)
+	[ "$(sha_mib /dev/mapper/vol 0 4)" = "$want" ] || hr_bad=$((hr_bad + 1))
+	last_hits=$(($(status_val vol read_hits) - h0))
+	wait_settled vol
 	show_status vol
 	# shellcheck disable=SC2046 # four numbers
 	set -- $(byte_counts vol)
@@ -1156,18 +1232,29 @@ t_cache_cleaner_cold() {
 	refused "cold_compressor differs" dmsetup create vol --table \
 		"0 $(sectors $HDD) flaz $HDD /dev/mapper/ssdslice 16 ${cc_opts%zstd}deflate seq_cutoff_kib 0"
 	must dmsetup remove ssdslice
-	note "the text's slots: $lz4_bytes bytes in lz4; after $recompressed were recompressed, $cold in zstd, $codec in lz4, $raw raw, of $phys; loaded warm: $cold2 in zstd, $codec2 in lz4, $raw2 raw, of $phys2; after the restart $warm_hits of 1024 text blocks hit"
-	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the text differed from the HDD"
+	note "the text's slots: $lz4_bytes bytes in lz4; after $recompressed were recompressed, $cold in zstd, $codec in lz4, $raw raw, of $phys; loaded warm: $cold2 in zstd, $codec2 in lz4, $raw2 raw, of $phys2; $last_hits of 1024 text blocks hit before the stop, $warm_hits after the restart"
+	[ "$hr_bad" = 0 ] || fail "$hr_bad reads of the text differed from what was written"
 	[ "$recompressed" -gt 0 ] || fail "recompressed=0 with cold_compressor zstd, want > 0"
 	[ "$cold" -gt 0 ] || fail "cold_bytes=0 with cold_compressor zstd, want > 0"
 	[ $((cold + codec + raw)) = "$phys" ] ||
 		fail "cold_bytes $cold + codec_bytes $codec + raw_bytes $raw != physical_bytes $phys"
-	[ "$cold2" -gt 0 ] || fail "cold_bytes=0 after the warm load (was $cold), want > 0"
-	[ $((cold2 + codec2 + raw2)) = "$phys2" ] ||
-		fail "after the warm load cold_bytes $cold2 + codec_bytes $codec2 + raw_bytes $raw2 != physical_bytes $phys2"
+	# the counts were read settled, nothing ran until the stop, which commits every entry
+	# with its cold bit: the warm load must give them back as they were
+	[ "$cold2 $codec2 $raw2 $phys2" = "$cold $codec $raw $phys" ] ||
+		fail "after the warm load cold/codec/raw/physical_bytes are $cold2 $codec2 $raw2 $phys2, were $cold $codec $raw $phys"
 	[ "$errors" = 0 ] && [ "$errors2" = 0 ] || fail "ssd_errors=$errors, then $errors2 after the restart; want 0"
-	[ "$got" = "$want" ] || fail "after the restart the text read differs from the HDD"
-	[ "$warm_hits" -gt 0 ] || fail "no text block hit after the restart: nothing came back warm"
+	[ "$got" = "$want" ] || fail "after the restart the text read differs from what was written"
+	# overbook 1000: no line shared, only reclaim drops a text block. Admission is on
+	# (probation_percent 10): the cold parts' blocks, never hit, pass through probation
+	# and out; the text, hit after each part, is promoted to main, where nothing but its
+	# own moves (about 110 of 1002 extents in zstd) is written: every block should stay.
+	# An eighth of slack; a cleaner that dropped hit slots keeps about 70% (FIFO, as
+	# cache-cleaner-verify measured).
+	[ "$last_hits" -ge $((1024 * 7 / 8)) ] ||
+		fail "the text read before the stop hit $last_hits of 1024 blocks, want >= $((1024 * 7 / 8))"
+	# a clean stop loses no block: each that hit before it hits after the warm load
+	[ "$warm_hits" -ge "$last_hits" ] ||
+		fail "after the restart $warm_hits of 1024 text blocks hit, before the stop $last_hits: blocks lost"
 }
 
 # hot_set_hits RATE: on the 16 MiB SSD slice with cleaner_rate_mib RATE (overbook 1000: no
