@@ -354,6 +354,16 @@ t_flazctl_activate() {
 	[ "$(sha_mib /dev/mapper/fa 0 4)" = "$sum" ] || fail "fa's data differs after re-activation"
 	hits=$(status_val fa read_hits)
 	[ "${hits:-0}" -gt 0 ] || fail "no read hits on fa after re-activation (read_hits=$hits)"
+	# fb caches blocks of other data first, so that the cache its SSD comes back with
+	# holds them: only cold keeps them from loading (warm, they would load, blocks_cached
+	# would not be 0, and reads would return this old data over what fb wrote uncached)
+	must dd if=/dev/urandom of=/tmp/old bs=1M count=4
+	must dd if=/tmp/old of=/dev/mapper/fb bs=1M oflag=direct
+	must dd if=/dev/mapper/fb of=/dev/null bs=4k count=1024 iflag=direct
+	wait_settled fb
+	old_cached=$(status_val fb blocks_cached)
+	[ "${old_cached:-0}" -ge 900 ] ||
+		fail "fb cached $old_cached blocks of the 1024 written and read, want >= 900: the cold check below would test nothing"
 	# fb's SSD goes missing: fb comes up as its HDD alone (dm-linear), the mark is made
 	must flazctl deactivate fb
 	sed -i 's|/dev/mapper/fz_s2|/dev/mapper/fz_late|' /tmp/flaztab
@@ -373,7 +383,9 @@ t_flazctl_activate() {
 	flazctl_run activate --device /dev/mapper/fz_late
 	[ $rc -eq 0 ] || fail "activate --device fz_late: exit $rc: $(cat /tmp/flazctl.out)"
 	want_flaz fb /dev/mapper/fz_late
-	[ "$(status_val fb blocks_cached)" = 0 ] || fail "fb's cache did not start cold after running uncached"
+	late_cached=$(status_val fb blocks_cached)
+	[ "$late_cached" = 0 ] ||
+		fail "fb's cache did not start cold after running uncached: blocks_cached=$late_cached (it held $old_cached)"
 	[ -e /tmp/flaz-state/fb ] && fail "the uncached mark of fb is left"
 	[ "$(sha_mib /dev/mapper/fb 0 4)" = "$sum" ] || fail "fb's data differs after it was cached again"
 	# a device no line names: quiet, exit 0
