@@ -390,16 +390,20 @@ mode_for() {
 	fi
 }
 
-# wait_commit VOL: a commit of VOL (or a failed one: meta_errors) after now, 10 s at most,
-# unless VOL is passthrough (no commits there). Writes leave regions marked, and the tick
-# commits while any is.
+# wait_commit VOL: a commit of VOL (or a failed one: meta_errors) that began after now, 20 s
+# at most, unless VOL is passthrough (no commits there). The first one to end may have begun
+# before the caller's last writes completed, so wait for two: the second began after the
+# first ended. Writes leave regions marked, and the tick (every second) commits while any
+# is; a region is cleared at the earliest a whole age (1 s) after its last write, so two
+# more commits always come. 20 s, not 2: the tick's work waits behind the I/O on a busy
+# TCG guest.
 wait_commit() {
 	wc0=$(($(status_val "$1" commits) + $(status_val "$1" meta_errors)))
 	wc_i=0
 	while [ "$(status_val "$1" mode)" != passthrough ] &&
-		[ $(($(status_val "$1" commits) + $(status_val "$1" meta_errors))) -le $wc0 ]; do
-		[ $wc_i -ge 100 ] &&
-			fail "no commit of $1 (or failed one) in 10 s: $(dmsetup status "$1" | cut -c 1-300)"
+		[ $(($(status_val "$1" commits) + $(status_val "$1" meta_errors))) -lt $((wc0 + 2)) ]; do
+		[ $wc_i -ge 200 ] &&
+			fail "not two commits of $1 (or failed ones) in 20 s, from $wc0: $(dmsetup status "$1" | cut -c 1-300)"
 		sleep 0.1
 		wc_i=$((wc_i + 1))
 	done
@@ -554,8 +558,18 @@ t_persist_fault() {
 		fail "the kernel logged the mode changes $(tr ' \n' '>,' </tmp/modes) but the status says mode=$mode"
 	[ "$mode1" = normal ] || fail "mode=$mode1 after 'passthrough 0', want normal"
 	[ "$mode2" = normal ] || fail "mode=$mode2 after refilling with the SSD healthy, want normal"
-	[ "$c2" -gt "$c1" ] || fail "blocks_cached went $c1 -> $c2 reading $((P_FIO_MIB * 256)) blocks after 'passthrough 0', want it to grow"
-	[ $((h1 - h0)) -gt 0 ] || fail "reading the data set twice after 'passthrough 0' added no read_hits"
+	# The data set is $((P_FIO_MIB * 256)) blocks, read twice in mode normal with the SSD
+	# healthy: the first pass caches each block it misses (2 MiB, under the sequential
+	# cutoff's 4 MiB; the SSD has room), the second hits every one of them. Nine tenths of
+	# the blocks, as for c0 above: room for a block whose fill lost a race, not for a cache
+	# that stays shut after 'passthrough 0' (0 and 0), fills that stop after a few blocks,
+	# or fills the lookups cannot find (cached, but the second pass misses).
+	ds=$((P_FIO_MIB * 256))
+	echo "recovery: blocks_cached $c1 -> $c2, read_hits +$((h1 - h0)) reading $ds blocks twice"
+	[ "$c2" -ge "$c1" ] && [ "$c2" -ge $((ds * 9 / 10)) ] ||
+		fail "blocks_cached went $c1 -> $c2 reading the $ds blocks of the data set twice after 'passthrough 0', want >= $c1 and >= $((ds * 9 / 10))"
+	[ $((h1 - h0)) -ge $((ds * 9 / 10)) ] ||
+		fail "reading the $ds blocks of the data set twice after 'passthrough 0' added $((h1 - h0)) read_hits, want >= $((ds * 9 / 10)) (the second pass's)"
 }
 
 # Wait up to $2 s for status key $1 of pv to read $3.
