@@ -105,15 +105,38 @@ main() {
 	for r in $(seq 1 "$ROUNDS"); do
 		write_boot "$r"
 		check_boot "$r"
+		[ $((r % 2)) = 0 ] && warm_share "$r"
 	done
 	echo "crash: $ROUNDS rounds in $((SECONDS - t0)) s" >&2
-	# a round may come back empty (a crash right after a commit cleared little), but a run
-	# where none loaded a cached block compared nothing loaded
-	if grep -qh '^INFO WARM [1-9]' "$RUN"/round*-check.results; then
-		pass "$NAME/some-round-warm"
+	# an odd round may come back empty (the crash hit amid writes to every region, and a
+	# line in a marked region is dropped); the even ones are judged by warm_share
+	[ "$ROUNDS" -ge 2 ] ||
+		echo "SKIP $NAME/quiet-round-warm: one round only, and only even rounds stop the writes before the reset"
+}
+
+# warm_share R: round R stopped its writes and synced 4 s before the reset (crash-write.sh,
+# even rounds), while reads went on filling, and waited until no region was marked (the
+# commits clear a region idle for a whole age: meta.c, intent.c). Nothing the loader
+# reads is then in a marked region, and only the fills since the last commit (the tick
+# commits every second) are lost. So the volume must come back with most of what it held
+# at the reset (blocks_cached in the status of the write boot's last INFO line): half of
+# it at least, where runs have seen 89% and 106% (fills committed after that status was
+# read). Half still fails a loader that drops lines it should keep (a table page or
+# generation misread), fills never written into the committed table, or a commit that
+# leaves the table behind the superblock.
+warm_share() {
+	local r=$1 p=$NAME/round$1/warm-share before warm
+	before=$(grep -a '^INFO round .* reset after ' "$RUN/round$r-write.results" |
+		grep -o ' blocks_cached=[0-9]*' | tail -n 1 | cut -d= -f2)
+	warm=$(sed -n 's/^INFO WARM \([0-9]*\)$/\1/p' "$RUN/round$r-check.results" | tail -n 1)
+	if [ -z "$before" ] || [ -z "$warm" ]; then
+		failed "$p" "no blocks_cached at the reset ('$before') or after it ('$warm') in the round's records"
+	elif [ "$before" -gt 0 ] && [ $((warm * 2)) -ge "$before" ]; then
+		pass "$p"
 	else
-		failed "$NAME/some-round-warm" "no round came back with a cached block: nothing loaded from the SSD was compared"
+		failed "$p" "the volume came back with blocks_cached=$warm of the $before it held at the reset, want at least half (the writes stopped 4 s before it, so every region was cleared)"
 	fi
+	echo "round $r: blocks_cached $before at the reset, $warm after it" >&2
 }
 
 main

@@ -8,7 +8,11 @@
 #include "flaz.h"
 #include "format.h"
 
-static void bucket_boundaries(struct kunit *test, u32 eb)
+/*
+ * @raw: the bucket of a raw slot's size, FLAZ_MAX_SLOT_BYTES = 32 + 4096 = 4128
+ * bytes, worked out by the caller for its extent.
+ */
+static void bucket_boundaries(struct kunit *test, u32 eb, u32 raw)
 {
 	u32 eighth = eb / 8, b;
 
@@ -26,13 +30,14 @@ static void bucket_boundaries(struct kunit *test, u32 eb)
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(eb, eb), 7U);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(2 * eb, eb), 7U);
 	/* A raw slot's size: into the bucket a fit search starts from */
-	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(FLAZ_MAX_SLOT_BYTES, eb),
-			min(FLAZ_MAX_SLOT_BYTES / eighth, 7U));
+	KUNIT_EXPECT_EQ(test, FLAZ_MAX_SLOT_BYTES, 4128U);
+	KUNIT_EXPECT_EQ_MSG(test, flaz_xbuf_bucket(FLAZ_MAX_SLOT_BYTES, eb), raw, "extent %u", eb);
 }
 
 static void xbuf_bucket_32k(struct kunit *test)
 {
-	bucket_boundaries(test, 32 << 10);
+	/* eighths of 4096 bytes: 4096 <= 4128 < 8192, the second eighth */
+	bucket_boundaries(test, 32 << 10, 1);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(4095, 32 << 10), 0U);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(4096, 32 << 10), 1U);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(32736, 32 << 10), 7U);
@@ -42,7 +47,8 @@ static void xbuf_bucket_32k(struct kunit *test)
 
 static void xbuf_bucket_4k(struct kunit *test)
 {
-	bucket_boundaries(test, 4 << 10);
+	/* eighths of 512 bytes: 4128 >= 7 * 512 = 3584, the last bucket */
+	bucket_boundaries(test, 4 << 10, 7);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(511, 4 << 10), 0U);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(512, 4 << 10), 1U);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(4064, 4 << 10), 7U);
@@ -50,7 +56,8 @@ static void xbuf_bucket_4k(struct kunit *test)
 
 static void xbuf_bucket_256k(struct kunit *test)
 {
-	bucket_boundaries(test, 256 << 10);
+	/* eighths of 32768 bytes: 4128 < 32768, the first eighth */
+	bucket_boundaries(test, 256 << 10, 0);
 	KUNIT_EXPECT_EQ(test, flaz_xbuf_bucket(FLAZ_MAX_SLOT_BYTES, 256 << 10), 0U);
 }
 

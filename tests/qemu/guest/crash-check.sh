@@ -21,8 +21,16 @@ t_warm() {
 	cached=$(status_val vol blocks_cached)
 	[ -n "$cached" ] || fail "no blocks_cached in the status: $(vol_status)"
 	info "round $ROUND: after the crash the volume came back with blocks_cached=$cached; status: $(vol_status)"
-	[ "$cached" -gt 0 ] || info "round $ROUND: the cache came back EMPTY (allowed, but nothing loaded was checked)"
 	info "WARM $cached"
+	# Odd rounds reset amid writes to every region: every line may have been in a marked
+	# region and dropped. Even rounds stopped writing 4 s before and reset with no region
+	# marked, while reads went on filling: an empty cache there lost it all (the host
+	# also compares the count with the one at the reset: crash.sh warm_share).
+	if [ "$cached" = 0 ]; then
+		[ $((ROUND % 2)) = 0 ] &&
+			fail "round $ROUND: the cache came back EMPTY, though no region was marked at the reset: $(vol_status)"
+		info "round $ROUND: the cache came back EMPTY (a reset amid writes may leave every region marked; nothing loaded was checked)"
+	fi
 }
 
 t_no_stale() {

@@ -354,6 +354,19 @@ t_flazctl_activate() {
 	[ "$(sha_mib /dev/mapper/fa 0 4)" = "$sum" ] || fail "fa's data differs after re-activation"
 	hits=$(status_val fa read_hits)
 	[ "${hits:-0}" -gt 0 ] || fail "no read hits on fa after re-activation (read_hits=$hits)"
+	# fb caches blocks of other data first, so that the cache its SSD comes back with
+	# holds them: only cold keeps them from loading (warm, they would load, blocks_cached
+	# would not be 0, and reads would return this old data over what fb wrote uncached).
+	# The uncached writes below leave the HDD's first block as it was, as a filesystem's
+	# writes to its files do: the kernel also refuses an SSD whose recorded first block
+	# of the HDD differs, which would catch a lost cold only when that block changed.
+	must dd if=/dev/urandom of=/tmp/old bs=1M count=4
+	must dd if=/tmp/old of=/dev/mapper/fb bs=1M oflag=direct
+	must dd if=/dev/mapper/fb of=/dev/null bs=4k count=1024 iflag=direct
+	wait_settled fb
+	old_cached=$(status_val fb blocks_cached)
+	[ "${old_cached:-0}" -ge 900 ] ||
+		fail "fb cached $old_cached blocks of the 1024 written and read, want >= 900: the cold check below would test nothing"
 	# fb's SSD goes missing: fb comes up as its HDD alone (dm-linear), the mark is made
 	must flazctl deactivate fb
 	sed -i 's|/dev/mapper/fz_s2|/dev/mapper/fz_late|' /tmp/flaztab
@@ -363,8 +376,10 @@ t_flazctl_activate() {
 		fail "no warning about fb's missing SSD: $(cat /tmp/flazctl.out)"
 	dmsetup table fb | grep -q ' linear ' || fail "fb is not the HDD alone: $(dmsetup table fb)"
 	[ -e /tmp/flaz-state/fb ] || fail "no mark that fb ran uncached"
-	must dd if=/tmp/data of=/dev/mapper/fb bs=1M oflag=direct
+	must dd if=/tmp/data of=/dev/mapper/fb bs=1M seek=1 count=3 oflag=direct
 	sum=$(sha_mib /dev/mapper/fb 0 4)
+	[ "$(dd if=/tmp/data bs=1M count=3 2>/dev/null | sha256sum)" = "$(sha_mib /dev/mapper/fb 1 3)" ] ||
+		fail "fb uncached does not read back what was written"
 	[ "$(sha_mib /dev/mapper/fz_h2 0 4)" = "$sum" ] || fail "fb uncached does not write the HDD"
 	# the SSD appears (udev would run activate --device): fb becomes its flaz volume, cold
 	must dmsetup create fz_late --table "0 $((FZ_SSD_MIB * 2048)) linear $SSD $((FZ_SSD_MIB * 2048))"
@@ -373,7 +388,9 @@ t_flazctl_activate() {
 	flazctl_run activate --device /dev/mapper/fz_late
 	[ $rc -eq 0 ] || fail "activate --device fz_late: exit $rc: $(cat /tmp/flazctl.out)"
 	want_flaz fb /dev/mapper/fz_late
-	[ "$(status_val fb blocks_cached)" = 0 ] || fail "fb's cache did not start cold after running uncached"
+	late_cached=$(status_val fb blocks_cached)
+	[ "$late_cached" = 0 ] ||
+		fail "fb's cache did not start cold after running uncached: blocks_cached=$late_cached (it held $old_cached)"
 	[ -e /tmp/flaz-state/fb ] && fail "the uncached mark of fb is left"
 	[ "$(sha_mib /dev/mapper/fb 0 4)" = "$sum" ] || fail "fb's data differs after it was cached again"
 	# a device no line names: quiet, exit 0

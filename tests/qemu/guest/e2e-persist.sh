@@ -556,8 +556,18 @@ t_persist_fault() {
 		fail "the kernel logged the mode changes $(tr ' \n' '>,' </tmp/modes) but the status says mode=$mode"
 	[ "$mode1" = normal ] || fail "mode=$mode1 after 'passthrough 0', want normal"
 	[ "$mode2" = normal ] || fail "mode=$mode2 after refilling with the SSD healthy, want normal"
-	[ "$c2" -gt "$c1" ] || fail "blocks_cached went $c1 -> $c2 reading $((P_FIO_MIB * 256)) blocks after 'passthrough 0', want it to grow"
-	[ $((h1 - h0)) -gt 0 ] || fail "reading the data set twice after 'passthrough 0' added no read_hits"
+	# The data set is $((P_FIO_MIB * 256)) blocks, read twice in mode normal with the SSD
+	# healthy: the first pass caches each block it misses (2 MiB, under the sequential
+	# cutoff's 4 MiB; the SSD has room), the second hits every one of them. Nine tenths of
+	# the blocks, as for c0 above: room for a block whose fill lost a race, not for a cache
+	# that stays shut after 'passthrough 0' (0 and 0), fills that stop after a few blocks,
+	# or fills the lookups cannot find (cached, but the second pass misses).
+	ds=$((P_FIO_MIB * 256))
+	echo "recovery: blocks_cached $c1 -> $c2, read_hits +$((h1 - h0)) reading $ds blocks twice"
+	[ "$c2" -ge "$c1" ] && [ "$c2" -ge $((ds * 9 / 10)) ] ||
+		fail "blocks_cached went $c1 -> $c2 reading the $ds blocks of the data set twice after 'passthrough 0', want >= $c1 and >= $((ds * 9 / 10))"
+	[ $((h1 - h0)) -ge $((ds * 9 / 10)) ] ||
+		fail "reading the $ds blocks of the data set twice after 'passthrough 0' added $((h1 - h0)) read_hits, want >= $((ds * 9 / 10)) (the second pass's)"
 }
 
 # Wait up to $2 s for status key $1 of pv to read $3.
