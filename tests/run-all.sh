@@ -112,7 +112,6 @@ lane_6_12() {
 	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
 	suite status-keys tests/host/test_status_keys.sh tools/flazctl/flazctl
 	suite model tests/host/test_model.sh
-	suite replay-log tests/host/test_replay_log.sh
 	suite checkpatch tests/checkpatch.sh
 	suite qemu-6.12 tests/qemu/run.sh "$k"
 	suite crash-6.12 tests/qemu/crash.sh "$k" 2

@@ -114,9 +114,9 @@ boot_vm() {
 # early boot: when a late initcall turns sched_clock's static key on, the other vCPU, in
 # a timer interrupt, meets the int3 in sched_clock_cpu() after the patch is done (1 boot
 # of 7.3 in 40, four guests at once; twice in a row once in CI). No module is loaded
-# yet and a guest that died before its first check touched no disk, so it boots again, up
-# to 3 boots in all (FRESH=1: on fresh disks). Each earlier console is kept (console.1.log for
-# console.log) and its oops shown on stderr.
+# yet and a guest that oopsed before its first check touched no disk, so it boots again,
+# up to 3 boots in all (FRESH=1: on fresh disks); one that hung or stopped without an oops
+# is not. Each earlier console is kept (console.1.log for console.log), its oops on stderr.
 boot_started() {
 	local n rc kept
 	for n in 1 2 3; do
@@ -124,7 +124,8 @@ boot_started() {
 		boot_vm "$1" "$2" "$3" "$4" "file:$5"
 		rc=$?
 		read_results "$3"
-		if [ "$rc" = 33 ] || grep -q '^RUN ' "$3/results.txt" || [ "$n" = 3 ]; then
+		if [ "$rc" = 33 ] || grep -q '^RUN ' "$3/results.txt" || [ "$n" = 3 ] ||
+			! grep -a -q -E 'Oops|Kernel panic|BUG:' "$5"; then
 			return "$rc"
 		fi
 		kept=${5%.*}.$n.${5##*.}

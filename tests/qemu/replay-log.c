@@ -17,21 +17,17 @@
  *   replay-log --log LOG --info                  entries, sector size, FLUSH/FUA, MARK and
  *                                                DISCARD counts, bytes used
  *   replay-log --log LOG --list-flush            indexes of the FLUSH/FUA entries, one a line
- *   replay-log --log LOG --list-preflush         indexes of the FLUSH entries alone: after
- *                                                one, every entry before it is durable
  *   replay-log --log LOG --replay DEV [--start S] (--end E | --end-flush K | --all)
  *                                                write entries S..E (inclusive) onto DEV
  *   [--discard zero|skip]   what a DISCARD entry does on DEV (default zero: write zeros)
- *   [--subset SEED [--range LO:HI] [--point P]]
+ *   [--subset SEED [--range LO:HI]]
  *                           a crash state of a disk with a volatile write cache (the model
- *                           of CrashMonkey, OSDI'18): of entries S..E (which should follow a
- *                           FLUSH, with none after S, so none of them was made durable by
- *                           one), those writing sectors LO..HI (default all) are replayed
- *                           only up to a random cut (from P on, default S: the crash came
- *                           after entry P), and each of those with probability 1/2 unless
- *                           it is a FUA write (durable once logged); the others are
- *                           replayed. A FUA write makes only itself durable, not what came
- *                           before it. Seeded: the same SEED gives the same state.
+ *                           of CrashMonkey, OSDI'18): of entries S..E (which should lie
+ *                           between two FLUSH/FUA points, so none of them was made durable
+ *                           yet), those writing sectors LO..HI (default all) are replayed
+ *                           only up to a random cut, and each of those with probability
+ *                           1/2; the others are replayed. Seeded: the same SEED gives the
+ *                           same state.
  *   [-v]                    print every entry replayed
  * Entries count from 0. --end-flush K ends at the K-th (from 1) FLUSH/FUA entry. DEV is
  * fsync()ed before exiting. Exit 0 on success, 1 on a bad log or an I/O error, 2 on usage.
@@ -193,9 +189,9 @@ static int is_point(const struct log_write_entry *e)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: replay-log --log LOG (--info | --list-flush | --list-preflush |\n"
+		"usage: replay-log --log LOG (--info | --list-flush |\n"
 		"       --replay DEV [--start S] (--end E | --end-flush K | --all)\n"
-		"       [--discard zero|skip] [--subset SEED [--range LO:HI] [--point P]] [-v])\n");
+		"       [--discard zero|skip] [--subset SEED [--range LO:HI]] [-v])\n");
 	exit(2);
 }
 
@@ -227,8 +223,7 @@ int main(int argc, char **argv)
 	const char *replay = NULL, *discard = "zero", *range = NULL;
 	int info = 0, list = 0, all = 0, verbose = 0, have_end = 0, have_kflush = 0, subset = 0;
 	uint64_t start = 0, end = 0, kflush = 0, i, pos, points = 0, marks = 0, discards = 0, written = 0;
-	uint64_t lo = 0, hi = UINT64_MAX, cut = 0, dropped = 0, point = 0;
-	int have_point = 0;
+	uint64_t lo = 0, hi = UINT64_MAX, cut = 0, dropped = 0;
 	struct log_write_entry e;
 	char mark[512];
 	char *buf = NULL;
@@ -243,8 +238,6 @@ int main(int argc, char **argv)
 			info = 1;
 		} else if (!strcmp(o, "--list-flush")) {
 			list = 1;
-		} else if (!strcmp(o, "--list-preflush")) {
-			list = 2;
 		} else if (!strcmp(o, "--all")) {
 			all = 1;
 		} else if (!strcmp(o, "-v")) {
@@ -265,13 +258,11 @@ int main(int argc, char **argv)
 			rng_state = num(v) * 0x9e3779b97f4a7c15ULL + 1, subset = 1, a++;
 		} else if (v && !strcmp(o, "--range")) {
 			range = v, a++;
-		} else if (v && !strcmp(o, "--point")) {
-			point = num(v), have_point = 1, a++;
 		} else {
 			usage();
 		}
 	}
-	if (!log_path || info + !!list + !!replay != 1)
+	if (!log_path || info + list + !!replay != 1)
 		usage();
 	if (replay && all + have_end + have_kflush != 1)
 		usage();
@@ -280,8 +271,6 @@ int main(int argc, char **argv)
 	if (have_kflush && kflush == 0)
 		usage();
 	if ((subset || range) && (!replay || !have_end || end < start || (range && !subset)))
-		usage();
-	if (have_point && (!subset || point > end))
 		usage();
 	if (range) {
 		char *colon = strchr(range, ':');
@@ -292,11 +281,8 @@ int main(int argc, char **argv)
 		lo = num(range);
 		hi = num(colon + 1);
 	}
-	if (subset) {
-		if (!have_point || point < start)
-			point = start;
-		cut = point + rng() % (end - point + 1);
-	}
+	if (subset)
+		cut = start + rng() % (end - start + 1);
 	open_log();
 	if (have_end && end >= nr_entries)
 		die("--end is past the last entry (the log has %s entries)", "fewer");
@@ -316,7 +302,7 @@ int main(int argc, char **argv)
 			marks++;
 		if (e.flags & LOG_DISCARD_FLAG)
 			discards++;
-		if ((list == 1 && is_point(&e)) || (list == 2 && (e.flags & LOG_FLUSH_FLAG)))
+		if (list && is_point(&e))
 			printf("%" PRIu64 "\n", i);
 		if (!replay)
 			continue;
@@ -333,7 +319,7 @@ int main(int argc, char **argv)
 					" flags 0x%" PRIx64 "%s%s\n", i, e.sector, e.nr_sectors,
 					e.flags, mark[0] ? " mark " : "", mark);
 			int lost = subset && e.sector + e.nr_sectors > lo && e.sector <= hi &&
-				   (i > cut || (!(e.flags & LOG_FUA_FLAG) && (rng() & 1)));
+				   (i > cut || (rng() & 1));
 
 			dropped += lost && bytes;
 			if (bytes && !lost && !(e.flags & LOG_MARK_FLAG) &&

@@ -693,7 +693,13 @@ t_cache_remove_then_hdd() {
 	p0=$(($(status_val vol partial_updates) + $(status_val vol partial_drops)))
 	pw_at 83 512
 	pw_at $((4096 + 7)) 1536
-	p1=$(($(status_val vol partial_updates) + $(status_val vol partial_drops)))
+	# an update is counted in its work item, after the write ended: 10 s for all three
+	pw_i=0
+	while p1=$(($(status_val vol partial_updates) + $(status_val vol partial_drops))) &&
+		[ $((p1 - p0)) -lt 3 ] && [ $pw_i -lt 100 ]; do
+		sleep 0.1
+		pw_i=$((pw_i + 1))
+	done
 	must dd if=/dev/zero of=/dev/mapper/vol bs=4k seek=3000 count=64 oflag=direct conv=notrunc
 	must dd if=/dev/zero of=/tmp/pw.want bs=4k seek=3000 count=64 conv=notrunc
 	if [ "$(cat /sys/block/${HDD#/dev/}/queue/discard_max_bytes)" -gt 0 ]; then
@@ -972,14 +978,15 @@ t_cache_hit_sizes() {
 # without an error.
 CHURN="--offset=8M --size=120M --verify=crc32c --verify_interval=4k"
 # churn_loop: passes of the random reader (fio reads a verified region once, time_based or
-# not) until /tmp/churn.stop exists; fails at the first pass that fails, its output kept in
-# /tmp/churn.out.
+# not), each 20 s at most so a stop is not held up by a whole pass, until /tmp/churn.stop
+# exists; fails at the first pass that fails, its output kept in /tmp/churn.out.
 churn_loop() {
 	cl_n=0
 	while [ ! -e /tmp/churn.stop ]; do
 		# shellcheck disable=SC2086 # $CHURN is a list of options
 		fio --name=churn --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --iodepth=8 \
-			--rw=randread --bssplit=4k/50:16k/25:128k/25 $CHURN >/tmp/churn.out 2>&1 || {
+			--rw=randread --bssplit=4k/50:16k/25:128k/25 --runtime=20 $CHURN \
+			>/tmp/churn.out 2>&1 || {
 			cl_rc=$?
 			echo "pass $((cl_n + 1)) of the random reader ended with status $cl_rc"
 			return 1

@@ -9,11 +9,9 @@
 # created over the snapshot's slices WITHOUT cold, and every block of the volume must equal
 # the HDD slice's.
 # Disks keep completed writes in a volatile cache until a FLUSH, so each point is a crash
-# state of that model (CrashMonkey's): the entries up to the last FLUSH at or before the
-# point, then a seeded random subset of the writes logged after it up to the next point,
-# which no flush had covered yet (a FUA write up to the point is kept: it made itself
-# durable, and only itself), among the SSD's writes, the HDD's or both's, in turn
-# (replay-log --subset, onto the point's snapshot). The
+# state of that model (CrashMonkey's): on top of the entries up to the point, a seeded
+# random subset of the writes logged before the next point, which no flush had covered
+# yet, among the SSD's writes, the HDD's or both's, in turn (replay-log --subset). The
 # single log records a flush of either disk as a flush of both, so a state where one disk
 # flushed and the other did not is not built. FLAZ_REPLAY_SEED=N repeats a run's states.
 # Layout: vda [0,16) MiB HDD area, [16,40) replay target, [40,512) log; vdb [0,8) SSD
@@ -133,12 +131,11 @@ t_record() {
 	info "log: $(replay-log --log $LOG --info)"
 }
 
-# Every FLUSH/FUA point (or MAX_POINTS of them spread evenly, plus the last): replay a crash
-# state at it, load the volume over a snapshot of the result, compare.
+# Every FLUSH/FUA point (or MAX_POINTS of them spread evenly, plus the last): replay up to
+# it, load the volume over a snapshot of the result, compare.
 t_points() {
 	base_devices
 	replay-log --log $LOG --list-flush >/tmp/points || fail "replay-log --list-flush failed"
-	replay-log --log $LOG --list-preflush >/tmp/flushes || fail "replay-log --list-preflush failed"
 	n=$(wc -l </tmp/points)
 	[ "$n" -ge 2 ] || fail "the log has $n FLUSH/FUA points; the workload should make many"
 	seed=${FLAZ_REPLAY_SEED:-$(od -An -tu4 -N 4 /dev/urandom | tr -d ' ')}
@@ -159,28 +156,22 @@ t_points() {
 	: >/tmp/bad
 	for p in $(cat /tmp/chosen); do
 		t_replay=$(now)
-		# the target holds what a FLUSH made durable: entries 0..f, f the last FLUSH up to
-		# p (a FUA write at p makes only itself durable, not the writes before it)
-		f=$(awk -v p="$p" 'BEGIN { f = -1 } $1 <= p { f = $1 } END { print f }' /tmp/flushes)
-		if [ "$f" -ge "$start" ]; then
-			must replay-log --log $LOG --replay $TARGET --start $start --end "$f"
-			start=$((f + 1))
-		fi
+		must replay-log --log $LOG --replay $TARGET --start $start --end "$p"
+		start=$((p + 1))
 		checked=$((checked + 1))
-		# on the snapshot: the entries after f up to the next point, some lost (FUA
-		# writes up to p never; none after the crash's cut, drawn from p on)
+		# the writes after p that the next point would make durable, some of them lost
 		q=$(awk -v p="$p" '$1 > p { print $1; exit }' /tmp/points)
-		end=$((${q:-$((p + 1))} - 1))
-		state="entries 0..$f"
-		SUBSET=
-		if [ "$end" -ge "$start" ]; then
+		state="entries 0..$p"
+		if [ -n "$q" ] && [ "$q" -gt $((p + 1)) ]; then
 			case $((checked % 3)) in
 			0) disk=both range= ;;
 			1) disk=SSD range="--range $((HDD_MIB * 2048)):$((BOTH_MIB * 2048 - 1))" ;;
 			2) disk=HDD range="--range 0:$((HDD_MIB * 2048 - 1))" ;;
 			esac
-			SUBSET="--start $start --end $end --subset $((seed + p)) --point $p $range"
-			state="$state, then of $start..$end on the $disk, crash after $p"
+			# shellcheck disable=SC2086 # range is empty or two words
+			sub=$(replay-log --log $LOG --replay $TARGET --start $((p + 1)) --end $((q - 1)) \
+				--subset $((seed + p)) $range) || fail "replay-log --subset failed at entry $p"
+			state="$state, then of $((p + 1))..$((q - 1)) on the $disk: $sub (subset seed $((seed + p)))"
 		fi
 		one_point "$p" "$state" || bad=$((bad + 1))
 	done
@@ -199,22 +190,14 @@ now() { cut -d' ' -f1 /proc/uptime; }
 # since T0 [T1]: seconds from uptime T0 to T1 (default now)
 since() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.1f", b - a }'; }
 
-# one_point ENTRY STATE: the check at one replay point: the target holds the durable
-# entries, and replay-log SUBSET (if set) replays the rest of the crash state onto the
-# point's snapshot, as STATE says; sets warm; appends a reason to /tmp/bad and returns 1
-# on failure.
+# one_point ENTRY STATE: the check at one replay point (the target holds entries 0..ENTRY,
+# and what STATE says); sets warm; appends a reason to /tmp/bad and returns 1 on failure.
 one_point() {
 	op=$1
 	op_state=$2
 	t_load=$(now)
 	dmsetup create snap --table "0 $((BOTH_MIB * 2048)) snapshot $TARGET /dev/mapper/cow N 8" ||
 		{ echo "entry $op: no snapshot; " >>/tmp/bad; return 1; }
-	if [ -n "$SUBSET" ]; then
-		# shellcheck disable=SC2086 # words
-		op_sub=$(replay-log --log $LOG --replay /dev/mapper/snap $SUBSET) ||
-			{ echo "entry $op: replay-log $SUBSET failed; " >>/tmp/bad; dmsetup remove snap; return 1; }
-		op_state="$op_state: $op_sub (subset seed $((seed + op)))"
-	fi
 	dmsetup create rhdd --table "0 $((HDD_MIB * 2048)) linear /dev/mapper/snap 0"
 	dmsetup create rssd --table "0 $((SSD_MIB * 2048)) linear /dev/mapper/snap $((HDD_MIB * 2048))"
 	op_rc=0
