@@ -154,6 +154,20 @@ t_persist_background_load() {
 	c2=$(status_val pv blocks_cached)
 	show_status pv
 	must dmsetup remove pv
+	# a suspend, then a reload, while the table loads: postsuspend stops the load (and
+	# commits clean), resume and the new table's load take it up again; nothing read is
+	# stale and the cache comes back whole
+	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
+	left5=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	must dmsetup suspend pv
+	must dmsetup resume pv
+	left6=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	must dmsetup reload pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
+	must dmsetup suspend pv
+	must dmsetup resume pv
+	reloaded=$(sha_mib $PV 0 $P_DATA_MIB)
+	c4=$(status_val pv blocks_cached)
+	must dmsetup remove pv
 	# invalidate while the table loads: the load stops, nothing stays cached, and what the
 	# SSD pointed at is void at the next load
 	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
@@ -167,6 +181,12 @@ t_persist_background_load() {
 	last=$(sha_mib $PV 0 $P_DATA_MIB)
 	must dmsetup remove pv
 	must dmsetup remove sslow
+	echo "suspend and reload during the load: loading=$left5, then $left6 after the resume; blocks_cached=$c4 once loaded"
+	[ "${left5:-0}" -gt 0 ] && [ "${left6:-0}" -gt 0 ] ||
+		fail "the table was all read before the suspend or the reload (loading=$left5, then $left6)"
+	[ "$reloaded" = "$want" ] || fail "reading after a suspend and a reload during the load returned wrong bytes"
+	[ "$c4" -ge $((c2 * 9 / 10)) ] ||
+		fail "blocks_cached=$c4 after a suspend and a reload during the load, $c2 after a plain restart: want >= 90%"
 	echo "invalidate during the load: loading=$left3 before, $left4 after; blocks_cached=$c3"
 	[ "${left3:-0}" -gt 0 ] || fail "the table was all read when the create returned (loading=$left3)"
 	[ "$left4" = 0 ] && [ "$c3" = 0 ] ||
