@@ -448,7 +448,6 @@ bool flaz_l2p_load(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_load);
 
-
 /*
  * A write to a block of @line whose entry is gone (lock held): if the line's
  * page is being paged in, keep the page-in out of the line; if the page is not

@@ -66,9 +66,9 @@ t_setup() {
 # A few thousand I/Os with frequent syncs, reads that fill the cache, writes of parts of
 # cached blocks (they update them), writes and at once a suspend and resume, then ext4
 # (mounted with discard) with files written, synced and some deleted. The cleaner runs
-# flat out and early (16 KiB extents, watermarks at 80-90% free, since the workload fills less than half the
-# SSD): a first 2 MiB read twice (hit slots get a second chance) and then 8 MiB read once
-# make it move slots as well as drop them, so the log holds moves.
+# flat out and early (16 KiB extents, watermarks at 80-90% free, since the workload fills
+# less than half the SSD): a first 2 MiB read twice (hit slots get a second chance) and
+# then 8 MiB read once make it move slots as well as drop them, so the log holds moves.
 t_record() {
 	create_vol /dev/mapper/hdd /dev/mapper/ssd cleaner_rate_mib 65536 \
 		low_watermark 80 high_watermark 90 cold
