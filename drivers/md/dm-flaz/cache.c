@@ -131,6 +131,62 @@ static bool sequential(struct flaz_cache *c, sector_t start, u32 sectors)
 	return true;
 }
 
+static int read_miss(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
+		     enum flaz_mode mode, u64 block, u32 nr);
+
+/*
+ * A read that missed because its first block's table page is out: read the
+ * page in (paging.c), off .map, then serve the blocks on it from the cache, or
+ * from the HDD if they are not all cached there, or if the page may not come
+ * in (no memory, or the table over its budget and margin until a commit).
+ */
+static void page_work(struct work_struct *work)
+{
+	struct flaz_bio *pb = container_of(work, struct flaz_bio, work);
+	struct bio *bio = dm_bio_from_per_bio_data(pb, sizeof(*pb));
+	struct flaz_cache *c = pb->c;
+	u32 nr = bio_sectors(bio) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
+	enum flaz_mode mode = flaz_mode_get(c);
+
+	if (mode == FLAZ_MODE_NORMAL &&
+	    !flaz_meta_page_in(c->meta, flaz_l2p_line(c->l2p, pb->block)) &&
+	    flaz_hit_serve_all(c, bio, pb->block, nr)) {
+		flaz_seq_note(c->streams, pb->block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
+			      nr * FLAZ_BLOCK_SECTORS, seq_cutoff(c));
+		return;
+	}
+	if (read_miss(c, bio, pb, mode, pb->block, nr) == DM_MAPIO_REMAPPED)
+		dm_submit_bio_remap(bio, NULL);
+}
+
+/*
+ * Whether read @bio at @block (whole blocks, @nr of them) waits for its table
+ * page: when the first block's page is out, the bio is cut at the page's last
+ * line and served by page_work(). A lookup whose table block is out so costs
+ * an SSD read of that block rather than an HDD read: what is cached stays
+ * reachable whatever share of the table is resident. O(1) here; the page-in
+ * is O(page) once.
+ */
+static bool page_out(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb, u64 block,
+		     u32 nr)
+{
+	u64 line = flaz_l2p_line(c->l2p, block), page = flaz_l2p_page_of(line);
+	u32 i;
+
+	if (flaz_l2p_resident(c->l2p, line))
+		return false;
+	nr = min_t(u32, nr, FLAZ_HIT_RUN);
+	for (i = 1; i < nr && flaz_l2p_page_of(flaz_l2p_line(c->l2p, block + i)) == page; i++)
+		;
+	if (i < bio_sectors(bio) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT))
+		dm_accept_partial_bio(bio, i * FLAZ_BLOCK_SECTORS);
+	pb->c = c;
+	pb->block = block;
+	INIT_WORK(&pb->work, page_work);
+	queue_work(c->wq.io, &pb->work);
+	return true;
+}
+
 static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		    enum flaz_mode mode)
 {
@@ -183,12 +239,25 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		flaz_seq_note(c->streams, sector, i * FLAZ_BLOCK_SECTORS, seq_cutoff(c));
 		return DM_MAPIO_SUBMITTED;
 	}
+	if (mode == FLAZ_MODE_NORMAL && page_out(c, bio, pb, block, nr))
+		return DM_MAPIO_SUBMITTED;
 	/* a run of misses, or a hit without memory to serve it */
 	for (i = 1; i < nr && !is_cached(c, block + i, &e); i++)
 		;
 	if (i * FLAZ_BLOCK_SECTORS < sectors)
 		dm_accept_partial_bio(bio, i * FLAZ_BLOCK_SECTORS);
-	nr = i;
+	return read_miss(c, bio, pb, mode, block, i);
+}
+
+/*
+ * Blocks @block..+@nr of read @bio (whole blocks, cut to them) miss: counted,
+ * sent to the HDD, and filled on completion unless out of normal mode or part
+ * of a long sequential stream.
+ */
+static int read_miss(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
+		     enum flaz_mode mode, u64 block, u32 nr)
+{
+	sector_t sector = block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 
 	flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, nr);
 	if (mode != FLAZ_MODE_NORMAL)

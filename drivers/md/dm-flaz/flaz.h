@@ -285,6 +285,7 @@ int flaz_l2p_page_in(struct flaz_l2p *t, u64 p);
 void flaz_l2p_page_done(struct flaz_l2p *t, u64 p);
 void flaz_l2p_drop_page(struct flaz_l2p *t, u64 p);
 u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget);
+bool flaz_l2p_make_room(struct flaz_l2p *t, u64 budget, u32 steps);
 
 /* table.c: table blocks on the SSD, encoded from and loaded into the table in DRAM */
 struct flaz_table_ctx {
@@ -560,6 +561,7 @@ struct flaz_hits *flaz_hits_create(u32 extent_bytes);
 void flaz_hits_destroy(struct flaz_hits *hs);
 u64 flaz_hits_bytes(struct flaz_hits *hs);
 u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head);
+bool flaz_hit_serve_all(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr);
 bool flaz_hit_fetch(struct flaz_cache *c, struct bio *bio, u64 block);
 void flaz_hit_drain(struct flaz_cache *c);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,

@@ -676,14 +676,15 @@ static bool start_now(struct flaz_hit *h)
  * @block, at most @max of them, and cut the bio after the run. Returns how many
  * blocks it serves: 0 when @block is not cached, or when no memory comes
  * without waiting (the caller then reads the block from the HDD as a miss).
- * A bio shorter than a block, or starting @head bytes into it (the caller has
- * cut it at the block's end), is a partial hit: its one block is checked and
- * decompressed whole, and the bio's part copied out.
+ * With @all (off .map, where the bio may no longer be cut) it serves all @max
+ * or none. A bio shorter than a block, or starting @head bytes into it (the
+ * caller has cut it at the block's end), is a partial hit: its one block is
+ * checked and decompressed whole, and the bio's part copied out.
  * Costs: a lookup and a pin per block (O(1)), one SSD read per span of slots,
  * a check and a decompression per block; never a table read.
  */
 static u32 serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head,
-		 bool fetch)
+		 bool fetch, bool all)
 {
 	struct hit_block first;
 	bool work = false, pooled = false;
@@ -706,6 +707,15 @@ static u32 serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 
 	h->blocks[0] = first;
 	for (nr = 1; nr < max && lookup_pin(c, block + nr, &h->blocks[nr], !fetch); nr++)
 		;
+	if (all && nr < max) {
+		while (nr--)
+			unpin(c, &h->blocks[nr]);
+		if (pooled)
+			mempool_free(h, hit_pool);
+		else
+			kfree(h);
+		return 0;
+	}
 	if (nr * FLAZ_BLOCK_SECTORS < bio_sectors(bio))
 		dm_accept_partial_bio(bio, nr * FLAZ_BLOCK_SECTORS);
 	h->pooled = pooled;
@@ -744,7 +754,13 @@ static u32 serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 
 
 u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 head)
 {
-	return serve(c, bio, block, max, head, false);
+	return serve(c, bio, block, max, head, false, false);
+}
+
+/* Serve the whole of @bio, @nr blocks from @block, from the cache, or nothing (false). */
+bool flaz_hit_serve_all(struct flaz_cache *c, struct bio *bio, u64 block, u32 nr)
+{
+	return serve(c, bio, block, nr, 0, false, true);
 }
 
 /*
@@ -755,7 +771,7 @@ u32 flaz_hit_serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u3
  */
 bool flaz_hit_fetch(struct flaz_cache *c, struct bio *bio, u64 block)
 {
-	return serve(c, bio, block, 1, 0, true);
+	return serve(c, bio, block, 1, 0, true, false);
 }
 
 struct flaz_hits *flaz_hits_create(u32 extent_bytes)

@@ -17,6 +17,8 @@
 #define META_PERIOD		HZ
 #define META_READ_BLOCKS	64U	/* table blocks per read at load, or per write: 256 KiB */
 #define META_LOAD_PAGES		16U	/* pages per read of recovery and warming */
+/* clock steps a page-in may take to page clean pages out for room (paging.c) */
+#define META_ROOM_STEPS		64U
 #define META_PAGE_BUF_BYTES	(META_LOAD_PAGES * FLAZ_L2P_PAGE_BLOCKS * FLAZ_BLOCK_SIZE)
 #define META_WRITES		4U	/* runs of table or gen blocks in flight in a commit */
 #define META_COMMIT		0	/* flags: a commit was asked for */

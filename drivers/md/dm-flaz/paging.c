@@ -135,30 +135,31 @@ static u64 fill_cap(struct flaz_meta *m, u64 page_bytes)
 
 /*
  * Make @line's page resident, reading it from the SSD if it is out, for a fill
- * (which may sleep): O(page) once, O(1) when it is in. Over the budget, a
- * commit comes soon, and clean pages go after it; past fill_cap(), or when the
- * page is leaving (l2p.c), the fill gets -ENOSPC (it is skipped).
+ * or a read whose page was out (cache.c), which may sleep: O(page) once, O(1)
+ * when it is in. Clean pages make room for it at once (the clock, at most
+ * META_ROOM_STEPS of it); dirty ones go only after a commit, which comes soon
+ * when the table is over its budget. Past fill_cap(), or when the page is
+ * leaving (l2p.c), the caller gets -ENOSPC (a fill is skipped, a read misses).
  */
 int flaz_meta_page_in(struct flaz_meta *m, u64 line)
 {
 	struct flaz_cache *c = m->c;
 	u64 p = flaz_l2p_page_of(line), bytes = flaz_l2p_page_bytes(c->l2p, p);
+	u64 budget = table_budget(m);
 	int r = 0;
 
 	if (flaz_l2p_resident(c->l2p, line))
 		return flaz_l2p_leaving(c->l2p, line) ? -ENOSPC : 0;
-	if (flaz_l2p_resident_bytes(c->l2p) + bytes > fill_cap(m, bytes)) {
-		meta_kick(m);
-		return -ENOSPC;
-	}
 	mutex_lock(&m->page_lock);
-	/* again under the lock: fills that passed the test above together */
-	if (flaz_l2p_resident(c->l2p, line))
+	if (flaz_l2p_resident(c->l2p, line)) {
 		r = flaz_l2p_leaving(c->l2p, line) ? -ENOSPC : 0;
-	else if (flaz_l2p_resident_bytes(c->l2p) + bytes > fill_cap(m, bytes))
-		r = -ENOSPC;
-	else
-		r = meta_page_read(m, p);
+	} else {
+		flaz_l2p_make_room(c->l2p, budget - min(budget, bytes), META_ROOM_STEPS);
+		if (flaz_l2p_resident_bytes(c->l2p) + bytes > fill_cap(m, bytes))
+			r = -ENOSPC;
+		else
+			r = meta_page_read(m, p);
+	}
 	mutex_unlock(&m->page_lock);
 	if (r == -ENOSPC || flaz_l2p_resident_bytes(c->l2p) > table_budget(m))
 		meta_kick(m);

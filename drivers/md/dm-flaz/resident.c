@@ -223,6 +223,30 @@ u64 flaz_l2p_trim(struct flaz_l2p *t, u64 budget)
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_trim);
 
+/*
+ * Page out clean pages, least recently used first, as flaz_l2p_trim()'s clock
+ * does, until the resident ones take at most @budget bytes, in at most @steps
+ * of the clock: room for a page-in at once, where the trim comes only after a
+ * commit. Dirty and leaving pages stay for that trim. Callers serialise
+ * paging. O(@steps) pages. Returns whether the resident pages fit @budget.
+ */
+bool flaz_l2p_make_room(struct flaz_l2p *t, u64 budget, u32 steps)
+{
+	u64 p;
+
+	while (t->resident > budget && steps--) {
+		p = next_hand(t);
+		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
+			continue;
+		if (READ_ONCE(t->ref[p]))
+			WRITE_ONCE(t->ref[p], 0);
+		else
+			page_out(t, p);
+	}
+	return t->resident <= budget;
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_make_room);
+
 /* Bytes of the pages marked leaving. */
 u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t)
 {

@@ -822,22 +822,27 @@ t_cache_paged() {
 # span 121 of the table's 129 pages of 3 KiB, which a 1 MiB budget keeps (over 192 KiB
 # resident); lowered to 64 KiB, the next commit (after one more write) pages the clean pages
 # out to within it, and a read of everything reads right, paging in within the new budget
-# and its margin; raised to 1 MiB again, what a read brings in stays (over 192 KiB).
+# and its margin, and hits what was cached (a read whose page is out reads the page in and
+# looks again, cache.c: a sixth of the pages resident must not make five sixths misses);
+# raised to 1 MiB again, what a read brings in stays (over 192 KiB).
 t_cache_paged_online() {
 	must dmsetup create vol --table "$(flaz_table table_cache_kib 1024 cold)"
 	# shellcheck disable=SC2086 # a list of options
 	run_fio write+verify $PAGED_FIO
 	wait_settled vol
 	held1=$(status_val vol table_resident_bytes)
+	cached1=$(status_val vol blocks_cached)
 	must dmsetup message vol 0 table_cache_kib 64
 	opts=$(dmsetup table vol | cut -d' ' -f6-)
 	must dd if=/dev/zero of=/dev/mapper/vol bs=4k count=1 seek=1 oflag=direct
 	wait_status vol table_resident_bytes -le 65536 30
 	held2=$(status_val vol table_resident_bytes)
 	p0=$(status_val vol table_page_ins)
+	h0=$(status_val vol read_hits)
 	# shellcheck disable=SC2086
 	run_fio reverify-64k $PAGED_FIO --verify_only
 	p1=$(status_val vol table_page_ins)
+	h1=$(status_val vol read_hits)
 	most2=$(status_val vol table_resident_bytes)
 	must dmsetup message vol 0 table_cache_kib 1024
 	# shellcheck disable=SC2086
@@ -846,8 +851,11 @@ t_cache_paged_online() {
 	held3=$(status_val vol table_resident_bytes)
 	show_status vol
 	must dmsetup remove vol
-	note "resident $held1 at 1 MiB, $held2 lowered to 64 KiB ($most2 after a read), $held3 raised to 1 MiB again; $((p1 - p0)) pages in for a read at 64 KiB"
+	note "resident $held1 at 1 MiB, $held2 lowered to 64 KiB ($most2 after a read), $held3 raised to 1 MiB again; $cached1 blocks cached; a read at 64 KiB: $((h1 - h0)) hits, $((p1 - p0)) pages in"
 	[ "$held1" -gt $((3 * 65536)) ] || fail "table_resident_bytes=$held1 after writes over 121 pages at a 1 MiB budget, want > 196608"
+	[ "$cached1" -gt 1000 ] || fail "blocks_cached=$cached1 after the writes, want > 1000"
+	[ $((h1 - h0)) -ge $((cached1 * 9 / 10)) ] ||
+		fail "a read at 64 KiB hit $((h1 - h0)) of the $cached1 blocks cached, want >= 9/10 (pages out must be read in, not missed)"
 	[ "$opts" = "3 cold table_cache_kib 64" ] || fail "options after the message: '$opts', want '3 cold table_cache_kib 64'"
 	[ $((p1 - p0)) -gt 0 ] || fail "a read of all the writes paged nothing in at 64 KiB"
 	# pages come in for fills only within the budget and its margin (an eighth, 8 KiB)
