@@ -1441,6 +1441,44 @@ static void l2p_trim_dirty(struct kunit *test)
 	expect_usage(test, t, 0, 0, 0);
 }
 
+/*
+ * make_room() pages clean pages out, least recently used first, within its
+ * steps of the clock, and never a dirty one: a page-in makes room at once.
+ */
+static void l2p_make_room(struct kunit *test)
+{
+	const u64 lines = 4 * PAGE_LINES;
+	struct flaz_l2p *t = create(test, lines, 16, 32 << 10, 4 * lines);
+	u64 page = flaz_l2p_page_bytes(t, 0);
+	struct flaz_entry a = slot(3, 64, 96), e;
+
+	KUNIT_ASSERT_EQ(test, flaz_l2p_resident_bytes(t), 4 * page);
+	/* page 2 dirty; every page just in is referenced: a step only clears a ref */
+	set(t, 2 * PAGE_LINES + 5, &a, NULL);
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_make_room(t, 3 * page, 1));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), 4 * page);
+	/* the clock's second pass takes page 0, the first without its ref */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_make_room(t, 3 * page, 8));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_resident(t, 0));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_resident(t, PAGE_LINES));
+	/* a page hit since keeps its place (ref set again): page 3 goes before page 1 */
+	flaz_l2p_lock(t, PAGE_LINES + 1);
+	flaz_l2p_touch(t, PAGE_LINES + 1);
+	flaz_l2p_unlock(t, PAGE_LINES + 1);
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_make_room(t, 2 * page, 8));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_resident(t, PAGE_LINES));
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_resident(t, 3 * PAGE_LINES));
+	/* nothing fits a budget of 0: the dirty page stays, whatever the steps */
+	KUNIT_EXPECT_FALSE(test, flaz_l2p_make_room(t, 0, 64));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), page);
+	KUNIT_EXPECT_TRUE(test, lookup(t, 2 * PAGE_LINES + 5, &e));
+	expect_usage(test, t, 1, FLAZ_BLOCK_SIZE, 96);
+	/* written by a commit, it may go */
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 2 * FLAZ_L2P_PAGE_BLOCKS));
+	KUNIT_EXPECT_TRUE(test, flaz_l2p_make_room(t, 0, 64));
+	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), 0ULL);
+}
+
 /* Open and evict extent @ext until it is worn (at most @max times); returns how often. */
 static u32 wear(struct flaz_l2p *t, u32 ext, u32 max)
 {
@@ -1625,6 +1663,7 @@ static struct kunit_case flaz_l2p_cases[] = {
 	KUNIT_CASE(l2p_table_load_checks),
 	KUNIT_CASE(l2p_write_while_out),
 	KUNIT_CASE(l2p_trim_dirty),
+	KUNIT_CASE(l2p_make_room),
 	KUNIT_CASE(l2p_worn),
 	KUNIT_CASE(l2p_reset_gens),
 	KUNIT_CASE(l2p_forget_ssd),

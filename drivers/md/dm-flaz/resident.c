@@ -31,6 +31,7 @@ u64 flaz_l2p_page_bytes(struct flaz_l2p *t, u64 p)
 {
 	return t->page_words * sizeof(u64);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_page_bytes);
 
 /* Bytes of the resident pages. */
 u64 flaz_l2p_resident_bytes(struct flaz_l2p *t)

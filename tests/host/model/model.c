@@ -667,7 +667,11 @@ int main(int argc, char **argv)
 			clean_end();
 		} else if (op < 700) {
 			budget = below(flaz_l2p_bytes(t) / 4 + page_bytes);
-			flaz_l2p_trim(t, budget);
+			/* a commit's trim, or a page-in's room (a few steps of the clock) */
+			if (op < 665)
+				flaz_l2p_trim(t, budget);
+			else
+				flaz_l2p_make_room(t, budget, 1 + below(64));
 			stats[S_TRIM]++;
 		} else if (op < 740) {
 			commit();
