@@ -92,7 +92,7 @@ struct command {
 	"  --cold-compressor none|lzo|lz4|zstd|deflate   the cleaner recompresses\n" \
 	"                            blocks that are not hot with it (none)\n" \
 	"  --table-cache-kib N       DRAM for the table's resident pages, 0..1073741824,\n" \
-	"                            KiB, 0 = 1 MiB per GiB of SSD, 4 MiB at least (0)\n" \
+	"                            KiB, 0 = 128 KiB per GiB of SSD, 4 MiB at least (0)\n" \
 	"  --probation-percent P     new blocks go first to a probation FIFO of P % of\n" \
 	"                            the SSD, 0..50, 0 = off (10)\n" \
 	"  --cold                    ignore the SSD's saved state, start empty\n" \

@@ -131,60 +131,57 @@ static bool sequential(struct flaz_cache *c, sector_t start, u32 sectors)
 	return true;
 }
 
-static int read_miss(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
-		     enum flaz_mode mode, u64 block, u32 nr);
+/* Whether @block's line is on table page @page. */
+static bool on_page(struct flaz_cache *c, u64 block, u64 page)
+{
+	return flaz_l2p_page_of(flaz_l2p_line(c->l2p, block)) == page;
+}
 
 /*
- * A read that missed because its first block's table page is out: read the
- * page in (paging.c), off .map, then serve the blocks on it from the cache, or
- * from the HDD if they are not all cached there, or if the page may not come
- * in (no memory, or the table over its budget and margin until a commit).
+ * Blocks @block..+@nr of read @bio (whole blocks, cut to them) miss: counted,
+ * and sent to the HDD; with @fill, filled on completion.
+ */
+static int read_miss(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb, u64 block,
+		     u32 nr, bool fill)
+{
+	flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, nr);
+	if (!fill)
+		return remap(c, bio);
+	pb->rec.first = block;
+	pb->rec.last = block + nr - 1;
+	pb->rec.write = false;
+	pb->iter = bio->bi_iter;
+	pb->block = block;
+	pb->skip = 0;
+	pb->nr_blocks = nr;
+	pb->tracked = true;
+	flaz_records_add(&c->records, &pb->rec);
+	return remap(c, bio);
+}
+
+/*
+ * A read whose blocks' table page was out (map_read()), off .map: the page
+ * read in (paging.c), the bio is served whole from the cache, or else from the
+ * HDD as a miss (some block not cached, or the page could not come in: no
+ * memory, or only dirty pages resident at the cap until a commit). A page that
+ * is resident but leaving is still read. The bio may end in the serve: nothing
+ * of it is read after that.
  */
 static void page_work(struct work_struct *work)
 {
 	struct flaz_bio *pb = container_of(work, struct flaz_bio, work);
 	struct bio *bio = dm_bio_from_per_bio_data(pb, sizeof(*pb));
 	struct flaz_cache *c = pb->c;
+	u64 block = pb->block;
 	u32 nr = bio_sectors(bio) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 	enum flaz_mode mode = flaz_mode_get(c);
 
-	if (mode == FLAZ_MODE_NORMAL &&
-	    !flaz_meta_page_in(c->meta, flaz_l2p_line(c->l2p, pb->block)) &&
-	    flaz_hit_serve_all(c, bio, pb->block, nr)) {
-		flaz_seq_note(c->streams, pb->block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
-			      nr * FLAZ_BLOCK_SECTORS, seq_cutoff(c));
+	if (mode == FLAZ_MODE_NORMAL)
+		flaz_meta_page_in(c->meta, flaz_l2p_line(c->l2p, block));
+	if (mode != FLAZ_MODE_PASSTHROUGH && flaz_hit_serve_all(c, bio, block, nr))
 		return;
-	}
-	if (read_miss(c, bio, pb, mode, pb->block, nr) == DM_MAPIO_REMAPPED)
-		dm_submit_bio_remap(bio, NULL);
-}
-
-/*
- * Whether read @bio at @block (whole blocks, @nr of them) waits for its table
- * page: when the first block's page is out, the bio is cut at the page's last
- * line and served by page_work(). A lookup whose table block is out so costs
- * an SSD read of that block rather than an HDD read: what is cached stays
- * reachable whatever share of the table is resident. O(1) here; the page-in
- * is O(page) once.
- */
-static bool page_out(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb, u64 block,
-		     u32 nr)
-{
-	u64 line = flaz_l2p_line(c->l2p, block), page = flaz_l2p_page_of(line);
-	u32 i;
-
-	if (flaz_l2p_resident(c->l2p, line))
-		return false;
-	nr = min_t(u32, nr, FLAZ_HIT_RUN);
-	for (i = 1; i < nr && flaz_l2p_page_of(flaz_l2p_line(c->l2p, block + i)) == page; i++)
-		;
-	if (i < bio_sectors(bio) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT))
-		dm_accept_partial_bio(bio, i * FLAZ_BLOCK_SECTORS);
-	pb->c = c;
-	pb->block = block;
-	INIT_WORK(&pb->work, page_work);
-	queue_work(c->wq.io, &pb->work);
-	return true;
+	read_miss(c, bio, pb, block, nr, mode == FLAZ_MODE_NORMAL);
+	dm_submit_bio_remap(bio, NULL);
 }
 
 static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
@@ -195,8 +192,9 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 	u32 sectors = bio_sectors(bio);
 	struct flaz_edges edges;
 	struct flaz_entry e;
-	u64 block;
+	u64 block, line, page;
 	u32 nr, i;
+	bool out;
 
 	flaz_stats_add(c->stats, FLAZ_STAT_READS, 1);
 	if (!use_ssd || !sectors)
@@ -239,43 +237,36 @@ static int map_read(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
 		flaz_seq_note(c->streams, sector, i * FLAZ_BLOCK_SECTORS, seq_cutoff(c));
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (mode == FLAZ_MODE_NORMAL && page_out(c, bio, pb, block, nr))
-		return DM_MAPIO_SUBMITTED;
-	/* a run of misses, or a hit without memory to serve it */
-	for (i = 1; i < nr && !is_cached(c, block + i, &e); i++)
+	/*
+	 * A run of misses, or a hit without memory to serve it; or, where the
+	 * table page is out, the blocks on that page, whose lookups wait for it
+	 * to be read in (page_work()): a block cached costs an SSD read of its
+	 * table block more, never an HDD read, whatever share of the table is
+	 * resident. Each piece is one page's, resident or out.
+	 */
+	line = flaz_l2p_line(c->l2p, block);
+	page = flaz_l2p_page_of(line);
+	out = !flaz_l2p_resident(c->l2p, line);
+	if (out)
+		nr = min_t(u32, nr, FLAZ_HIT_RUN);
+	for (i = 1; i < nr && on_page(c, block + i, page) && (out || !is_cached(c, block + i, &e));
+	     i++)
 		;
 	if (i * FLAZ_BLOCK_SECTORS < sectors)
 		dm_accept_partial_bio(bio, i * FLAZ_BLOCK_SECTORS);
-	return read_miss(c, bio, pb, mode, block, i);
-}
-
-/*
- * Blocks @block..+@nr of read @bio (whole blocks, cut to them) miss: counted,
- * sent to the HDD, and filled on completion unless out of normal mode or part
- * of a long sequential stream.
- */
-static int read_miss(struct flaz_cache *c, struct bio *bio, struct flaz_bio *pb,
-		     enum flaz_mode mode, u64 block, u32 nr)
-{
-	sector_t sector = block << (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
-
-	flaz_stats_add(c->stats, FLAZ_STAT_READ_MISSES, nr);
 	if (mode != FLAZ_MODE_NORMAL)
-		return remap(c, bio);
-	if (sequential(c, sector, nr * FLAZ_BLOCK_SECTORS)) {
-		bypass(c, FLAZ_STAT_SEQ_BYPASSES, nr);
-		return remap(c, bio);
+		return read_miss(c, bio, pb, block, i, false);
+	if (sequential(c, sector, i * FLAZ_BLOCK_SECTORS)) {
+		bypass(c, FLAZ_STAT_SEQ_BYPASSES, i);
+		return read_miss(c, bio, pb, block, i, false);
 	}
-	pb->rec.first = block;
-	pb->rec.last = block + nr - 1;
-	pb->rec.write = false;
-	pb->iter = bio->bi_iter;
+	if (!out)
+		return read_miss(c, bio, pb, block, i, true);
+	pb->c = c;
 	pb->block = block;
-	pb->skip = 0;
-	pb->nr_blocks = nr;
-	pb->tracked = true;
-	flaz_records_add(&c->records, &pb->rec);
-	return remap(c, bio);
+	INIT_WORK(&pb->work, page_work);
+	queue_work(c->wq.io, &pb->work);
+	return DM_MAPIO_SUBMITTED;
 }
 
 /*

@@ -692,6 +692,9 @@ static u32 serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 
 	struct flaz_hit *h;
 	u32 nr, i;
 
+	/* off .map the bio may not be cut: it must be the run's exact length */
+	if (all && WARN_ON_ONCE(max * FLAZ_BLOCK_SECTORS != bio_sectors(bio)))
+		return 0;
 	if (!lookup_pin(c, block, &first, !fetch))
 		return 0;
 	h = kmalloc(size, GFP_NOWAIT | __GFP_NOWARN);

@@ -25,6 +25,8 @@
 #define L2P_PAGE_LINES		(FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES)
 #define L2P_COMING		1	/* page state: being paged in, tombstones wanted */
 #define L2P_LEAVING		2	/* page state: to go once clean; fills leave it be */
+/* pages out make_room() may pass per resident page it may meet: a share of 1/64 */
+#define L2P_ROOM_PASS		64
 #define L2P_RAW_ONE		(1 << 16)	/* a raw slot in an extent's slot counter */
 static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / 64 < L2P_RAW_ONE / 2);
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));

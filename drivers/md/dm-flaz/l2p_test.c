@@ -1443,7 +1443,8 @@ static void l2p_trim_dirty(struct kunit *test)
 
 /*
  * make_room() pages clean pages out, least recently used first, within its
- * steps of the clock, and never a dirty one: a page-in makes room at once.
+ * steps of the clock (resident pages met), never a dirty one, and a clean
+ * leaving one too: a page-in makes room at once.
  */
 static void l2p_make_room(struct kunit *test)
 {
@@ -1473,10 +1474,13 @@ static void l2p_make_room(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), page);
 	KUNIT_EXPECT_TRUE(test, lookup(t, 2 * PAGE_LINES + 5, &e));
 	expect_usage(test, t, 1, FLAZ_BLOCK_SIZE, 96);
-	/* written by a commit, it may go */
+	/* a trim marks it leaving; written by a commit, it may go, leaving no more */
+	KUNIT_EXPECT_EQ(test, flaz_l2p_trim(t, 0), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_leaving_bytes(t), page);
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_take_dirty(t, 2 * FLAZ_L2P_PAGE_BLOCKS));
 	KUNIT_EXPECT_TRUE(test, flaz_l2p_make_room(t, 0, 64));
 	KUNIT_EXPECT_EQ(test, flaz_l2p_resident_bytes(t), 0ULL);
+	KUNIT_EXPECT_EQ(test, flaz_l2p_leaving_bytes(t), 0ULL);
 }
 
 /* Open and evict extent @ext until it is worn (at most @max times); returns how often. */

@@ -35,7 +35,7 @@
 #define FLAZ_DEF_HOT_MAX_PERCENT	10U
 #define FLAZ_MAX_PROBATION_PERCENT	50U	/* of the SSD's extents, for new fills */
 #define FLAZ_DEF_PROBATION_PERCENT	10U
-/* DRAM for the table's resident pages; 0: 1 MiB per GiB of SSD, 4 MiB at least */
+/* DRAM for the table's resident pages; 0: 128 KiB per GiB of SSD, 4 MiB at least */
 #define FLAZ_MAX_TABLE_CACHE_KIB	1073741824U
 #define FLAZ_MIN_TABLE_CACHE_KIB	4096U
 #define FLAZ_COLD_NONE			0U	/* cold_compressor: else enum flaz_codec + 1 */

@@ -226,18 +226,23 @@ EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_trim);
 
 /*
  * Page out clean pages, least recently used first, as flaz_l2p_trim()'s clock
- * does, until the resident ones take at most @budget bytes, in at most @steps
- * of the clock: room for a page-in at once, where the trim comes only after a
- * commit. Dirty and leaving pages stay for that trim. Callers serialise
- * paging. O(@steps) pages. Returns whether the resident pages fit @budget.
+ * does, until the resident ones take at most @budget bytes, meeting at most
+ * @steps resident pages and passing at most L2P_ROOM_PASS times as many that
+ * are out: room for a page-in at once, where the trim comes only after a
+ * commit. Dirty pages stay for that commit; leaving ones go if clean. Callers
+ * serialise paging. O(@steps) pages. Returns whether the resident pages fit
+ * @budget.
  */
 bool flaz_l2p_make_room(struct flaz_l2p *t, u64 budget, u32 steps)
 {
-	u64 p;
+	u64 passes = (u64)steps * L2P_ROOM_PASS, p;
 
-	while (t->resident > budget && steps--) {
+	while (t->resident > budget && steps && passes--) {
 		p = next_hand(t);
-		if (!READ_ONCE(t->pages[p]) || (t->state[p] & (L2P_COMING | L2P_LEAVING)))
+		if (!READ_ONCE(t->pages[p]))
+			continue;
+		steps--;
+		if (t->state[p] & L2P_COMING)
 			continue;
 		if (READ_ONCE(t->ref[p]))
 			WRITE_ONCE(t->ref[p], 0);
@@ -253,6 +258,7 @@ u64 flaz_l2p_leaving_bytes(struct flaz_l2p *t)
 {
 	return READ_ONCE(t->leaving);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_leaving_bytes);
 
 /* Whether @line's page is resident but leaving: a fill installs nothing there. */
 bool flaz_l2p_leaving(struct flaz_l2p *t, u64 line)

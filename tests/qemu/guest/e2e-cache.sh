@@ -824,6 +824,7 @@ t_cache_paged() {
 # out to within it, and a read of everything reads right, paging in within the new budget
 # and its margin, and hits what was cached (a read whose page is out reads the page in and
 # looks again, cache.c: a sixth of the pages resident must not make five sixths misses);
+# reads in part and of many blocks then read the HDD's bytes;
 # raised to 1 MiB again, what a read brings in stays (over 192 KiB).
 t_cache_paged_online() {
 	must dmsetup create vol --table "$(flaz_table table_cache_kib 1024 cold)"
@@ -844,6 +845,12 @@ t_cache_paged_online() {
 	p1=$(status_val vol table_page_ins)
 	h1=$(status_val vol read_hits)
 	most2=$(status_val vol table_resident_bytes)
+	# at 64 KiB still, over pages mostly out: reads of a block and a piece (cut in .map, the
+	# block served whole off it, cache.c), twice, the first filling what the writes did not;
+	# then reads of many blocks, the volume against its HDD
+	pr_cmp "paged at 64 KiB" 31 61440
+	pr_cmp "paged at 64 KiB, again" 31 61440
+	same_blocks /dev/mapper/vol $HDD "paged at 64 KiB, the volume against its HDD" 240
 	must dmsetup message vol 0 table_cache_kib 1024
 	# shellcheck disable=SC2086
 	run_fio reverify-1m $PAGED_FIO --verify_only
