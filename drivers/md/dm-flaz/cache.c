@@ -177,7 +177,7 @@ static void page_work(struct work_struct *work)
 	enum flaz_mode mode = flaz_mode_get(c);
 
 	if (mode == FLAZ_MODE_NORMAL)
-		flaz_meta_page_in(c->meta, flaz_l2p_line(c->l2p, block));
+		flaz_meta_page_in(c->meta, flaz_l2p_line(c->l2p, block), true);
 	if (mode != FLAZ_MODE_PASSTHROUGH && flaz_hit_serve_all(c, bio, block, nr))
 		return;
 	read_miss(c, bio, pb, block, nr, mode == FLAZ_MODE_NORMAL);

@@ -357,7 +357,7 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	 * comes in (a read of it, or no room: the slot drops as a dead one would),
 	 * lest the cleaner drop a hot block for its page being out.
 	 */
-	if (absent && !flaz_meta_page_in(c->meta, line)) {
+	if (absent && !flaz_meta_page_in(c->meta, line, false)) {
 		flaz_l2p_lock(c->l2p, line);
 		live = flaz_l2p_points(c->l2p, info->block, ext, off, &heat);
 		flaz_l2p_unlock(c->l2p, line);

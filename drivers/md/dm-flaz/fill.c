@@ -279,7 +279,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	if (zero ? flaz_mode_get(c) != FLAZ_MODE_NORMAL : !room(c))
 		return;
 	/* the line's page, read from the SSD if it is out: no memory, an error, or no room */
-	if (flaz_meta_page_in(c->meta, line)) {
+	if (flaz_meta_page_in(c->meta, line, false)) {
 		skipped(c, FLAZ_STAT_SKIPPED_TABLE, 1);
 		return;
 	}

@@ -387,7 +387,7 @@ void flaz_meta_module_exit(void);
 u64 flaz_meta_loading(struct flaz_meta *m);
 bool flaz_meta_recovering(struct flaz_meta *m);
 void flaz_meta_stop_warming(struct flaz_meta *m);
-int flaz_meta_page_in(struct flaz_meta *m, u64 line);
+int flaz_meta_page_in(struct flaz_meta *m, u64 line, bool room);
 
 /* records.c: block ranges in flight, so no install lands older data than a write */
 struct flaz_record {

@@ -137,16 +137,18 @@ static u64 fill_cap(struct flaz_meta *m, u64 page_bytes)
 }
 
 /*
- * Make @line's page resident, reading it from the SSD if it is out, for a fill
- * or a read whose page was out (cache.c), which may sleep: O(page) once, O(1)
- * when it is in. Up to fill_cap(), clean pages make room for it at once (the
- * clock, at most META_ROOM_STEPS of it); dirty ones go only after a commit,
- * which comes soon when the table is over its budget, and the trim after it
- * takes the resident pages down to the budget. Past fill_cap(), or when the
- * page is leaving (l2p.c), the caller gets -ENOSPC (a fill is skipped, a read
- * misses).
+ * Make @line's page resident, reading it from the SSD if it is out, for a fill,
+ * the cleaner or a read whose page was out (cache.c), which may sleep: O(page)
+ * once, O(1) when it is in. With @room (a read: a hit waits for it), clean
+ * pages make room for it at once up to fill_cap() (the clock, at most
+ * META_ROOM_STEPS of it); a fill's block was read from the HDD already, and its
+ * page does not push out pages that hits use. Dirty pages go only after a
+ * commit, which comes soon when the table is over its budget, and the trim
+ * after it takes the resident pages down to the budget. Past fill_cap(), or
+ * when the page is leaving (l2p.c), the caller gets -ENOSPC (a fill is
+ * skipped, a read misses).
  */
-int flaz_meta_page_in(struct flaz_meta *m, u64 line)
+int flaz_meta_page_in(struct flaz_meta *m, u64 line, bool room)
 {
 	struct flaz_cache *c = m->c;
 	u64 p = flaz_l2p_page_of(line), bytes = flaz_l2p_page_bytes(c->l2p, p);
@@ -159,7 +161,8 @@ int flaz_meta_page_in(struct flaz_meta *m, u64 line)
 	if (flaz_l2p_resident(c->l2p, line)) {
 		r = flaz_l2p_leaving(c->l2p, line) ? -ENOSPC : 0;
 	} else {
-		flaz_l2p_make_room(c->l2p, cap - bytes, META_ROOM_STEPS);
+		if (room)
+			flaz_l2p_make_room(c->l2p, cap - bytes, META_ROOM_STEPS);
 		if (flaz_l2p_resident_bytes(c->l2p) + bytes > cap)
 			r = -ENOSPC;
 		else
