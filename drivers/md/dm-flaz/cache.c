@@ -422,7 +422,7 @@ size_t flaz_cache_per_bio_size(void)
 /*
  * Map a bio. Costs: a read looks each block up under its line's lock, O(1) a
  * block; one whose table page is out waits for one SSD read of that page,
- * O(page) once (page_out()); a hit then reads its slots (hit.c), a miss goes
+ * O(page) once (page_work()); a hit then reads its slots (hit.c), a miss goes
  * to the HDD as it is. A write
  * empties its blocks' lines, O(1) a block (a tombstone bit for a page that is
  * out), and waits for one superblock write when its region was not marked

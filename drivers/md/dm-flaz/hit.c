@@ -217,6 +217,14 @@ static bool lookup_pin(struct flaz_cache *c, u64 block, struct hit_block *b, boo
 	return hit;
 }
 
+static void free_hit(struct flaz_hit *h)
+{
+	if (h->pooled)
+		mempool_free(h, hit_pool);
+	else
+		kfree(h);
+}
+
 static void put_hit(struct flaz_hit *h)
 {
 	struct bio *bio = h->bio;
@@ -224,10 +232,7 @@ static void put_hit(struct flaz_hit *h)
 	if (!atomic_dec_and_test(&h->pending))
 		return;
 	bio->bi_status = READ_ONCE(h->status);
-	if (h->pooled)
-		mempool_free(h, hit_pool);
-	else
-		kfree(h);
+	free_hit(h);
 	bio_endio(bio);
 }
 
@@ -708,20 +713,17 @@ static u32 serve(struct flaz_cache *c, struct bio *bio, u64 block, u32 max, u32 
 	}
 	memset(h, 0, size);
 	h->blocks[0] = first;
+	h->pooled = pooled;
 	for (nr = 1; nr < max && lookup_pin(c, block + nr, &h->blocks[nr], !fetch); nr++)
 		;
 	if (all && nr < max) {
 		while (nr--)
 			unpin(c, &h->blocks[nr]);
-		if (pooled)
-			mempool_free(h, hit_pool);
-		else
-			kfree(h);
+		free_hit(h);
 		return 0;
 	}
 	if (nr * FLAZ_BLOCK_SECTORS < bio_sectors(bio))
 		dm_accept_partial_bio(bio, nr * FLAZ_BLOCK_SECTORS);
-	h->pooled = pooled;
 	h->c = c;
 	h->bio = bio;
 	h->iter = bio->bi_iter;
