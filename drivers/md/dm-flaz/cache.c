@@ -640,7 +640,7 @@ static const struct flaz_events cache_events = {
 
 /*
  * Every byte the volume allocates for metadata, as asked of the allocators: the
- * table, the per-extent state here (four bitmaps and ext_seq), the allocator,
+ * table, the per-extent state here (four bitmaps and the tenants), the allocator,
  * the extent buffer, the hit path's pins and reserve, the regions, the
  * cleaner (with its buffers while it runs), the metadata context, the
  * bypass's history and the sequential streams.
@@ -649,7 +649,7 @@ static u64 dram_bytes(struct flaz_cache *c)
 {
 	u64 nr = c->geo->nr_extents;
 
-	return sizeof(*c) + 4 * BITS_TO_LONGS(nr) * sizeof(long) + nr * sizeof(u64) +
+	return sizeof(*c) + 4 * BITS_TO_LONGS(nr) * sizeof(long) + flaz_tenants_bytes(nr) +
 	       flaz_l2p_dram_bytes(c->l2p) + flaz_alloc_bytes(nr) +
 	       flaz_xbuf_bytes(c->extent_bytes) + flaz_hits_bytes(c->hits) +
 	       flaz_intent_bytes(c->intent) + flaz_cleaner_bytes(c->cleaner) +
@@ -765,10 +765,10 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 	c->alloc = flaz_alloc_create(g->nr_extents);
 	c->failed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->hit = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
-	c->ext_seq = kvcalloc(g->nr_extents, sizeof(u64), GFP_KERNEL);
+	c->tenants = flaz_tenants_create(g->nr_extents, c->extent_bytes, &c->seq);
 	c->unflushed = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
 	c->written = bitmap_zalloc(g->nr_extents, GFP_KERNEL);
-	if (!c->alloc || !c->failed || !c->hit || !c->ext_seq ||
+	if (!c->alloc || !c->failed || !c->hit || !c->tenants ||
 	    !c->unflushed || !c->written) {
 		*error = "Cannot allocate the extent maps";
 		goto bad;
@@ -840,7 +840,7 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_hits_destroy(c->hits);
 	if (!IS_ERR_OR_NULL(c->io))
 		dm_io_client_destroy(c->io);
-	kvfree(c->ext_seq);
+	flaz_tenants_destroy(c->tenants);
 	bitmap_free(c->written);
 	bitmap_free(c->unflushed);
 	bitmap_free(c->hit);

@@ -344,7 +344,7 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	bool live, absent;
 
 	/* older than the extent: a slot of an earlier tenant the SSD kept */
-	if (info->seq <= READ_ONCE(c->ext_seq[ext]) || info->line != line) {
+	if (flaz_tenant_older(c->tenants, ext, info->seq) || info->line != line) {
 		set_bit(i, cl->reread);
 		return;
 	}

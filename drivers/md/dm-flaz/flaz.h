@@ -483,12 +483,8 @@ struct flaz_cache {
 	struct flaz_cleaner *cleaner;
 	struct dm_io_client *io;
 	struct flaz_wq wq;
-	atomic64_t seq;		/* slot and extent sequence numbers */
-	/*
-	 * Per extent, seq when it was last opened: its slots come later, so an
-	 * older slot read back is one the SSD failed to overwrite.
-	 */
-	u64 *ext_seq;
+	atomic64_t seq;		/* slot and extent seqs, and units of extents' openings */
+	struct flaz_tenants *tenants;
 	/*
 	 * Extents opened and not yet covered by a commit's SSD flush: the table on
 	 * the SSD must not point into them. written: their write has completed.
@@ -519,6 +515,16 @@ struct flaz_cache {
 	/* When user I/O last arrived: the cleaner paces itself while it does. */
 	unsigned long last_io;
 };
+
+/* tenant.c: which slots read back from an extent are its current tenant's */
+struct flaz_tenants;
+
+struct flaz_tenants *flaz_tenants_create(u32 nr_extents, u32 extent_bytes, atomic64_t *seq);
+void flaz_tenants_destroy(struct flaz_tenants *t);
+u64 flaz_tenants_bytes(u32 nr_extents);
+void flaz_tenant_open(struct flaz_tenants *t, u32 ext);
+bool flaz_tenant_older(struct flaz_tenants *t, u32 ext, u64 slot_seq);
+void flaz_tenants_sweep(struct flaz_tenants *t, u32 unit, u32 from);
 
 /* xbuf.c: the extent buffer, open extents in DRAM */
 struct flaz_xbuf;

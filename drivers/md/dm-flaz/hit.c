@@ -307,7 +307,7 @@ static int decode(struct flaz_hit *h, u32 i, const u8 *slot, bool atomic)
 		return -ENOENT;
 	/* an older tenant of the extent: the SSD lost the write that replaced it */
 	if (info.bytes != e->bytes || !flaz_cache_codec(c, info.codec) ||
-	    info.seq <= READ_ONCE(c->ext_seq[e->ext]))
+	    flaz_tenant_older(c->tenants, e->ext, info.seq))
 		return -EILSEQ;
 	if (!(info.flags & FLAZ_SLOT_RAW))
 		return decompress_to_bio(h, i, flaz_cache_codec(c, info.codec), payload,

@@ -98,6 +98,12 @@ static int load(struct flaz_meta *m, bool cold)
 	int r;
 
 	r = meta_read_sb(m, &m->sb, &state, &max_seq);
+	/*
+	 * The lease covers slots written after the last superblock; the clock, a
+	 * lost one. Set before any way out, passthrough included: from here on the
+	 * seq only rises by what it hands out (tenant.c), later generations too.
+	 */
+	atomic64_set(&c->seq, max_t(u64, m->max_next_seq, ktime_get_real_ns()));
 	if (r)
 		return meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
 	if (bdev_read_only(c->ssd))
@@ -129,8 +135,6 @@ static int load(struct flaz_meta *m, bool cold)
 		return r ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
 	flaz_intent_load(c->intent, m->bitmap);
-	/* the lease covers slots written after the last superblock; the clock, a lost one */
-	atomic64_set(&c->seq, max_t(u64, m->sb.next_seq, ktime_get_real_ns()));
 	/* From now on the superblock is not clean; it says so before any write. */
 	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &(struct bio_list){});
 	if (meta_write_sb(m, 0)) {

@@ -351,12 +351,11 @@ int meta_format(struct flaz_meta *m, u64 max_seq)
 	if (!meta_sb_idle(m))
 		return -EBUSY;
 	/*
-	 * Slot seqs go on rising across generations, so a slot left by an earlier
-	 * one is never taken for a newer tenant of its extent (cache.c); the clock
-	 * covers an SSD whose superblock was lost.
+	 * c->seq goes on rising across generations from where load() set it,
+	 * above every seq the SSD may hold, so a slot left by an earlier one is
+	 * never taken for a newer tenant of its extent. It is not raised here: a
+	 * jump would break the openings' 32-bit ages (tenant.c).
 	 */
-	atomic64_set(&c->seq, max3((u64)atomic64_read(&c->seq), m->max_next_seq,
-				   (u64)ktime_get_real_ns()));
 	memset(sb, 0, sizeof(*sb));
 	sb->seq = max_seq;
 	sb->gen = get_random_u64();

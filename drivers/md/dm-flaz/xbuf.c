@@ -127,14 +127,14 @@ static struct xb_extent *fullest(struct flaz_xbuf *xb)
  * Extent @id is about to take slots, from fills here or the cleaner's moves:
  * before any entry points into it. Until a commit after its write (meta.c) no
  * entry into it may become durable (unflushed), and a slot in it older than
- * now is an earlier tenant's, left on the SSD (ext_seq).
+ * now is an earlier tenant's, left on the SSD (tenant.c).
  */
 void flaz_xbuf_opened(struct flaz_xbuf *xb, u32 id)
 {
 	struct flaz_cache *c = xb->c;
 
 	set_bit(id, c->unflushed);
-	WRITE_ONCE(c->ext_seq[id], atomic64_read(&c->seq));
+	flaz_tenant_open(c->tenants, id);
 	flaz_l2p_open_extent(c->l2p, id);
 }
 

@@ -56,17 +56,17 @@ GOAL_TABLE_MB_PER_GB=1
 PAPER_TABLE_MB_PER_GB=2.31
 GOAL_WRITE=0.97	# a write-through cache must not slow writes down
 WRITE_S=15
-# flaz's per-extent DRAM besides the table (dram_bytes): allocator chain (4), freshness seq
-# (8), generation (2), live bytes and slot count (8), the cleaner's hot count (1), seven
-# bitmaps (failed, unflushed, written, meta's in use at activation, the cleaner's victims,
-# kept and hit); l2p.c's entry: 8 length bits + offset + extent + tag (at most 4 bits) (+ 1
+# flaz's per-extent DRAM besides the table (dram_bytes): allocator chain (4), the tenant's
+# opening (4, tenant.c), generation (2), live bytes and slot count (8), the cleaner's hot
+# count (1), seven bitmaps (failed, unflushed, written, meta's in use at activation, the
+# cleaner's victims, kept and hit); l2p.c's entry: 8 length bits + offset + extent + tag (at most 4 bits) (+ 1
 # with a cold codec, not at the defaults) + the extent's generation (what 64 bits leave of
 # offset, extent, a cold bit and 4 tag bits, 16 at most), and per line 2 bits of heat (the
 # cleaner) and a tombstone bit. The entries are paged: at most table_cache_kib of them
 # resident, by default 128 KiB per GiB of SSD, and fills may page in an eighth more before they
 # wait for a commit; per page (a table block of 508 lines) a pointer, two state bytes and a
 # dirty bit.
-PER_EXTENT_BYTES=23.875
+PER_EXTENT_BYTES=19.875
 L2P_LINE_BITS=3	# heat (2) and the tombstone bit (1)
 L2P_LEN_BITS=8
 L2P_MAX_TAG_BITS=4

@@ -730,7 +730,9 @@ t_persist_fail_closed() {
 # read-only, at activation: the volume is created all the same, in passthrough with the
 # reason in the status, and the data is right. The read-only SSD is never written, and its
 # saved state, left behind by the writes made meanwhile, is not loaded when the SSD is
-# writable again: the volume then starts empty and reads the new data.
+# writable again: the volume then starts empty and reads the new data. Last, a volume that
+# started over the read-only SSD writes its new, empty generation once the SSD is writable:
+# its seqs go on from the old generation's (next_seq rises), not from 0.
 t_persist_unusable() {
 	p_data
 	p_slices
@@ -764,6 +766,14 @@ t_persist_unusable() {
 	w_got=$(sha_mib $PV 0 $P_DATA_MIB)
 	show_status pv
 	must dmsetup remove pv
+	seq0=$(sb_next_seq $PSSD)
+	must blockdev --setro $PSSD
+	p_create
+	must dd if=/tmp/pnew of=$PV bs=64k count=16 oflag=direct conv=fsync
+	must blockdev --setrw $PSSD
+	must dd if=/tmp/pnew of=$PV bs=64k count=16 seek=16 oflag=direct conv=fsync
+	must dmsetup remove pv
+	seq1=$(sb_next_seq $PSSD)
 	p_remove_slices
 	[ "$d_mode/$d_why" = passthrough/ssd_unusable ] ||
 		fail "over an SSD failing every I/O: mode=$d_mode mode_reason=$d_why, want passthrough/ssd_unusable"
@@ -775,6 +785,14 @@ t_persist_unusable() {
 	[ "$w_mode" = normal ] || fail "mode=$w_mode with the SSD writable again, want normal"
 	[ "$w_got" = "$new_sha" ] ||
 		fail "with the SSD writable again the volume returned the old data ($w_cached blocks loaded)"
+	awk -v a="$seq1" -v b="$seq0" 'BEGIN { exit !(a + 0 > b + 0 && b + 0 > 0) }' ||
+		fail "the generation written once the SSD was writable again has next_seq $seq1, the one before $seq0: seqs went backwards"
+}
+
+# sb_next_seq SSD: the highest next_seq of the superblock copies on SSD.
+sb_next_seq() {
+	flazctl dump "$1" --json | grep -o '"next_seq":[0-9]*' | cut -d: -f2 |
+		awk '$1 + 0 > m + 0 { m = $1 } END { print m }'
 }
 
 # t_persist_mode_vs_suspend: the SSD fails every read while fio verifies the cached data
