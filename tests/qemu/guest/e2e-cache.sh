@@ -71,6 +71,8 @@ show_status() { echo "status $1: $(dmsetup status "$1" | cut -d' ' -f4-)"; }
 
 # sha256 of 4 KiB block $2 of device $1, read with O_DIRECT.
 sha_block() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct 2>/dev/null | sha256sum; }
+# sha256 of $3 4 KiB blocks from block $2 of device $1, read with O_DIRECT (64 KiB at a time).
+sha_blocks() { dd if="$1" bs=64k skip="$(($2 / 16))" count="$(($3 / 16))" iflag=direct 2>/dev/null | sha256sum; }
 
 # removed_hdd_matches VOL MIB: what VOL returns for its first MIB MiB must be, once VOL is
 # removed, what the HDD holds there (write-through: the HDD is always current).
@@ -944,6 +946,90 @@ t_cache_discard_reuse() {
 	[ "$evictions" -gt 0 ] || fail "evictions=0 reading 3x the SSD, want > 0"
 	[ $((d1 - d0)) -gt 0 ] || fail "the SSD received no discard"
 	[ "$errors" = 0 ] || fail "ssd_errors=$errors under fill load with discards, want 0"
+}
+
+# A block and its alias: over an 8 MiB SSD the 512 MiB HDD has about 32 blocks a line, more
+# than the 16 that an entry's cut tag tells apart, so blocks A and A + 16 * nr_lines share a
+# line and match the same entry; only the slot's header tells them apart. 1 MiB at A and 1 MiB
+# at its alias B are written through the volume in turn, each write installing its blocks
+# over the other's entries: every read returns what was written there, a read of one while
+# the other is cached hits nothing (it goes to the HDD; it does not fill, so the alias cached
+# keeps the line), and a read of the one cached hits.
+t_cache_alias() {
+	must dmsetup create ssdslice --table "0 $((8 * 2048)) linear $SSD 0"
+	cache_vol vol /dev/mapper/ssdslice
+	al_lines=$(flazctl dump /dev/mapper/ssdslice --json | grep -o '"nr_lines":[0-9]*' |
+		head -n 1 | cut -d: -f2)
+	al_b=$((16 * al_lines))
+	# the precondition: more than 16 HDD blocks a line, and the alias on the HDD
+	[ $(($(sectors $HDD) / 8 / al_lines)) -gt 16 ] && [ $((al_b + 256)) -le $(($(sectors $HDD) / 8)) ] ||
+		fail "nr_lines=$al_lines: the HDD's blocks do not alias over this SSD"
+	must dd if=/dev/urandom of=/tmp/al_a bs=1M count=1
+	must dd if=/dev/urandom of=/tmp/al_b bs=1M count=1
+	must dd if=/dev/urandom of=/tmp/al_b2 bs=1M count=1
+	a=$(sha256sum </tmp/al_a)
+	b=$(sha256sum </tmp/al_b)
+	b2=$(sha256sum </tmp/al_b2)
+	# al_write FILE BLOCK: FILE written through the volume at BLOCK, installed
+	al_write() {
+		must dd if="$1" of=/dev/mapper/vol bs=64k seek=$(($2 / 16)) oflag=direct conv=notrunc
+		wait_settled vol
+	}
+	# al_read BLOCK SHA MIN MAX WHAT: 1 MiB at BLOCK reads back as SHA, with MIN to MAX hits
+	al_read() {
+		al_h0=$(status_val vol read_hits)
+		[ "$(sha_blocks /dev/mapper/vol "$1" 256)" = "$2" ] || fail "$5 read back wrong"
+		al_h=$(($(status_val vol read_hits) - al_h0))
+		[ $al_h -ge "$3" ] && [ $al_h -le "$4" ] || fail "$5 hit $al_h of 256 blocks, want $3 to $4"
+		wait_settled vol
+	}
+	al_write /tmp/al_a 0
+	al_write /tmp/al_b $al_b
+	al_read 0 "$a" 0 0 "A, while B was cached,"
+	al_read 0 "$a" 0 0 "A, read again while B was cached,"
+	al_read $al_b "$b" 230 256 "B, cached,"
+	al_write /tmp/al_a 0
+	al_read 0 "$a" 230 256 "A, cached again,"
+	al_read $al_b "$b" 0 0 "B, while A was cached,"
+	al_write /tmp/al_b2 $al_b
+	al_read $al_b "$b2" 230 256 "B, rewritten,"
+	al_read 0 "$a" 0 0 "A, after B was rewritten,"
+	show_status vol
+	must dmsetup remove vol
+	must dmsetup remove ssdslice
+	[ "$(sha_blocks $HDD 0 256)" = "$a" ] && [ "$(sha_blocks $HDD $al_b 256)" = "$b2" ] ||
+		fail "the HDD does not hold what was written at A and B"
+}
+
+# A sequential write past seq_cutoff_kib over cached blocks: the part past the cutoff is not
+# installed (seq_bypasses counts its blocks) and its blocks' entries go, so 8 MiB cached and
+# then rewritten by one stream of 64 KiB writes read back as rewritten, never as cached.
+t_cache_seq_write_cached() {
+	must dd if=/dev/urandom of=/tmp/sw_old bs=1M count=8
+	must dd if=/dev/urandom of=/tmp/sw_new bs=1M count=8
+	old=$(sha256sum </tmp/sw_old)
+	new=$(sha256sum </tmp/sw_new)
+	cache_vol vol $SSD
+	must dd if=/tmp/sw_old of=/dev/mapper/vol bs=64k oflag=direct conv=notrunc
+	wait_settled vol
+	h0=$(status_val vol read_hits)
+	[ "$(sha_blocks /dev/mapper/vol 0 2048)" = "$old" ] || fail "8 MiB read back wrong before the stream"
+	h1=$(status_val vol read_hits)
+	[ $((h1 - h0)) -ge 1843 ] || fail "8 MiB written through hit $((h1 - h0)) of 2048 blocks, want >= 1843"
+	must dmsetup message vol 0 seq_cutoff_kib 1024
+	s0=$(status_val vol seq_bypasses)
+	must dd if=/tmp/sw_new of=/dev/mapper/vol bs=64k oflag=direct conv=notrunc
+	s1=$(status_val vol seq_bypasses)
+	wait_settled vol
+	# read back with the cutoff off: a stream past it would go to the HDD, cached or not
+	must dmsetup message vol 0 seq_cutoff_kib 0
+	[ "$(sha_blocks /dev/mapper/vol 0 2048)" = "$new" ] ||
+		fail "8 MiB rewritten by a stream past the cutoff read back wrong ($((s1 - s0)) blocks bypassed)"
+	show_status vol
+	must dmsetup remove vol
+	[ $((s1 - s0)) -ge 1536 ] ||
+		fail "a stream of 8 MiB past a 1 MiB cutoff bypassed $((s1 - s0)) blocks, want >= 1536"
+	[ "$(sha_blocks $HDD 0 2048)" = "$new" ] || fail "the HDD does not hold the stream's data"
 }
 
 # fio verify of reads in 4 KiB, 128 KiB and mixed sizes on the whole SSD (it all fits),

@@ -114,6 +114,8 @@ check cache-discard-reuse t_cache_discard_reuse
 check cache-paged t_cache_paged
 check cache-paged-budget t_cache_paged_budget
 check cache-paged-online t_cache_paged_online
+check cache-alias t_cache_alias
+check cache-seq-write-cached t_cache_seq_write_cached
 check cache-hit-sizes t_cache_hit_sizes
 check cache-hit-race t_cache_hit_race
 wide cache-cleaner-verify t_cache_cleaner_verify
