@@ -108,6 +108,7 @@ main() {
 		[ $((r % 2)) = 0 ] && warm_share "$r"
 	done
 	echo "crash: $ROUNDS rounds in $((SECONDS - t0)) s" >&2
+	during_load
 	# an odd round may come back empty (the crash hit amid writes to every region, and a
 	# line in a marked region is dropped); the even ones are judged by warm_share
 	[ "$ROUNDS" -ge 2 ] ||
@@ -137,6 +138,23 @@ warm_share() {
 		failed "$p" "the volume came back with blocks_cached=$warm of the $before it held at the reset, want at least half (the writes stopped 4 s before it, so every region was cleared)"
 	fi
 	echo "round $r: blocks_cached $before at the reset, $warm after it" >&2
+}
+
+# during_load: in every round the check's first read started while the volume was loading
+# (crash-check.sh: the load pauses before each read), so reads during a post-crash load
+# were compared; a round whose load was over first compared nothing of the kind.
+during_load() {
+	local r n loading
+	n=0
+	for r in $(seq 1 "$ROUNDS"); do
+		loading=$(sed -n 's/^INFO LOADING \([0-9]*\)$/\1/p' "$RUN/round$r-check.results" | tail -n 1)
+		[ "${loading:-0}" -gt 0 ] && n=$((n + 1))
+	done
+	if [ $n -eq "$ROUNDS" ]; then
+		pass "$NAME/read-during-load"
+	else
+		failed "$NAME/read-during-load" "$n of $ROUNDS rounds' first reads started while the volume was loading, want all"
+	fi
 }
 
 main

@@ -15,7 +15,9 @@
  */
 #include <linux/bitmap.h>
 #include <linux/blkdev.h>
+#include <linux/delay.h>
 #include <linux/math64.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 
 #include "meta.h"
@@ -205,6 +207,11 @@ static int load_pages(struct flaz_meta *m, u64 p, u32 n)
  * (warming), so a warm restart hits at once rather than filling again. Neither
  * holds I/O up: a fill pages in what it needs meanwhile.
  */
+static unsigned int debug_load_delay_ms;
+module_param(debug_load_delay_ms, uint, 0644);
+MODULE_PARM_DESC(debug_load_delay_ms,
+		 "tests only: a pause before each read of the background load, so reads meet it");
+
 void meta_load_work(struct work_struct *work)
 {
 	struct flaz_meta *m = container_of(work, struct flaz_meta, load_work);
@@ -216,6 +223,8 @@ void meta_load_work(struct work_struct *work)
 
 	for (;;) {
 		cond_resched();
+		if (READ_ONCE(debug_load_delay_ms))
+			msleep(READ_ONCE(debug_load_delay_ms));
 		mutex_lock(&m->page_lock);
 		if (READ_ONCE(m->load_stop))
 			break;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Crash suite, second boot of a round (tests/qemu/crash.sh): the machine was reset during I/O
 # (crash-write.sh). Re-create the volume over the same slices without "cold": it must come
-# back (warm), and every 4 KiB block it returns must equal the HDD's, read directly, both on
-# the first read after the load (lines loaded from the SSD) and on two more reads (hits).
+# back (warm), and every 4 KiB block it returns must equal the HDD's, read directly: on a
+# read started right after the create, while the volume is still loading, on the first
+# read after the load (lines loaded from the SSD) and on two more reads (hits).
 # Then remove it cleanly (the next round starts from that).
 # usage: crash-check.sh ROUND
 . /flaz/lib.sh
@@ -17,7 +18,16 @@ t_warm() {
 	# flazctl's offline view of the crashed SSD, for the record (not a verdict here)
 	flazctl check /dev/mapper/cssd >/tmp/fcheck.out 2>&1
 	info "round $ROUND: flazctl check of the SSD after the crash exited $? (0 clean, 3 ignorable, 4 corrupt): $(tail -n 2 /tmp/fcheck.out | tr '\n' ' ' | cut -c 1-240)"
+	# the background load (recovering the crashed state, then warming) pauses 1 s before
+	# each read, so the first read, started at once, meets it: what it returns must be
+	# right then too
+	echo 1000 >/sys/module/dm_flaz/parameters/debug_load_delay_ms ||
+		fail "no debug_load_delay_ms parameter"
 	create_vol /dev/mapper/chdd /dev/mapper/cssd
+	loading=$(dmsetup status vol | tr ' ' '\n' | sed -n 's/^loading=//p')
+	same_blocks /dev/mapper/vol /dev/mapper/chdd "a read started with loading=$loading"
+	info "LOADING $loading"
+	echo 0 >/sys/module/dm_flaz/parameters/debug_load_delay_ms
 	cached=$(status_val vol blocks_cached)
 	[ -n "$cached" ] || fail "no blocks_cached in the status: $(vol_status)"
 	info "round $ROUND: after the crash the volume came back with blocks_cached=$cached; status: $(vol_status)"
