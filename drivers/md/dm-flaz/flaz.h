@@ -524,7 +524,7 @@ void flaz_tenants_destroy(struct flaz_tenants *t);
 u64 flaz_tenants_bytes(u32 nr_extents);
 void flaz_tenant_open(struct flaz_tenants *t, u32 ext);
 bool flaz_tenant_older(struct flaz_tenants *t, u32 ext, u64 slot_seq);
-void flaz_tenants_sweep(struct flaz_tenants *t, u32 unit, u32 from);
+void flaz_tenants_sweep(struct flaz_tenants *t, u32 unit, u64 from);
 
 /* xbuf.c: the extent buffer, open extents in DRAM */
 struct flaz_xbuf;

@@ -104,8 +104,9 @@ static int load(struct flaz_meta *m, bool cold)
 	 * seq only rises by what it hands out (tenant.c), later generations too.
 	 */
 	atomic64_set(&c->seq, max_t(u64, m->max_next_seq, ktime_get_real_ns()));
+	/* a copy read before the error is a saved state writes in passthrough leave behind */
 	if (r)
-		return meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
+		return meta_load_unusable(m, m->sb.gen ? SB_OK : SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
 	if (bdev_read_only(c->ssd))
 		return meta_load_unusable(m, state, FLAZ_WHY_SSD_READ_ONLY);
 	if (cold || state == SB_BLANK) {

@@ -42,9 +42,9 @@
 #define META_MARK_AGE		HZ
 #define META_FREE_BATCH		1024U	/* evicted extents discarded and freed at a time */
 /*
- * A superblock promises that no slot or extent seq below its next_seq + this
- * was used: seqs never repeat after a restart, even for slots written after
- * the last superblock. A slot takes one seq, an extent's opening a unit of
+ * What a superblock that is not clean adds to its next_seq: no slot or extent
+ * seq at or above next_seq was used, even by slots written after it, so seqs
+ * never repeat after a restart. A slot takes one seq, an extent's opening a unit of
  * about a sixteenth of its bytes (tenant.c): at 3 GB/s of fills about 2^28 a
  * second, so the lease lasts over an hour without a superblock (a load
  * during recovery or a slow SSD holds them back), and costs 2^40 of the 2^63

@@ -200,6 +200,20 @@ static int load_pages(struct flaz_meta *m, u64 p, u32 n)
 	return got ? got : -ENOMEM;
 }
 
+static unsigned int debug_load_delay_ms;
+module_param(debug_load_delay_ms, uint, 0644);
+MODULE_PARM_DESC(debug_load_delay_ms,
+		 "tests only: a pause (up to 10 s) before each read of the background load, so reads meet it");
+
+/* The test-only pause, in steps that let a suspend or a remove stop the load. */
+static void load_pause(struct flaz_meta *m)
+{
+	u32 ms = min(READ_ONCE(debug_load_delay_ms), 10000U), i;
+
+	for (i = 0; i < ms / 10 && !READ_ONCE(m->load_stop); i++)
+		msleep(10);
+}
+
 /*
  * After activation, in the background, a page at a time: after a crash, the
  * pages holding lines of regions marked then, dropping those lines (recovery:
@@ -207,11 +221,6 @@ static int load_pages(struct flaz_meta *m, u64 p, u32 n)
  * (warming), so a warm restart hits at once rather than filling again. Neither
  * holds I/O up: a fill pages in what it needs meanwhile.
  */
-static unsigned int debug_load_delay_ms;
-module_param(debug_load_delay_ms, uint, 0644);
-MODULE_PARM_DESC(debug_load_delay_ms,
-		 "tests only: a pause before each read of the background load, so reads meet it");
-
 void meta_load_work(struct work_struct *work)
 {
 	struct flaz_meta *m = container_of(work, struct flaz_meta, load_work);
@@ -223,8 +232,7 @@ void meta_load_work(struct work_struct *work)
 
 	for (;;) {
 		cond_resched();
-		if (READ_ONCE(debug_load_delay_ms))
-			msleep(READ_ONCE(debug_load_delay_ms));
+		load_pause(m);
 		mutex_lock(&m->page_lock);
 		if (READ_ONCE(m->load_stop))
 			break;

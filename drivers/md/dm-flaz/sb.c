@@ -314,7 +314,13 @@ int meta_write_sb(struct flaz_meta *m, u32 flags)
 		return -EBUSY;
 	m->sb.seq++;
 	m->sb.flags = flags;
-	m->sb.next_seq = atomic64_read(&c->seq) + 1 + META_SEQ_LEASE;
+	/*
+	 * A clean superblock comes after the last slot, and a non-clean one is
+	 * written before the next: only a run that may still write slots leases
+	 * seqs, so activations do not push the seq ever further past the clock.
+	 */
+	m->sb.next_seq = atomic64_read(&c->seq) + 1 +
+			 (flags & FLAZ_SB_CLEAN ? 0 : META_SEQ_LEASE);
 	flaz_sb_encode(m->sb_buf, &m->sb, m->bitmap);
 	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, FLAZ_BLOCK_SIZE);
 	where.sector = (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS;
@@ -352,7 +358,7 @@ int meta_format(struct flaz_meta *m, u64 max_seq)
 		return -EBUSY;
 	/*
 	 * c->seq goes on rising across generations from where load() set it,
-	 * above every seq the SSD may hold, so a slot left by an earlier one is
+	 * past the superblocks' leases and the clock, so a slot left by an earlier one is
 	 * never taken for a newer tenant of its extent. It is not raised here: a
 	 * jump would break the openings' 32-bit ages (tenant.c).
 	 */

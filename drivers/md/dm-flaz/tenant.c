@@ -24,6 +24,7 @@
 #include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/slab.h>
 
 #include "flaz.h"
@@ -46,7 +47,7 @@ static_assert(TENANT_FORGET + BIT_ULL(32) / TENANT_HAND * TENANT_UNITS_PER_OPENI
 struct flaz_tenants {
 	atomic64_t *seq;
 	u32 nr, shift;
-	atomic_t hand;
+	atomic64_t hand;
 	u32 unit[];	/* low 32 bits of the opening's unit; 0: no boundary */
 };
 
@@ -77,9 +78,11 @@ void flaz_tenants_destroy(struct flaz_tenants *t)
 EXPORT_SYMBOL_IF_KUNIT(flaz_tenants_destroy);
 
 /* Of TENANT_HAND extents from @from, forget openings TENANT_FORGET units before @unit. */
-void flaz_tenants_sweep(struct flaz_tenants *t, u32 unit, u32 from)
+void flaz_tenants_sweep(struct flaz_tenants *t, u32 unit, u64 from)
 {
-	u32 i, old, ext = from % t->nr;
+	u32 i, old, ext;
+
+	div_u64_rem(from, t->nr, &ext);
 
 	for (i = 0; i < TENANT_HAND; i++) {
 		old = READ_ONCE(t->unit[ext]);
@@ -103,7 +106,8 @@ void flaz_tenant_open(struct flaz_tenants *t, u32 ext)
 	} while (!unit);
 	/* pairs with flaz_tenant_older()'s acquire: who sees the unit sees its seq */
 	smp_store_release(&t->unit[ext], unit);
-	flaz_tenants_sweep(t, unit, atomic_fetch_add(TENANT_HAND, &t->hand));
+	/* 64 bits: the hand never wraps, so it never skips extents at a wrap */
+	flaz_tenants_sweep(t, unit, atomic64_fetch_add(TENANT_HAND, &t->hand));
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_tenant_open);
 

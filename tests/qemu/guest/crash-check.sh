@@ -25,8 +25,8 @@ t_warm() {
 		fail "no debug_load_delay_ms parameter"
 	create_vol /dev/mapper/chdd /dev/mapper/cssd
 	loading=$(dmsetup status vol | tr ' ' '\n' | sed -n 's/^loading=//p')
-	same_blocks /dev/mapper/vol /dev/mapper/chdd "a read started with loading=$loading"
 	info "LOADING $loading"
+	same_blocks /dev/mapper/vol /dev/mapper/chdd "a read started with loading=$loading"
 	echo 0 >/sys/module/dm_flaz/parameters/debug_load_delay_ms
 	cached=$(status_val vol blocks_cached)
 	[ -n "$cached" ] || fail "no blocks_cached in the status: $(vol_status)"
@@ -44,6 +44,8 @@ t_warm() {
 }
 
 t_no_stale() {
+	# the pause stays off whatever ended the check before
+	echo 0 >/sys/module/dm_flaz/parameters/debug_load_delay_ms
 	dmsetup status vol >/dev/null 2>&1 || fail "no volume (an earlier check failed; its cleanup removed it)"
 	h0=$(status_val vol read_hits)
 	same_blocks /dev/mapper/vol /dev/mapper/chdd "first read after the crash"

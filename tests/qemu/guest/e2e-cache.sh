@@ -960,8 +960,10 @@ t_cache_alias() {
 	cache_vol vol /dev/mapper/ssdslice
 	al_lines=$(flazctl dump /dev/mapper/ssdslice --json | grep -o '"nr_lines":[0-9]*' |
 		head -n 1 | cut -d: -f2)
+	[ -n "$al_lines" ] || fail "no nr_lines in flazctl dump of the SSD"
+	# 16: the tags an entry tells apart (l2p.c, 4 bits); the precondition: more than 16 HDD
+	# blocks a line, and the alias on the HDD
 	al_b=$((16 * al_lines))
-	# the precondition: more than 16 HDD blocks a line, and the alias on the HDD
 	[ $(($(sectors $HDD) / 8 / al_lines)) -gt 16 ] && [ $((al_b + 256)) -le $(($(sectors $HDD) / 8)) ] ||
 		fail "nr_lines=$al_lines: the HDD's blocks do not alias over this SSD"
 	must dd if=/dev/urandom of=/tmp/al_a bs=1M count=1
@@ -983,18 +985,24 @@ t_cache_alias() {
 		[ $al_h -ge "$3" ] && [ $al_h -le "$4" ] || fail "$5 hit $al_h of 256 blocks, want $3 to $4"
 		wait_settled vol
 	}
+	# (a line whose install was skipped holds neither: a read of A may fill it, so the reads
+	# of one while the other is cached may hit as many blocks as the other's read missed)
 	al_write /tmp/al_a 0
 	al_write /tmp/al_b $al_b
-	al_read 0 "$a" 0 0 "A, while B was cached,"
-	al_read 0 "$a" 0 0 "A, read again while B was cached,"
 	al_read $al_b "$b" 230 256 "B, cached,"
+	al_free=$((256 - al_h))
+	al_read 0 "$a" 0 $al_free "A, while B was cached,"
+	al_read 0 "$a" 0 $al_free "A, read again while B was cached,"
 	al_write /tmp/al_a 0
 	al_read 0 "$a" 230 256 "A, cached again,"
-	al_read $al_b "$b" 0 0 "B, while A was cached,"
+	al_read $al_b "$b" 0 $((256 - al_h)) "B, while A was cached,"
 	al_write /tmp/al_b2 $al_b
 	al_read $al_b "$b2" 230 256 "B, rewritten,"
-	al_read 0 "$a" 0 0 "A, after B was rewritten,"
+	al_read 0 "$a" 0 $((256 - al_h)) "A, after B was rewritten,"
 	show_status vol
+	# an alias is no fault of the SSD's
+	[ "$(status_val vol ssd_errors)/$(status_val vol mode)" = 0/normal ] ||
+		fail "ssd_errors=$(status_val vol ssd_errors) mode=$(status_val vol mode) after the aliases' reads, want 0/normal"
 	must dmsetup remove vol
 	must dmsetup remove ssdslice
 	[ "$(sha_blocks $HDD 0 256)" = "$a" ] && [ "$(sha_blocks $HDD $al_b 256)" = "$b2" ] ||
@@ -1021,14 +1029,17 @@ t_cache_seq_write_cached() {
 	must dd if=/tmp/sw_new of=/dev/mapper/vol bs=64k oflag=direct conv=notrunc
 	s1=$(status_val vol seq_bypasses)
 	wait_settled vol
-	# read back with the cutoff off: a stream past it would go to the HDD, cached or not
+	# a stream's reads ask the cache too (only its misses bypass): the cutoff goes off so
+	# the read-back is an ordinary one
 	must dmsetup message vol 0 seq_cutoff_kib 0
 	[ "$(sha_blocks /dev/mapper/vol 0 2048)" = "$new" ] ||
 		fail "8 MiB rewritten by a stream past the cutoff read back wrong ($((s1 - s0)) blocks bypassed)"
 	show_status vol
 	must dmsetup remove vol
-	[ $((s1 - s0)) -ge 1536 ] ||
-		fail "a stream of 8 MiB past a 1 MiB cutoff bypassed $((s1 - s0)) blocks, want >= 1536"
+	# 7 MiB past the cutoff: 1792 blocks, a bio's 16 fewer if the cutoff counts the bio ending
+	# at it
+	[ $((s1 - s0)) -ge 1776 ] && [ $((s1 - s0)) -le 1792 ] ||
+		fail "a stream of 8 MiB past a 1 MiB cutoff bypassed $((s1 - s0)) blocks, want 1776 to 1792"
 	[ "$(sha_blocks $HDD 0 2048)" = "$new" ] || fail "the HDD does not hold the stream's data"
 }
 
