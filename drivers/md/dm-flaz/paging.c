@@ -210,8 +210,8 @@ static void load_pause(struct flaz_meta *m)
 {
 	u32 ms = min(READ_ONCE(debug_load_delay_ms), 10000U), i;
 
-	for (i = 0; i < ms / 10 && !READ_ONCE(m->load_stop); i++)
-		msleep(10);
+	for (i = 0; i < ms / 20 && !READ_ONCE(m->load_stop); i++)
+		msleep(20);
 }
 
 /*
