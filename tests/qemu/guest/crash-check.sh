@@ -24,7 +24,7 @@ t_warm() {
 	echo 1000 >/sys/module/dm_flaz/parameters/debug_load_delay_ms ||
 		fail "no debug_load_delay_ms parameter"
 	create_vol /dev/mapper/chdd /dev/mapper/cssd
-	loading=$(dmsetup status vol | tr ' ' '\n' | sed -n 's/^loading=//p')
+	loading=$(status_now vol loading)
 	info "LOADING $loading"
 	same_blocks /dev/mapper/vol /dev/mapper/chdd "a read started with loading=$loading"
 	echo 0 >/sys/module/dm_flaz/parameters/debug_load_delay_ms

@@ -137,14 +137,14 @@ t_persist_background_load() {
 	must dmsetup reload sslow --table "0 $bl_n delay $SSD 0 200 $SSD 0 0"
 	must dmsetup resume sslow
 	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
-	left=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	left=$(status_now pv loading)
 	must dd if=/dev/urandom of=/tmp/bl.new bs=1M count=1
 	must dd if=/tmp/bl.new of=$PV bs=1M oflag=direct
 	cp $P_DATA /tmp/bl.want
 	must dd if=/tmp/bl.new of=/tmp/bl.want bs=1M conv=notrunc
 	want=$(sha256sum </tmp/bl.want)
 	during=$(sha_mib $PV 0 $P_DATA_MIB)
-	left2=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	left2=$(status_now pv loading)
 	c1=$(status_val pv blocks_cached)
 	after=$(sha_mib $PV 0 $P_DATA_MIB)
 	show_status pv
@@ -158,10 +158,10 @@ t_persist_background_load() {
 	# commits clean), resume and the new table's load take it up again; nothing read is
 	# stale and the cache comes back whole
 	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
-	left5=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	left5=$(status_now pv loading)
 	must dmsetup suspend pv
 	must dmsetup resume pv
-	left6=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	left6=$(status_now pv loading)
 	resumed=$(sha_mib $PV 0 $P_DATA_MIB)
 	# (status_val waits for the load to end: 60 s at most, then the check fails)
 	c5=$(status_val pv blocks_cached)
@@ -174,10 +174,10 @@ t_persist_background_load() {
 	# invalidate while the table loads: the load stops, nothing stays cached, and what the
 	# SSD pointed at is void at the next load
 	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
-	left3=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	left3=$(status_now pv loading)
 	must dmsetup message pv 0 invalidate
-	c3=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^blocks_cached=//p')
-	left4=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	c3=$(status_now pv blocks_cached)
+	left4=$(status_now pv loading)
 	inval=$(sha_mib $PV 0 $P_DATA_MIB)
 	must dmsetup remove pv
 	must dmsetup create pv --table "$bl_vol 4 overbook 1000 extent_kib 4"
@@ -1262,7 +1262,7 @@ t_persist_paging() {
 	must dmsetup reload pgssd --table "0 $pg_n delay $SSD 0 20 $SSD 0 0"
 	must dmsetup resume pgssd
 	must dmsetup create pv --table "$pg_vol 6 overbook 1000 extent_kib 4 table_cache_kib 64"
-	left=$(dmsetup status pv | tr ' ' '\n' | sed -n 's/^loading=//p')
+	left=$(status_now pv loading)
 	# new data at once, while the table's pages come in slowly
 	# shellcheck disable=SC2086
 	FIO_DEV=$PV run_fio rewrite-while-warming $PG_FIO --randseed=2 --io_size=16M

@@ -148,6 +148,10 @@ sectors() { blockdev --getsz "$1"; }
 # flaz_table [OPTIONS...]: a flaz table over the whole HDD with these optional arguments.
 flaz_table() { echo "0 $(sectors $HDD) flaz $HDD $SSD $# $*"; }
 
+# status_now VOL KEY: KEY's value in VOL's status as it is now, loading or not (status_val
+# waits for the load).
+status_now() { dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
 # Wait (60 s at most) until flaz volume $1 has read its table in (status loading=0), so
 # what its status says is the warm state; a device without the key does not wait. Still
 # loading after 60 s: returns 1 and leaves the reason in /tmp/unloaded, which fails the
@@ -156,7 +160,7 @@ wait_loaded() {
 	# once one wait gave up, the check has failed: the next ones do not wait 60 s again
 	[ -e /tmp/unloaded ] && return 1
 	wl_i=0
-	while wl=$(dmsetup status "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^loading=//p') &&
+	while wl=$(status_now "$1" loading 2>/dev/null) &&
 		[ -n "$wl" ] && [ "$wl" != 0 ]; do
 		if [ $wl_i -ge 600 ]; then
 			echo "volume $1 still loading its table after 60 s (loading=$wl): $(dmsetup status "$1")" |
@@ -174,7 +178,7 @@ wait_loaded() {
 # check if it never is).
 status_val() {
 	wait_loaded "$1" || fail "$(head -n 1 /tmp/unloaded)"
-	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+	status_now "$1" "$2"
 }
 
 # wait_status VOL KEY OP N SECS: wait (SECS seconds at most, polling every 0.1 s) until
