@@ -104,16 +104,21 @@ static int load(struct flaz_meta *m, bool cold)
 	 * seq only rises by what it hands out (tenant.c), later generations too.
 	 */
 	atomic64_set(&c->seq, max_t(u64, m->max_next_seq, ktime_get_real_ns()));
-	/* a copy read before the error is a saved state writes in passthrough leave behind */
-	if (r)
-		return meta_load_unusable(m, m->sb.gen ? SB_OK : SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
+	/*
+	 * Whatever the SSD holds (a copy not read may be of another generation),
+	 * writes in passthrough leave it behind: the device is remembered.
+	 */
+	if (r) {
+		meta_remember_void(m, NULL, 0);
+		return meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
+	}
 	if (bdev_read_only(c->ssd))
 		return meta_load_unusable(m, state, FLAZ_WHY_SSD_READ_ONLY);
 	if (cold || state == SB_BLANK) {
 		r = meta_format(m, max_seq);
 		return r ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
-	if (state == SB_OK && meta_void_gen_known(m->sb.uuid, m->sb.gen)) {
+	if (state == SB_OK && meta_void_gen_known(m->sb.uuid, m->sb.gen, c->ssd->bd_dev)) {
 		DMWARN("%s: the SSD's saved cache was left behind by writes it could not mark: starting empty",
 		       dm_table_device_name(c->ti->table));
 		/* ours to replace: meta_void_generation() forgets it once the new one is on */

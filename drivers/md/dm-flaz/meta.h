@@ -118,7 +118,7 @@ enum sb_state { SB_OK, SB_BLANK, SB_FOREIGN, SB_CORRUPT, SB_OLD };
 /* sb.c: the superblock, the format's generation, marks and failing closed; I/O to the devices */
 int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t opf,
 	    sector_t sector, sector_t count, void *buf);
-bool meta_void_gen_known(const u8 *uuid, u64 gen);
+bool meta_void_gen_known(const u8 *uuid, u64 gen, dev_t dev);
 int meta_hdd_fingerprint(struct flaz_meta *m, u32 *fp);
 int meta_read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *state,
 		 u64 *max_seq);

@@ -64,58 +64,69 @@ MODULE_PARM_DESC(debug_gen_start, "tests only: the generation new formats start 
  * SSD took neither their marks nor a new generation. Kept in memory until a new
  * generation lands on that SSD, so the fact lasts across table reloads and
  * re-creations, and is lost only with the module (docs/design.md "Persistence and crashes").
+ * An entry of gen 0 is the device's: none of its superblocks could be read, so
+ * whatever generation it holds is void.
  */
 struct void_gen {
 	struct list_head list;
 	u8 uuid[16];
 	u64 gen;
+	dev_t dev;
 };
 
 static LIST_HEAD(void_gens);
 static DEFINE_MUTEX(void_gens_lock);
 
-static struct void_gen *void_gen_find(const u8 *uuid, u64 gen)
+static struct void_gen *void_gen_find(const u8 *uuid, u64 gen, dev_t dev)
 {
 	struct void_gen *v;
 
 	lockdep_assert_held(&void_gens_lock);
 	list_for_each_entry(v, &void_gens, list)
-		if (v->gen == gen && !memcmp(v->uuid, uuid, sizeof(v->uuid)))
+		if (v->gen == gen &&
+		    (gen ? !memcmp(v->uuid, uuid, sizeof(v->uuid)) : v->dev == dev))
 			return v;
 	return NULL;
 }
 
-bool meta_void_gen_known(const u8 *uuid, u64 gen)
+/* Whether the generation (@uuid, @gen) on the SSD @dev is void. */
+bool meta_void_gen_known(const u8 *uuid, u64 gen, dev_t dev)
 {
 	bool known;
 
 	mutex_lock(&void_gens_lock);
-	known = void_gen_find(uuid, gen);
+	known = void_gen_find(uuid, gen, dev) || void_gen_find(NULL, 0, dev);
 	mutex_unlock(&void_gens_lock);
 	return known;
 }
 
-/* Returns false when there is no memory to remember it. */
-static bool void_gen_add(const u8 *uuid, u64 gen)
+/* @uuid is NULL for the device's entry (gen 0). Returns false when there is no memory. */
+static bool void_gen_add(const u8 *uuid, u64 gen, dev_t dev)
 {
 	struct void_gen *v = kzalloc(sizeof(*v), GFP_NOIO);
 
 	if (!v)
 		return false;
-	memcpy(v->uuid, uuid, sizeof(v->uuid));
+	if (uuid)
+		memcpy(v->uuid, uuid, sizeof(v->uuid));
 	v->gen = gen;
+	v->dev = dev;
 	mutex_lock(&void_gens_lock);
-	list_add(&v->list, &void_gens);
+	/* once is enough: one deletion must forget it */
+	if (void_gen_find(uuid, gen, dev))
+		kfree(v);
+	else
+		list_add(&v->list, &void_gens);
 	mutex_unlock(&void_gens_lock);
 	return true;
 }
 
-static void void_gen_del(const u8 *uuid, u64 gen)
+static void void_gen_del(const u8 *uuid, u64 gen, dev_t dev)
 {
 	struct void_gen *v;
 
 	mutex_lock(&void_gens_lock);
-	v = void_gen_find(uuid, gen);
+	v = void_gen_find(uuid, gen, dev);
 	if (v)
 		list_del(&v->list);
 	mutex_unlock(&void_gens_lock);
@@ -245,7 +256,7 @@ int meta_check_sb(struct flaz_meta *m, bool cold, char **error)
 		return -EINVAL;
 	}
 	/* void: load() starts empty, whatever the HDD holds now */
-	if (meta_void_gen_known(sb.uuid, sb.gen))
+	if (meta_void_gen_known(sb.uuid, sb.gen, m->c->ssd->bd_dev))
 		return 0;
 	*error = (char *)meta_mismatch(m, &sb);
 	if (*error)
@@ -390,18 +401,26 @@ int meta_format(struct flaz_meta *m, u64 max_seq)
 		flaz_l2p_forget_ssd(c->l2p);
 	for (copy = 0; copy < FLAZ_SB_COPIES && !r; copy++)
 		r = meta_write_sb(m, 0);
+	/* whatever the SSD held before is gone */
+	if (!r)
+		void_gen_del(NULL, 0, c->ssd->bd_dev);
 	return r;
 }
 
-/* Remember the generation on the SSD (@uuid, @gen) as void until a new one lands. */
+/*
+ * Remember the generation on the SSD (@uuid, @gen) as void until a new one
+ * lands; @uuid NULL and @gen 0: whichever generation the SSD holds.
+ */
 void meta_remember_void(struct flaz_meta *m, const u8 *uuid, u64 gen)
 {
 	if (m->void_pending)
 		return;
-	memcpy(m->void_uuid, uuid, sizeof(m->void_uuid));
+	memset(m->void_uuid, 0, sizeof(m->void_uuid));
+	if (uuid)
+		memcpy(m->void_uuid, uuid, sizeof(m->void_uuid));
 	m->void_gen = gen;
 	m->void_pending = true;
-	if (!void_gen_add(uuid, gen))
+	if (!void_gen_add(uuid, gen, m->c->ssd->bd_dev))
 		DMERR("%s: cannot remember that the SSD's cache is void: give 'cold' when creating the volume again",
 		      dm_table_device_name(m->c->ti->table));
 }
@@ -421,7 +440,7 @@ int meta_void_generation(struct flaz_meta *m)
 	r = bdev_read_only(m->c->ssd) ? -EROFS : meta_format(m, m->sb.seq);
 	if (!r) {
 		if (m->void_pending)
-			void_gen_del(m->void_uuid, m->void_gen);
+			void_gen_del(m->void_uuid, m->void_gen, m->c->ssd->bd_dev);
 		m->void_pending = false;
 		return 0;
 	}

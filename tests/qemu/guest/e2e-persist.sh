@@ -45,6 +45,12 @@ p_slices() {
 	must dmsetup create phdd --table "0 $((P_HDD_MIB * 2048)) linear $HDD 0"
 }
 
+# p_slice_table NAME TABLE: the slice's device, its number kept, maps TABLE.
+p_slice_table() {
+	must dmsetup load "$1" --table "$2"
+	must dmsetup resume "$1"
+}
+
 p_remove_slices() {
 	must dmsetup remove pssd
 	must dmsetup remove phdd
@@ -739,14 +745,24 @@ t_persist_unusable() {
 	p_create cold
 	p_fill
 	must dmsetup remove pv
-	must dmsetup create pdead --table "0 $((P_SSD_MIB * 2048)) error"
-	must dmsetup create pv --table "0 $(sectors $PHDD) flaz $PHDD /dev/mapper/pdead 0"
+	# the same device fails every I/O, as a dead SSD (or its cable) does
+	p_slice_table pssd "0 $((P_SSD_MIB * 2048)) error"
+	p_create
 	d_mode=$(status_val pv mode)
 	d_why=$(status_val pv mode_reason)
 	d_got=$(sha_mib $PV 0 $P_DATA_MIB)
+	# written past the HDD's first block, which a clean superblock's fingerprint covers
+	must dd if=/dev/urandom of=/tmp/pdead bs=1M count=$P_DATA_MIB
+	must dd if=/tmp/pdead of=$PV bs=64k skip=1 seek=1 oflag=direct conv=fsync
+	must cp $P_DATA /tmp/pdead.want
+	must dd if=/tmp/pdead of=/tmp/pdead.want bs=64k skip=1 seek=1 conv=notrunc
 	show_status pv
 	must dmsetup remove pv
-	must dmsetup remove pdead
+	p_slice_table pssd "0 $((P_SSD_MIB * 2048)) linear $SSD 0"
+	p_create
+	b_cached=$(status_val pv blocks_cached)
+	b_got=$(sha_mib $PV 0 $P_DATA_MIB)
+	must dmsetup remove pv
 	ssd0=$(sha_mib $PSSD 0 $P_SSD_MIB)
 	must blockdev --setro $PSSD
 	must dd if=/dev/urandom of=/tmp/pnew bs=1M count=$P_DATA_MIB
@@ -778,6 +794,8 @@ t_persist_unusable() {
 	[ "$d_mode/$d_why" = passthrough/ssd_unusable ] ||
 		fail "over an SSD failing every I/O: mode=$d_mode mode_reason=$d_why, want passthrough/ssd_unusable"
 	[ "$d_got" = "$P_SHA" ] || fail "over an SSD failing every I/O the data set read back wrong"
+	[ "$b_got" = "$(sha256sum </tmp/pdead.want)" ] ||
+		fail "the SSD back after failing every I/O at activation: the volume returned the data from before the writes it missed ($b_cached blocks loaded)"
 	[ "$r_mode/$r_why" = passthrough/ssd_read_only ] ||
 		fail "over a read-only SSD: mode=$r_mode mode_reason=$r_why, want passthrough/ssd_read_only"
 	[ "$r_got" = "$new_sha" ] || fail "over a read-only SSD the rewritten data read back wrong"
