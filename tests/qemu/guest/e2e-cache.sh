@@ -1467,6 +1467,19 @@ scan_lay() {
 # unread, so the hot set, hit there and promoted to the main log, stays (>= 80%).
 # Every read checks fio's crc32c. ${2:-}: an option and its value for the table
 # (seq_cutoff_kib 0 or probation_percent 0 shows the loss without them).
+# t_cache_scan_stage_two: cache-scan-random with the cleaner compacting nothing (module
+# parameter debug_stage_two), as when fills outrun compaction: stage two evicts whole
+# extents unread, and one hit since it was written goes to main's tail whole instead, so the
+# hot set still comes back from the SSD after the scan.
+t_cache_scan_stage_two() {
+	st_param=/sys/module/dm_flaz/parameters/debug_stage_two
+	[ -w $st_param ] || fail "no debug_stage_two parameter"
+	# the check runs in a subshell: off again however it ends
+	trap 'echo 0 >$st_param' EXIT
+	echo 1 >$st_param
+	t_cache_scan_hot_set random
+}
+
 t_cache_scan_hot_set() {
 	must dmsetup create hd --table "0 $((64 * 2048)) linear $HDD 0"
 	scan_lay 0 2 randwrite 4k
