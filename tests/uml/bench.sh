@@ -2,8 +2,8 @@
 # make bench, native part: the hit path's CPU cost at the host CPU's own speed, in a UML
 # kernel without sanitizers (build.sh bench), one CPU, both disks files on the host's tmpfs
 # (no emulation); then, in a second boot with less RAM, PostMark over an HDD behind dm-delay,
-# whose per-write CPU the emulated VM inflates. bench-init.sh runs in it; its "::" lines are
-# printed here. Figures only, never pass/fail.
+# whose per-write CPU the emulated VM inflates; in a third, issue 33's fills (bench-fills.sh).
+# bench-init.sh runs in it; its "::" lines are printed here. Figures only, never pass/fail.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -37,6 +37,14 @@ boot() {
 	[ -f "$RUN/done" ] || echo "== UML bench ($1): the kernel exited $rc before the end; console: $RUN/console.log"
 }
 
-boot hits 1G 512M
-# PostMark as issue 28 runs it, with 384 MiB of RAM so the page cache does not hide the disks
-boot postmark 384M 1G
+# UML_BENCH="hits postmark fills" (the default) or a part of it
+for part in ${UML_BENCH:-hits postmark fills}; do
+	case $part in
+	hits) boot hits 1G 512M ;;
+	# PostMark as issue 28 runs it, with 384 MiB of RAM so the page cache does not hide the disks
+	postmark) boot postmark 384M 1G ;;
+	# issue 33's fills: sets up to 4x the SSD
+	fills) boot fills 1G 1G ;;
+	*) echo "== UML bench: no part '$part' (hits, postmark, fills)" >&2 ;;
+	esac
+done
