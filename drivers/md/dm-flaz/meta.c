@@ -105,8 +105,9 @@ static int load(struct flaz_meta *m, bool cold)
 	 */
 	atomic64_set(&c->seq, max_t(u64, m->max_next_seq, ktime_get_real_ns()));
 	/*
-	 * Whatever the SSD holds (a copy not read may be of another generation),
-	 * writes in passthrough leave it behind: the device is remembered.
+	 * A superblock copy could not be read: whatever the SSD holds (a copy not
+	 * read may be of another generation), writes in passthrough leave it
+	 * behind, so the device is remembered.
 	 */
 	if (r) {
 		meta_remember_void(m, NULL, 0);
@@ -118,9 +119,11 @@ static int load(struct flaz_meta *m, bool cold)
 		r = meta_format(m, max_seq);
 		return r ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
-	if (state == SB_OK && meta_void_gen_known(m->sb.uuid, m->sb.gen, c->ssd->bd_dev)) {
-		DMWARN("%s: the SSD's saved cache was left behind by writes it could not mark: starting empty",
-		       dm_table_device_name(c->ti->table));
+	if (state == SB_OK && (meta_void_gen_known(m->sb.uuid, m->sb.gen, 0) ||
+			       meta_void_gen_known(NULL, 0, c->ssd->bd_dev))) {
+		DMWARN("%s: the SSD's (%u:%u) saved cache was left behind by writes it could not mark: starting empty",
+		       dm_table_device_name(c->ti->table), MAJOR(c->ssd->bd_dev),
+		       MINOR(c->ssd->bd_dev));
 		/* ours to replace: meta_void_generation() forgets it once the new one is on */
 		memcpy(m->void_uuid, m->sb.uuid, sizeof(m->void_uuid));
 		m->void_gen = m->sb.gen;

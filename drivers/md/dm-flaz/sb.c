@@ -89,13 +89,13 @@ static struct void_gen *void_gen_find(const u8 *uuid, u64 gen, dev_t dev)
 	return NULL;
 }
 
-/* Whether the generation (@uuid, @gen) on the SSD @dev is void. */
+/* Whether the generation (@uuid, @gen) is void; with @gen 0, whatever the SSD @dev holds. */
 bool meta_void_gen_known(const u8 *uuid, u64 gen, dev_t dev)
 {
 	bool known;
 
 	mutex_lock(&void_gens_lock);
-	known = void_gen_find(uuid, gen, dev) || void_gen_find(NULL, 0, dev);
+	known = void_gen_find(uuid, gen, dev);
 	mutex_unlock(&void_gens_lock);
 	return known;
 }
@@ -256,11 +256,14 @@ int meta_check_sb(struct flaz_meta *m, bool cold, char **error)
 		return -EINVAL;
 	}
 	/* void: load() starts empty, whatever the HDD holds now */
-	if (meta_void_gen_known(sb.uuid, sb.gen, m->c->ssd->bd_dev))
+	if (meta_void_gen_known(sb.uuid, sb.gen, 0))
 		return 0;
 	*error = (char *)meta_mismatch(m, &sb);
 	if (*error)
 		return -EINVAL;
+	/* so is whatever a device that could not be read holds, if it is this volume's */
+	if (meta_void_gen_known(NULL, 0, m->c->ssd->bd_dev))
+		return 0;
 	/* After a clean stop the HDD's first block is known; after a crash it is not. */
 	if (sb.flags & FLAZ_SB_CLEAN) {
 		r = meta_hdd_fingerprint(m, &fp);
@@ -423,6 +426,10 @@ void meta_remember_void(struct flaz_meta *m, const u8 *uuid, u64 gen)
 	if (!void_gen_add(uuid, gen, m->c->ssd->bd_dev))
 		DMERR("%s: cannot remember that the SSD's cache is void: give 'cold' when creating the volume again",
 		      dm_table_device_name(m->c->ti->table));
+	else if (!uuid)
+		DMERR("%s: the SSD (%u:%u) could not be read: its cache is void from now on, on that device number; give 'cold' if it comes back under another",
+		      dm_table_device_name(m->c->ti->table), MAJOR(m->c->ssd->bd_dev),
+		      MINOR(m->c->ssd->bd_dev));
 }
 
 /*

@@ -732,9 +732,12 @@ t_persist_fail_closed() {
 		fail "the kernel did not log the superblock write that outlived ssd_hold_s"
 }
 
-# t_persist_unusable: an SSD that fails every I/O (a dm "error" device), or one that is
-# read-only, at activation: the volume is created all the same, in passthrough with the
-# reason in the status, and the data is right. The read-only SSD is never written, and its
+# t_persist_unusable: an SSD that fails every I/O (its slice reloaded with a dm "error"
+# table), or one that is read-only, at activation: the volume is created all the same, in
+# passthrough with the reason in the status, and the data is right. Data written while the
+# SSD failed every I/O reads back once the same device works again and the volume is
+# created without cold: its saved cache, which no superblock read could identify, is void
+# by the device's number. The read-only SSD is never written, and its
 # saved state, left behind by the writes made meanwhile, is not loaded when the SSD is
 # writable again: the volume then starts empty and reads the new data. Last, a volume that
 # started over the read-only SSD writes its new, empty generation once the SSD is writable:
@@ -745,7 +748,7 @@ t_persist_unusable() {
 	p_create cold
 	p_fill
 	must dmsetup remove pv
-	# the same device fails every I/O, as a dead SSD (or its cable) does
+	# the same device (its number kept) fails every I/O, then works again
 	p_slice_table pssd "0 $((P_SSD_MIB * 2048)) error"
 	p_create
 	d_mode=$(status_val pv mode)
