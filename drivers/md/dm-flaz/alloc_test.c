@@ -445,7 +445,7 @@ static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_reset),
 	KUNIT_CASE(alloc_fifo),
 	KUNIT_CASE(alloc_take_oldest),
-		KUNIT_CASE(alloc_probation),
+	KUNIT_CASE(alloc_probation),
 	KUNIT_CASE(alloc_reserve),
 	KUNIT_CASE(alloc_wait),
 	KUNIT_CASE(alloc_wrap),

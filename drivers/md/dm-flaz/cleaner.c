@@ -5,7 +5,7 @@
  * The policy is S3-FIFO's on the log (alloc.c). Fills (of misses and writes)
  * go to probation, a FIFO of probation_percent of the extents; the cleaner's
  * moves go to main, a CLOCK. Reclaim takes probation's oldest while it is over
- * its share, else main's. Of either, the slots hit since they were written
+ * its share (or main is empty), else main's. Of either, the slots hit since they were written
  * move to main's tail and the rest are dropped (the HDD has them); an extent
  * not hit goes unread. A move halves its slot's heat, so a second chance is
  * earned again. A block installed while its line still holds the entry its

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the cleaner's decisions: how it packs the slots it moves (first-fit decreasing into a bounded number of
- * extents, neighbours in block order, exact fits, one unit over, no room), and
- * what a move does to a slot (hot ones raw, cooled ones compressed again), and
- * which victims stay where they are for a lap more (mostly hit ones).
+ * KUnit tests for the cleaner's decisions: how it packs the slots it moves
+ * (first-fit decreasing into a bounded number of extents, neighbours in block
+ * order, exact fits, one unit over, no room), what a move does to a slot (hot
+ * ones raw, cooled ones compressed again), and which victims stay where they
+ * are for a lap more (mostly hit ones).
  */
 #include <kunit/test.h>
 

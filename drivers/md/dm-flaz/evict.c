@@ -7,6 +7,7 @@
  * the cleaner on, hit extents are passed over to main's tail.
  */
 #include <linux/bitmap.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -70,6 +71,8 @@ u32 flaz_evict_oldest(struct flaz_evict *ev, u32 want, bool spare)
 					   &prob);
 		if (!n)
 			break;
+		/* a lap of hit extents may pass before enough go */
+		cond_resched();
 		for (i = 0; i < n; i++) {
 			if (spare && seen++ < c->geo->nr_extents &&
 			    test_and_clear_bit(ids[i], c->hit)) {

@@ -1456,17 +1456,6 @@ scan_lay() {
 		--do_verify=0
 }
 
-# A hot set of 2 MiB read three times at random, then a one-pass sequential scan of 3x the
-# 16 MiB SSD (48 MiB, 1 MiB reads): the scan's stream passes seq_cutoff_kib (4 MiB by
-# default) and bypasses, so the hot set's re-read hits the SSD (>= 90% of its 512 blocks);
-# the scan runs twice, the second meeting the 4 MiB the first one filled.
-# "interleaved": two sequential streams of 24 MiB read at once, with the hot set read at
-# random beside them: both streams bypass, the hot set still hits.
-# "random": the scan reads each of its blocks once at random (4 KiB reads), which no
-# sequential bypass catches: the scan's fills go through probation unhit and are dropped
-# unread, so the hot set, hit there and promoted to the main log, stays (>= 80%).
-# Every read checks fio's crc32c. ${2:-}: an option and its value for the table
-# (seq_cutoff_kib 0 or probation_percent 0 shows the loss without them).
 # t_cache_scan_stage_two: cache-scan-random with the cleaner compacting nothing (module
 # parameter debug_stage_two), as when fills outrun compaction: stage two evicts whole
 # extents unread, and one hit since it was written goes to main's tail whole instead, so the
@@ -1478,8 +1467,20 @@ t_cache_scan_stage_two() {
 	trap 'echo 0 >$st_param' EXIT
 	echo 1 >$st_param
 	t_cache_scan_hot_set random
+	[ "$sh_runs" = 0 ] || fail "cleaner_runs=$sh_runs with debug_stage_two on, want 0: passes compacted"
 }
 
+# A hot set of 2 MiB read three times at random, then a one-pass sequential scan of 3x the
+# 16 MiB SSD (48 MiB, 1 MiB reads): the scan's stream passes seq_cutoff_kib (4 MiB by
+# default) and bypasses, so the hot set's re-read hits the SSD (>= 90% of its 512 blocks);
+# the scan runs twice, the second meeting the 4 MiB the first one filled.
+# "interleaved": two sequential streams of 24 MiB read at once, with the hot set read at
+# random beside them: both streams bypass, the hot set still hits.
+# "random": the scan reads each of its blocks once at random (4 KiB reads), which no
+# sequential bypass catches: the scan's fills go through probation unhit and are dropped
+# unread, so the hot set, hit there and promoted to the main log, stays (>= 80%).
+# Every read checks fio's crc32c. ${2:-}: an option and its value for the table
+# (seq_cutoff_kib 0 or probation_percent 0 shows the loss without them).
 t_cache_scan_hot_set() {
 	must dmsetup create hd --table "0 $((64 * 2048)) linear $HDD 0"
 	scan_lay 0 2 randwrite 4k
@@ -1538,6 +1539,7 @@ t_cache_scan_hot_set() {
 	[ "$1" != random ] || sh_sp=$(($(status_val vol skipped_space) - sh_sp0))
 	sh_adm=$(dmsetup status vol | grep -o 'probation_extents=.*')
 	sh_prom=$(status_val vol slots_promoted)
+	sh_runs=$(status_val vol cleaner_runs)
 	show_status vol
 	must dmsetup remove vol
 	must dmsetup remove ssdslice
