@@ -15,7 +15,8 @@ fl_gen() {
 		--buffer_compress_percentage=50 --refill_buffers --eta=never --output=/dev/null
 }
 
-fl_create() { dmsetup create vol --table "0 $N flaz $HDD $SSD $(($# + 1)) $* cold"; }
+# fl_create [OPTION...]: a cold volume vol over FL_HDD (the HDD unless set)
+fl_create() { dmsetup create vol --table "0 $N flaz ${FL_HDD:-$HDD} $SSD $(($# + 1)) $* cold"; }
 fl_cached_pct() { echo "$(flaz_val blocks_cached) $1" | awk '{ printf "%.1f", 100 * $1 / ($2 * 256) }'; }
 # the skips of FL_KEYS as "fills F, skipped K (P%): space S, busy B, ..."
 fl_skips() {
@@ -58,14 +59,22 @@ fl_fits() {
 	dmsetup remove vol
 }
 
-# zipf:0.9 over TIMES times the SSD: the set read once in order, then FL_ZIPF_READS random
-# 4 KiB reads, 16 at a time: their hit %, and the fills skipped over both, by reason.
+# fl_zipf TIMES MODE [OPTION...]: zipf:0.9 over TIMES times the SSD: the set read once in
+# order, then FL_ZIPF_READS random 4 KiB reads, 16 at a time: their hit %, and the fills
+# skipped over both, by reason. MODE tmpfs: the HDD as it is; disk: behind dm-delay 4 ms,
+# the in-order read paced to 200 MB/s, as a disk streams.
 fl_zipf() {
-	local mib=$(($1 * 128)) h0 h1
+	local times=$1 mode=$2 mib=$(($1 * 128)) h0 h1 rate=
+	shift 2
 	fl_gen $mib
-	fl_create seq_cutoff_kib 0
+	if [ "$mode" = disk ]; then
+		dmsetup create fldisk --table "0 $N delay $HDD 0 4"
+		FL_HDD=/dev/mapper/fldisk
+		rate=--rate=200m
+	fi
+	fl_create seq_cutoff_kib 0 "$@"
 	fio --name=r --filename=/dev/mapper/vol --size=${mib}M --rw=read --bs=1M --ioengine=libaio \
-		--iodepth=4 --direct=1 --eta=never --output=/dev/null
+		--iodepth=4 --direct=1 $rate --eta=never --output=/dev/null
 	settled
 	h0=$(hits flaz)
 	fio --name=z --filename=/dev/mapper/vol --size=${mib}M --rw=randread --bs=4k \
@@ -73,18 +82,22 @@ fl_zipf() {
 		--number_ios=$FL_ZIPF_READS --norandommap --randrepeat=0 --eta=never --output=/dev/null
 	settled
 	h1=$(hits flaz)
-	say "  zipf:0.9 over ${1}x the SSD: hit $(echo "$h0 $h1" | awk '{ n = $3 + $4 - $1 - $2;
-		if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')%; $(fl_skips)"
+	say "  zipf:0.9 over ${times}x the SSD, HDD $mode${*:+, $*}: hit $(echo "$h0 $h1" | awk '{
+		n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')%; $(fl_skips)"
 	dmsetup remove vol
+	if [ "$mode" = disk ]; then
+		dmsetup remove fldisk
+		FL_HDD=
+	fi
 }
 
 # The QEMU bench's rscan row at native speed: a hot 16 MiB read three times at random, one
 # random pass of 4 KiB reads over 384 MiB (3x the SSD, each block once, 16 at a time), then
-# the hot 16 MiB again: the hit % of that last read.
+# the hot 16 MiB again: the hit % of that last read. OPTIONs for the volume.
 fl_hotscan() {
 	local h0 h1
 	fl_gen 400
-	fl_create
+	fl_create "$@"
 	for p in 1 2 3; do
 		fio --name=h --filename=/dev/mapper/vol --offset=384M --size=16M --rw=randread --bs=4k \
 			--ioengine=libaio --iodepth=16 --direct=1 --eta=never --output=/dev/null
@@ -97,7 +110,7 @@ fl_hotscan() {
 	fio --name=h --filename=/dev/mapper/vol --offset=384M --size=16M --rw=randread --bs=4k \
 		--ioengine=libaio --iodepth=16 --direct=1 --eta=never --output=/dev/null
 	h1=$(hits flaz)
-	say "  hot 16 MiB after a random one-pass read of 3x the SSD: hit $(echo "$h0 $h1" | awk '{
+	say "  hot 16 MiB after a random one-pass read of 3x the SSD${*:+, $*}: hit $(echo "$h0 $h1" | awk '{
 		n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')%; $(fl_skips)"
 	dmsetup remove vol
 }
@@ -155,9 +168,14 @@ fills_section() {
 	say "on the host's tmpfs, the HDD with no delay (reads as fast as the CPU takes them)"
 	fl_fits
 	say
-	say "zipf loads, lz4, no sequential cutoff: the set read once in order, then $FL_ZIPF_READS reads"
-	fl_zipf 2
-	fl_zipf 4
+	say "zipf loads, lz4, no sequential cutoff: the set read once in order, then $FL_ZIPF_READS reads;"
+	say "probation_percent 0: one log (admission off)"
+	fl_zipf 2 tmpfs
+	fl_zipf 2 tmpfs probation_percent 0
+	fl_zipf 4 tmpfs
+	fl_zipf 4 tmpfs probation_percent 0
+	fl_zipf 4 disk
 	fl_hotscan
+	fl_hotscan probation_percent 0
 	fl_mixed
 }
