@@ -341,30 +341,31 @@ void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n)
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_set_probation);
 
 /*
- * The FIFO reclaim takes from (lock held): probation while over its share, or
- * while main is empty.
+ * The FIFO reclaim takes from (lock held): probation while over its share,
+ * counting @out of its extents the caller holds, or while main is empty.
  */
-static struct fifo *victims(struct flaz_alloc *a, bool *probation)
+static struct fifo *victims(struct flaz_alloc *a, u32 out, bool *probation)
 {
-	*probation = a->small.count && (a->small.count > a->probation || !a->main.count);
+	*probation = a->small.count && (a->small.count + out > a->probation || !a->main.count);
 	return *probation ? &a->small : &a->main;
 }
 
 /*
  * Take up to @max of the least recently filled written extents, oldest first,
- * all of one FIFO; @probation says which.
+ * all of one FIFO; @probation says which. @out: probation's extents the caller
+ * took before and has not given back yet, still counted in its share.
  */
-u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, bool *probation)
+u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, u32 out, bool *probation)
 {
 	unsigned long flags;
 	struct fifo *f;
 	u32 n = 0;
 
 	spin_lock_irqsave(&a->lock, flags);
-	f = victims(a, probation);
+	f = victims(a, out, probation);
 	while (n < max && f->count) {
 		/* probation down to its share: main's turn */
-		if (*probation && n && f->count <= a->probation && a->main.count)
+		if (*probation && n && f->count + out <= a->probation && a->main.count)
 			break;
 		ids[n++] = fifo_pop(a, f);
 	}
@@ -372,6 +373,29 @@ u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, bool *probat
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_take_oldest);
+
+/*
+ * Give back @n extents taken by flaz_alloc_take_oldest() from @probation (or
+ * main) and not cleaned, to the head of their FIFO, @ids[0] first.
+ */
+void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n, bool probation)
+{
+	unsigned long flags;
+	struct fifo *f;
+
+	spin_lock_irqsave(&a->lock, flags);
+	f = probation ? &a->small : &a->main;
+	while (n--) {
+		if (WARN_ON_ONCE(f->count == a->nr))
+			break;
+		a->next[ids[n]] = f->head;
+		f->head = ids[n];
+		if (!f->count++)
+			f->tail = ids[n];
+	}
+	spin_unlock_irqrestore(&a->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_unget);
 
 /* Written extents in probation and in main (status probation_extents, main_extents). */
 u32 flaz_alloc_nr_probation(struct flaz_alloc *a)

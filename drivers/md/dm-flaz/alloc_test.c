@@ -32,7 +32,7 @@ static struct flaz_alloc *create(struct kunit *test, u32 nr)
 static u32 take(struct kunit *test, struct flaz_alloc *a, u32 *ids, u32 max)
 {
 	bool probation;
-	u32 n = flaz_alloc_take_oldest(a, ids, max, &probation);
+	u32 n = flaz_alloc_take_oldest(a, ids, max, 0, &probation);
 
 	KUNIT_EXPECT_FALSE(test, n && probation);
 	return n;
@@ -123,6 +123,34 @@ static void alloc_reserve(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), -ENOSPC);
 	flaz_alloc_set_reserve(a, 0);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_get(a, &id), 0);
+}
+
+/* Extents taken and not cleaned go back to the head, in their order, before the rest. */
+static void alloc_unget(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 6);
+	u32 ids[8], i, id;
+
+	for (i = 0; i < 6; i++)
+		KUNIT_ASSERT_EQ(test, flaz_alloc_get(a, &id), 0);
+	for (i = 0; i < 4; i++)
+		flaz_alloc_written(a, i, false);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 3), 3U);
+	/* 0 is cleaned, 1 and 2 go back */
+	flaz_alloc_unget(a, ids + 1, 2, false);
+	flaz_alloc_written(a, 5, false);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 8), 4U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	KUNIT_EXPECT_EQ(test, ids[1], 2U);
+	KUNIT_EXPECT_EQ(test, ids[2], 3U);
+	KUNIT_EXPECT_EQ(test, ids[3], 5U);
+	/* into an empty order: head and tail both right */
+	flaz_alloc_unget(a, ids, 2, false);
+	flaz_alloc_written(a, 4, false);
+	KUNIT_ASSERT_EQ(test, take(test, a, ids, 8), 3U);
+	KUNIT_EXPECT_EQ(test, ids[0], 1U);
+	KUNIT_EXPECT_EQ(test, ids[1], 2U);
+	KUNIT_EXPECT_EQ(test, ids[2], 4U);
 }
 
 /* Many cycles through both rings: order holds across wrap-around. */
@@ -299,7 +327,7 @@ static void alloc_reset(struct kunit *test)
 /*
  * S3-FIFO's queues: fills go to probation, moves (admitted) to main; reclaim
  * takes probation's oldest while it is over its share or main is empty, and
- * stops at the share within a batch.
+ * stops at the share within a batch; given back, each goes to its own FIFO.
  */
 static void alloc_probation(struct kunit *test)
 {
@@ -316,17 +344,24 @@ static void alloc_probation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_probation(a), 6U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_main(a), 2U);
 	/* over its share: probation first, down to the share and no further */
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 4U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 4U);
 	KUNIT_EXPECT_TRUE(test, prob);
 	KUNIT_EXPECT_EQ(test, ids[0], 0U);
 	KUNIT_EXPECT_EQ(test, ids[3], 3U);
+	/* given back to probation's head, taken again in order */
+	flaz_alloc_unget(a, ids + 2, 2, true);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, 0, &prob), 1U);
+	KUNIT_EXPECT_TRUE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 1, 0, &prob), 1U);
+	KUNIT_EXPECT_EQ(test, ids[0], 3U);
 	/* at its share: main's oldest, the probation extents stay */
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 2U);
 	KUNIT_EXPECT_FALSE(test, prob);
 	KUNIT_EXPECT_EQ(test, ids[0], 4U);
 	KUNIT_EXPECT_EQ(test, ids[1], 5U);
 	/* main empty: probation however small */
-	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, &prob), 2U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 2U);
 	KUNIT_EXPECT_TRUE(test, prob);
 	KUNIT_EXPECT_EQ(test, ids[0], 6U);
 	/* no share: one log, fills go to main */
@@ -334,6 +369,16 @@ static void alloc_probation(struct kunit *test)
 	flaz_alloc_written(a, 8, false);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_probation(a), 0U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_main(a), 1U);
+	/* probation's extents the caller holds count in its share */
+	flaz_alloc_set_probation(a, 2);
+	flaz_alloc_written(a, 9, false);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 0, &prob), 1U);
+	KUNIT_EXPECT_FALSE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 8U);
+	flaz_alloc_unget(a, ids, 1, false);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(a, ids, 10, 2, &prob), 1U);
+	KUNIT_EXPECT_TRUE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 9U);
 }
 
 /* What a delayed work does to the allocator a fill waits on. */
@@ -445,6 +490,7 @@ static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_reset),
 	KUNIT_CASE(alloc_fifo),
 	KUNIT_CASE(alloc_take_oldest),
+	KUNIT_CASE(alloc_unget),
 	KUNIT_CASE(alloc_probation),
 	KUNIT_CASE(alloc_reserve),
 	KUNIT_CASE(alloc_wait),

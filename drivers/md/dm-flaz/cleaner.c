@@ -2,36 +2,50 @@
 /*
  * dm-flaz cleaner: makes room for fills, in two stages (FlaZ 2.2.4, SlimCache).
  *
- * The policy is S3-FIFO's on the log (alloc.c). Fills (of misses and writes)
- * go to probation, a FIFO of probation_percent of the extents; the cleaner's
- * moves go to main, a CLOCK. Reclaim takes probation's oldest while it is over
- * its share (or main is empty), else main's. Of either, the slots hit since they were written
- * move to main's tail and the rest are dropped (the HDD has them); an extent
- * not hit goes unread. A move halves its slot's heat, so a second chance is
- * earned again. A block installed while its line still holds the entry its
- * extent's eviction voided (a ghost, l2p.c) counts as hit once. A newcomer
- * does not take the line of a block hit since its fill (fill.c). With the
- * cleaner off (cleaner_rate_mib 0), which promotes nothing, there is one log.
+ * The policy is S3-FIFO's on the log (alloc.c): fills (of misses and writes) go
+ * to probation, a FIFO of probation_percent of the extents; the cleaner's moves
+ * go to main. Reclaim takes probation's oldest while it is over its share (or
+ * main is empty), else main's. Of a probation extent, the slots hit since their
+ * fill move to main and the rest are dropped: one hit nowhere goes whole,
+ * unread. A block installed again while its line still holds the entry its
+ * extent's eviction voided (a ghost, l2p.c) counts as hit once, and reaches
+ * main in turn. Of a main extent, the hit slots move to main's tail, their heat
+ * halved (a second chance is earned again), and the rest are dropped. So a
+ * stream read once cycles through probation and never reaches main. A newcomer
+ * does not evict a block hit since its fill from the line they share (fill.c).
+ * With the cleaner off (cleaner_rate_mib 0), which promotes nothing, there is
+ * one log.
  *
- * Compaction, from below low_watermark free extents up to high_watermark: a
- * pass reads a window (CLEAN_WINDOW bytes) of one FIFO's oldest extents,
- * judges each slot by its back pointer against the table, copies the hit ones
- * with new headers into new extents packed first-fit decreasing, and evicts
- * the victims (a new generation, freed after the next commit, meta.c; their
- * in-flight hits drained first, hit.c). A victim whose hit slots fill three
- * quarters of it, and whose moves recode nothing, goes to main's tail whole
- * instead: moving it would free little. A move recodes (policy.c): hot slots
- * raw (hot_uncompressed), cooled ones compressed again, cold ones in
- * cold_compressor. A moved slot's line points at the new place only once the
- * new extent's write has completed, and only if it still points at the old
- * one: a racing write is never undone, and a crash finds the old slot or none.
+ * Compaction (below low_watermark free extents, up to high_watermark): a pass
+ * takes a window (CLEAN_WINDOW bytes) of one FIFO's oldest extents, of main's
+ * those at most half live first, reads them (probation's only if hit), and
+ * judges each slot by its back pointer against the table: dead, or live and
+ * hit (its line's heat, l2p.c), copied with a new header into new extents
+ * packed first-fit decreasing, or live and dropped (the HDD has it). The
+ * victims are then evicted: a new generation, freed after the next commit
+ * (meta.c), their in-flight hits drained first (hit.c). A victim whose hit
+ * slots fill three quarters of it, and whose moves recode nothing, stays
+ * whole for a lap more at main's tail (CLOCK), its heat halved as a move
+ * would halve it: moving it would free little.
  *
- * Stage two, whole extents unread (evict.c): below half of low_watermark,
- * with the cleaner off, out of normal mode or without memory, and at once (a
- * rush, up to low_watermark) when a fill found no free extent. With the
- * cleaner on, a hit extent goes to main's tail whole instead, a lap at most.
- * A fill that finds no extent free but the few kept for moves (alloc.c) waits
- * for the one a rush frees at the next commit (fill.c).
+ * A move recodes (policy.c): a slot hot at the top of its heat is stored raw
+ * (hot_uncompressed, within hot_max_percent; hot_blocks), one that cooled is
+ * compressed again, a cold one goes to cold_compressor when that is smaller.
+ * A moved slot's line points at the new place only once the new extent's
+ * write has completed, and only if it still points at the old one: a racing
+ * write is never undone, and a crash finds the old slot or none.
+ *
+ * Stage two: below half of low_watermark, with the cleaner off, out of
+ * normal mode or without memory, the oldest extents go whole, unread, as do
+ * failed ones; so do they at once (a rush) up to low_watermark when a fill
+ * found no free extent. With the cleaner on, an extent hit since it was
+ * judged, or holding slots a pass moved or kept, is passed over: three
+ * quarters live, to main's tail (from probation: promoted whole, unread, its
+ * slots not hit with it, for main's next reclaim to drop); else, a window per
+ * FIFO, to its head for the next pass (probation's keep their hit bit); a lap
+ * of the extents at most, so stage two frees what it must. A fill that finds
+ * no extent free but the few kept for the cleaner's moves (alloc.c) waits for
+ * the one a rush frees at the next commit (fill.c), not for a pass.
  *
  * Passes are spaced to read cleaner_rate_mib MiB a second while user I/O came
  * in the last CLEAN_BUSY; one that read nothing, an idle volume and one below
@@ -89,7 +103,7 @@ struct flaz_cleaner {
 	struct flaz_move *moves;
 	struct flaz_move *drops;	/* the victim being judged: live slots not moved */
 	u32 nr_drops, max_drops;
-	u32 *ids;			/* the victims */
+	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
 	u32 *fill;			/* bytes per bin */
 	unsigned long *reread;		/* per victim: not judged slot by slot */
 	unsigned long *keep;		/* per victim: mostly hit, left where it is */
@@ -154,8 +168,8 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	/* and after them, the drops */
 	cl->moves = kvmalloc_array(cl->max_moves + cl->max_drops, sizeof(*cl->moves),
 				   GFP_KERNEL | __GFP_NOWARN);
-	/* ids: one per victim; fill: one per bin */
-	cl->ids = kvmalloc_array(2 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
+	/* ids and live: twice the window; tmp: as much again; fill: one per victim */
+	cl->ids = kvmalloc_array(7 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
 	cl->reread = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	cl->keep = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	memalloc_noio_restore(noio);
@@ -165,10 +179,12 @@ static bool get_buffers(struct flaz_cleaner *cl)
 		return false;
 	}
 	cl->drops = cl->moves + cl->max_moves;
-	cl->fill = cl->ids + w;
+	cl->live = cl->ids + 2 * w;
+	cl->tmp = cl->live + 2 * w;
+	cl->fill = cl->tmp + 2 * w;
 	cl->bytes = (2ULL * w + bins) * eb + (u64)w * sizeof(*cl->io) +
 		    (u64)(cl->max_moves + cl->max_drops) * sizeof(*cl->moves) +
-		    2 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
+		    7 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
 	return true;
 }
 
@@ -518,6 +534,7 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 	}
 	/* on the SSD before any line points there (hit.c reads it from there) */
 	flaz_xbuf_written(c->xbuf, io->ext, true);
+	set_bit(io->ext, cl->ev.kept);
 	cl->ev.hot[io->ext] = io->hot;
 	atomic64_add(io->hot, &cl->ev.hot_total);
 	for (i = 0; i < io->nr; i++) {
@@ -567,8 +584,7 @@ static void set_shares(struct flaz_cleaner *cl)
 static bool worth_reading(struct flaz_cleaner *cl, u32 i)
 {
 	/* of probation's, only hit slots would move: one not hit goes unread */
-	return test_bit(cl->ids[i], cl->c->hit) ||
-	       (!cl->probation && flaz_l2p_live(cl->c->l2p, cl->ids[i]));
+	return (!cl->probation && cl->live[i]) || test_bit(cl->ids[i], cl->c->hit);
 }
 
 /*
@@ -623,8 +639,9 @@ static u32 compact(struct flaz_cleaner *cl, u32 k)
 	/* whatever still points into a victim (a slot that failed its checks) goes by its gen */
 	for (i = 0; i < k; i++) {
 		if (test_bit(i, cl->keep)) {
-			/* to main's tail */
+			/* to main's tail; passed over by stage two too */
 			clear_bit(cl->ids[i], c->hit);
+			set_bit(cl->ids[i], cl->ev.kept);
 			flaz_alloc_written(c->alloc, cl->ids[i], true);
 			continue;
 		}
@@ -637,11 +654,6 @@ static u32 compact(struct flaz_cleaner *cl, u32 k)
 	return read;
 }
 
-/* Tests only: passes compact nothing, so stage two does all the reclaim. */
-static bool debug_stage_two;
-module_param(debug_stage_two, bool, 0644);
-MODULE_PARM_DESC(debug_stage_two, "tests only: the cleaner evicts whole extents only, unread");
-
 /* One pass; returns the jiffies to wait before the next, or -1 when done. */
 static long pass(struct flaz_cleaner *cl)
 {
@@ -650,28 +662,37 @@ static long pass(struct flaz_cleaner *cl)
 	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
 	u32 high = permille(c, FLAZ_OPT_HIGH_WATERMARK);
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
-	u32 free = free_soon(c), want, urgent, n, read;
+	u32 free = free_soon(c), want, urgent, n, k, i, read;
 
 	/* started below low, cleaning goes on up to high */
 	want = flaz_reclaim_count(free, total, cl->cleaning ? high : low, high);
 	cl->cleaning = want > 0;
 	urgent = flaz_reclaim_count(free, total, low / 2, low);
 	if (!want || urgent || !rate || flaz_mode_get(c) != FLAZ_MODE_NORMAL ||
-	    flaz_meta_recovering(c->meta) || READ_ONCE(debug_stage_two) || !get_buffers(cl)) {
-		bool spare = rate && flaz_mode_get(c) == FLAZ_MODE_NORMAL;
-
+	    flaz_meta_recovering(c->meta) || !get_buffers(cl)) {
 		/* short of space: as many as it takes to get back to low, then compact */
 		if (urgent && rate)
-			return flaz_evict_oldest(&cl->ev, urgent, spare) ? 0 : -1;
-		flaz_evict_oldest(&cl->ev, want, spare);
+			return flaz_evict_oldest(&cl->ev, urgent, flaz_mode_get(c) == FLAZ_MODE_NORMAL) ?
+			       0 : -1;
+		flaz_evict_oldest(&cl->ev, want, false);
 		return -1;
 	}
 	/* failed extents go first, whole */
 	flaz_evict_oldest(&cl->ev, 0, false);
-	n = flaz_alloc_take_oldest(c->alloc, cl->ids, cl->window, &cl->probation);
+	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window, 0, &cl->probation);
 	if (!n)
 		return -1;
-	read = compact(cl, n);
+	/* probation goes in its order: most of it goes unread */
+	if (cl->probation) {
+		k = min(n, cl->window);
+	} else {
+		for (i = 0; i < n; i++)
+			cl->live[i] = flaz_l2p_live(c->l2p, cl->ids[i]);
+		k = flaz_cleaner_pick(cl->ids, cl->live, n, cl->window, c->extent_bytes / 2,
+				      cl->tmp);
+	}
+	flaz_alloc_unget(c->alloc, cl->ids + k, n - k, cl->probation);
+	read = compact(cl, k);
 	free = free_soon(c);
 	if (!flaz_reclaim_count(free, total, high, high)) {
 		cl->cleaning = false;
@@ -837,7 +858,7 @@ struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c)
 	/* slots of 128 bytes on average fill the list; smaller ones beyond it are dropped */
 	cl->max_moves = cl->window * (c->extent_bytes / 128);
 	cl->max_drops = flaz_extent_room(c) / flaz_slot_bytes(1);
-	if (flaz_evict_init(&cl->ev, c)) {
+	if (flaz_evict_init(&cl->ev, c, cl->window)) {
 		mutex_destroy(&cl->lock);
 		kfree(cl);
 		return NULL;

@@ -4,10 +4,9 @@
  * O(1) each (a new generation, l2p.c), freed after the next commit (meta.c).
  * The cleaner calls it below half of low_watermark, out of normal mode, with
  * the cleaner off, or at once when a fill found no free extent (a rush); with
- * the cleaner on, hit extents are passed over to main's tail.
+ * the cleaner on, hit extents are passed over, as cleaner.c says.
  */
 #include <linux/bitmap.h>
-#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -25,6 +24,7 @@ static u32 evict_extent(struct flaz_evict *ev, u32 id)
 
 	atomic64_sub(ev->hot[id], &ev->hot_total);
 	ev->hot[id] = 0;
+	clear_bit(id, ev->kept);
 	clear_bit(id, ev->c->hit);
 	n = flaz_meta_evict(ev->c->meta, id);
 	flaz_alloc_retire(ev->c->alloc, id);
@@ -52,40 +52,64 @@ void flaz_evict_victims(struct flaz_evict *ev)
 
 /*
  * Stage two: up to @want of the oldest extents go whole, and failed ones.
- * With @spare (the cleaner on, in normal mode), one hit since it was written
- * goes to main's tail whole instead, its hit bit cleared: CLOCK's second chance,
- * unread (from probation, a promotion; main's next reclaim drops what was not
- * hit), a lap of the extents at most, so stage two frees what it must.
- * Returns how many went.
+ * With @spare, while compaction goes on, extents holding slots it moved or
+ * kept (hit ones), and those with a slot hit since (main's once), are passed over:
+ * one three quarters live to main's tail (a lap more, or promoted whole from
+ * probation), the others, up to a window of each FIFO's, at its head for the
+ * next pass. A fast stream of fills must not drop the hot set whole, nor hold
+ * dead bytes for a lap. Returns how many went.
  */
 u32 flaz_evict_oldest(struct flaz_evict *ev, u32 want, bool spare)
 {
 	struct flaz_cache *c = ev->c;
-	u32 ids[EVICT_BATCH];
+	u32 ids[EVICT_BATCH], spared[2] = {};
 	u32 n, i, id, done = 0, seen = 0;
 	bool prob;
 
 	mutex_lock(&ev->lock);
 	while (done < want) {
 		n = flaz_alloc_take_oldest(c->alloc, ids, min_t(u32, want - done, EVICT_BATCH),
-					   &prob);
+					   spared[1], &prob);
 		if (!n)
 			break;
-		/* a lap of hit extents may pass before enough go */
-		cond_resched();
 		for (i = 0; i < n; i++) {
+			/* a lap of the extents at most: then even hot ones go */
 			if (spare && seen++ < c->geo->nr_extents &&
-			    test_and_clear_bit(ids[i], c->hit)) {
-				if (prob)
-					flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED,
-						       flaz_l2p_slots(c->l2p, ids[i]));
-				flaz_alloc_written(c->alloc, ids[i], true);
-				continue;
+			    (test_bit(ids[i], ev->kept) || test_bit(ids[i], c->hit))) {
+				/*
+				 * Mostly live: a lap more at main's tail (CLOCK), as
+				 * if kept. From probation that promotes it whole,
+				 * unread, its slots not hit too: under pressure
+				 * there is no time to read it, and main's next
+				 * reclaim drops what was not hit.
+				 */
+				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]), flaz_extent_room(c))) {
+					clear_bit(ids[i], c->hit);
+					clear_bit(ids[i], ev->kept);
+					if (prob)
+						flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED,
+							       flaz_l2p_slots(c->l2p, ids[i]));
+					flaz_alloc_written(c->alloc, ids[i], true);
+					continue;
+				}
+				/*
+				 * Else at the head, for the next pass to compact;
+				 * probation's keep their hit bit: a pass reads them
+				 * only if it is set.
+				 */
+				if (spared[prob] < ev->window) {
+					if (!prob)
+						clear_bit(ids[i], c->hit);
+					ev->spared[prob][spared[prob]++] = ids[i];
+					continue;
+				}
 			}
 			set_bit(ids[i], ev->victims);
 			done++;
 		}
 	}
+	flaz_alloc_unget(c->alloc, ev->spared[0], spared[0], false);
+	flaz_alloc_unget(c->alloc, ev->spared[1], spared[1], true);
 	/* failed extents were never written, so they are in no FIFO */
 	for_each_set_bit(id, c->failed, c->geo->nr_extents)
 		set_bit(id, ev->victims);
@@ -105,40 +129,46 @@ void flaz_evict_all(struct flaz_evict *ev)
 	mutex_lock(&ev->lock);
 	/* zero blocks and lines into open extents are voided by no eviction */
 	flaz_l2p_drop_all(c->l2p);
-	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH, &prob)))
+	while ((n = flaz_alloc_take_oldest(c->alloc, ids, EVICT_BATCH, 0, &prob)))
 		for (i = 0; i < n; i++)
 			evict_extent(ev, ids[i]);
 	mutex_unlock(&ev->lock);
 }
 
-/* Stage two's state for a cache @c. */
-int flaz_evict_init(struct flaz_evict *ev, struct flaz_cache *c)
+/* Stage two's state for a cache @c whose passes take @window victims at most. */
+int flaz_evict_init(struct flaz_evict *ev, struct flaz_cache *c, u32 window)
 {
 	u32 total = c->geo->nr_extents;
 
 	ev->c = c;
+	ev->window = window;
 	mutex_init(&ev->lock);
 	ev->victims = bitmap_zalloc(total, GFP_KERNEL);
+	ev->kept = bitmap_zalloc(total, GFP_KERNEL);
+	ev->spared[0] = kcalloc(2 * window, sizeof(u32), GFP_KERNEL);
 	/* an extent holds fewer than 256 raw slots (256 KiB at most) */
 	ev->hot = kvzalloc(total, GFP_KERNEL);
-	if (!ev->victims || !ev->hot) {
+	if (!ev->victims || !ev->kept || !ev->spared[0] || !ev->hot) {
 		flaz_evict_exit(ev);
 		return -ENOMEM;
 	}
+	ev->spared[1] = ev->spared[0] + window;
 	return 0;
 }
 
 void flaz_evict_exit(struct flaz_evict *ev)
 {
 	bitmap_free(ev->victims);
+	bitmap_free(ev->kept);
+	kfree(ev->spared[0]);
 	kvfree(ev->hot);
 	mutex_destroy(&ev->lock);
 }
 
-/* DRAM it takes: a bitmap and the hot counts. */
+/* DRAM it takes: two bitmaps, the hot counts, the spared extents. */
 u64 flaz_evict_bytes(struct flaz_evict *ev)
 {
 	u64 nr = ev->c->geo->nr_extents;
 
-	return BITS_TO_LONGS(nr) * sizeof(long) + nr;
+	return 2 * BITS_TO_LONGS(nr) * sizeof(long) + nr + 2 * ev->window * sizeof(u32);
 }

@@ -2,7 +2,7 @@
 /*
  * dm-flaz eviction, the cleaner's second stage (evict.c): whole extents go,
  * unread, O(1) each. The cleaner's passes (cleaner.c) share its state: the
- * extents they evict or made hot raw slots in.
+ * extents they evict, hold moved slots in, or made hot raw slots in.
  */
 #ifndef DM_FLAZ_EVICT_H
 #define DM_FLAZ_EVICT_H
@@ -18,6 +18,9 @@ struct flaz_evict {
 	/* any eviction, a rush's against a pass's new extents */
 	struct mutex lock;
 	unsigned long *victims;		/* extents to evict */
+	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
+	u32 *spared[2];			/* such extents stage two passed over, of main, of probation */
+	u32 window;			/* how many of each stage two passes over at most */
 	u8 *hot;			/* per extent: hot raw slots written into it */
 	atomic64_t hot_total;		/* their sum */
 };
@@ -28,7 +31,7 @@ static inline u32 flaz_extent_room(struct flaz_cache *c)
 	return c->extent_bytes - sizeof(struct flaz_extent_hdr);
 }
 
-int flaz_evict_init(struct flaz_evict *ev, struct flaz_cache *c);
+int flaz_evict_init(struct flaz_evict *ev, struct flaz_cache *c, u32 window);
 void flaz_evict_exit(struct flaz_evict *ev);
 u64 flaz_evict_bytes(struct flaz_evict *ev);
 void flaz_evict_victims(struct flaz_evict *ev);

@@ -329,7 +329,8 @@ u32 flaz_alloc_release(struct flaz_alloc *a, u64 upto, u32 max, u32 *ids);
 u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens);
 void flaz_alloc_written(struct flaz_alloc *a, u32 id, bool admitted);
 void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n);
-u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, bool *probation);
+u32 flaz_alloc_take_oldest(struct flaz_alloc *a, u32 *ids, u32 max, u32 out, bool *probation);
+void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n, bool probation);
 u32 flaz_alloc_nr_probation(struct flaz_alloc *a);
 u32 flaz_alloc_nr_main(struct flaz_alloc *a);
 u32 flaz_alloc_nr_free(struct flaz_alloc *a);
@@ -643,6 +644,7 @@ void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_empty(struct flaz_cleaner *cl);
 
 /* policy.c: the cleaner's decisions, as plain functions */
+u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);
 u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
 		      u32 *fill);
 enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);

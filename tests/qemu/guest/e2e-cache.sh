@@ -1456,20 +1456,6 @@ scan_lay() {
 		--do_verify=0
 }
 
-# t_cache_scan_stage_two: cache-scan-random with the cleaner compacting nothing (module
-# parameter debug_stage_two), as when fills outrun compaction: stage two evicts whole
-# extents unread, and one hit since it was written goes to main's tail whole instead, so the
-# hot set still comes back from the SSD after the scan.
-t_cache_scan_stage_two() {
-	st_param=/sys/module/dm_flaz/parameters/debug_stage_two
-	[ -w $st_param ] || fail "no debug_stage_two parameter"
-	# the check runs in a subshell: off again however it ends
-	trap 'echo 0 >$st_param' EXIT
-	echo 1 >$st_param
-	t_cache_scan_hot_set random
-	[ "$sh_runs" = 0 ] || fail "cleaner_runs=$sh_runs with debug_stage_two on, want 0: passes compacted"
-}
-
 # A hot set of 2 MiB read three times at random, then a one-pass sequential scan of 3x the
 # 16 MiB SSD (48 MiB, 1 MiB reads): the scan's stream passes seq_cutoff_kib (4 MiB by
 # default) and bypasses, so the hot set's re-read hits the SSD (>= 90% of its 512 blocks);
@@ -1539,7 +1525,6 @@ t_cache_scan_hot_set() {
 	[ "$1" != random ] || sh_sp=$(($(status_val vol skipped_space) - sh_sp0))
 	sh_adm=$(dmsetup status vol | grep -o 'probation_extents=.*')
 	sh_prom=$(status_val vol slots_promoted)
-	sh_runs=$(status_val vol cleaner_runs)
 	show_status vol
 	must dmsetup remove vol
 	must dmsetup remove ssdslice

@@ -127,7 +127,6 @@ check cache-cleaner-fault t_cache_cleaner_fault
 wide cache-scan-hot-set t_cache_scan_hot_set sequential
 wide cache-scan-interleaved t_cache_scan_hot_set interleaved
 wide cache-scan-random t_cache_scan_hot_set random
-wide cache-scan-stage-two t_cache_scan_stage_two
 check persist-warm-dmsetup t_persist_warm dmsetup
 check persist-warm-flazctl t_persist_warm flazctl
 check persist-background-load t_persist_background_load
