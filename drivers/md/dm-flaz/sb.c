@@ -64,8 +64,8 @@ MODULE_PARM_DESC(debug_gen_start, "tests only: the generation new formats start 
  * SSD took neither their marks nor a new generation. Kept in memory until a new
  * generation lands on that SSD, so the fact lasts across table reloads and
  * re-creations, and is lost only with the module (docs/design.md "Persistence and crashes").
- * An entry of gen 0 is the device's: none of its superblocks could be read, so
- * whatever generation it holds is void.
+ * An entry of gen 0 is the device's: a superblock copy of it could not be read,
+ * so whatever generation it holds is void.
  */
 struct void_gen {
 	struct list_head list;
