@@ -3,7 +3,7 @@
 # whether a set that fits gets cached, how many fills are skipped and why, on zipf loads, and
 # the write-heavy mixed load. The HDD is a file on the host's tmpfs with no delay, so reads
 # come in as fast as the CPU takes them: the hardest case for the install backlog. Figures
-# only. Uses bench-init.sh's say, flaz_val, settled, hits, ticks, N, S, HDD and SSD.
+# only. Uses bench-init.sh's say, flaz_val, settled, hits, hit_pct, N, S, HDD and SSD.
 
 FL_SET_MIB=160			# 2:1 data: about 90 MiB compressed, in the 128 MiB SSD
 FL_ZIPF_READS=120000
@@ -82,8 +82,7 @@ fl_zipf() {
 		--number_ios=$FL_ZIPF_READS --norandommap --randrepeat=0 --eta=never --output=/dev/null
 	settled
 	h1=$(hits flaz)
-	say "  zipf:0.9 over ${times}x the SSD, HDD $mode${*:+, $*}: hit $(echo "$h0 $h1" | awk '{
-		n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')%; $(fl_skips)"
+	say "  zipf:0.9 over ${times}x the SSD, HDD $mode${*:+, $*}: hit $(hit_pct "$h0" "$h1")%; $(fl_skips)"
 	dmsetup remove vol
 	if [ "$mode" = disk ]; then
 		dmsetup remove fldisk
@@ -110,8 +109,7 @@ fl_hotscan() {
 	fio --name=h --filename=/dev/mapper/vol --offset=384M --size=16M --rw=randread --bs=4k \
 		--ioengine=libaio --iodepth=16 --direct=1 --eta=never --output=/dev/null
 	h1=$(hits flaz)
-	say "  hot 16 MiB after a random one-pass read of 3x the SSD${*:+, $*}: hit $(echo "$h0 $h1" | awk '{
-		n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')%; $(fl_skips)"
+	say "  hot 16 MiB after a random one-pass read of 3x the SSD${*:+, $*}: hit $(hit_pct "$h0" "$h1")%; $(fl_skips)"
 	dmsetup remove vol
 }
 
@@ -138,7 +136,7 @@ fl_mixed_row() {
 	kib=$(cat /tmp/mwarm /tmp/mrun | awk -F';' 'NR % 2 == 1 { k += $47 } NR % 2 == 0 { k += $6 } END { print k }')
 	ssd=$(echo "$w0 $(ssd_sect) $kib" | awk '$3 > 0 { printf "%.0f", ($2 - $1) / 2048 * 1048576 / $3 }')
 	printf '::%-14s %6s %12s\n' "$name" \
-		"$(echo "$h0 $h1" | awk '{ n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')" \
+		"$(hit_pct "$h0" "$h1")" \
 		"${ssd:--}"
 }
 

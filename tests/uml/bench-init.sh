@@ -34,6 +34,8 @@ reads() { # reads DEV OUT [FIO OPTIONS...]: 4 KiB random reads over the set, one
 		--direct=1 --eta=never --minimal --output="$out" "$@"
 }
 flaz_val() { dmsetup status vol | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+# hit_pct "HITS MISSES" "HITS MISSES": the hit % between two readings of hits (or "-")
+hit_pct() { echo "$1 $2" | awk '{ n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }'; }
 settled() { # until flaz's fills stop moving
 	local prev=-1 cur i=0
 	while cur=$(flaz_val fills) && [ "$cur" != "$prev" ] && [ $i -lt 120 ]; do
@@ -122,7 +124,7 @@ for cfg in none dm-cache flaz-lz4 flaz-zstd flaz-off; do
 	iops=$(cut -d';' -f8 /tmp/run)
 	p50=$(tr ';' '\n' </tmp/run | sed -n 's/^50\.000000%=//p' | head -n1)
 	us=$(echo "$c0 $c1 $kib" | awk '$3 > 0 { printf "%.1f", ($2 - $1) * 10000 / ($3 / 4) }')
-	hit=$(echo "$h0 $h1" | awk '{ n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')
+	hit=$(hit_pct "$h0" "$h1")
 	wall=$(echo "$iops" | awk '$1 > 0 { printf "%.1f", 1000000 / $1 }')
 	printf '::%-10s %6s %8s %8s %8s %9s %11s\n' $cfg "$hit" "$wall" "$p50" "$iops" "$us" "$fill"
 	echo "$cfg $wall" >>/tmp/rows
@@ -165,7 +167,7 @@ for cfg in none flaz-update flaz-drop; do
 		h0=$(hits flaz)
 		reads $dev /tmp/run --time_based --runtime=$RUN_S --norandommap
 		h1=$(hits flaz)
-		hit=$(echo "$h0 $h1" | awk '{ n = $3 + $4 - $1 - $2; if (n > 0) printf "%.1f", 100 * ($3 - $1) / n; else printf "-" }')
+		hit=$(hit_pct "$h0" "$h1")
 		dmsetup remove vol
 	fi
 	printf '::%-12s %8s %8s %10s %6s\n' $cfg "$wall" "$iops" "$cpu" "$hit"
