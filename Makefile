@@ -4,7 +4,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 FLAZ_CACHE ?= $(CURDIR)/.cache
 export FLAZ_CACHE
 
-.PHONY: all module flazctl install test demo bench clean
+.PHONY: all module flazctl install test demo bench upstream clean
 
 all: module flazctl
 
@@ -36,6 +36,15 @@ bench:
 	tests/qemu/bench.sh
 	tests/uml/bench.sh
 
+# The module as a patch series for the kernel tree KTREE (default: Debian's linux-source-6.12),
+# in UPSTREAM_OUT: drivers/md/dm-flaz/ with its Kconfig, its KUnit tests, and
+# Documentation/admin-guide/device-mapper/dm-flaz.rst. make test builds the UML kernel from it.
+KTREE ?=
+UPSTREAM_OUT ?= $(CURDIR)/upstream-series
+upstream:
+	tools/upstream/series.sh "$(KTREE)" "$(UPSTREAM_OUT)"
+
 clean:
 	[ ! -d $(KDIR) ] || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools/flazctl clean
+	rm -rf upstream-series

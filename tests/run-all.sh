@@ -111,6 +111,7 @@ lane_6_12() {
 	suite host-check tests/host/test_check.sh tools/flazctl/flazctl
 	suite readme tests/host/test_readme.sh tools/flazctl/flazctl
 	suite status-keys tests/host/test_status_keys.sh tools/flazctl/flazctl
+	suite upstream tests/host/test_upstream.sh
 	suite model tests/host/test_model.sh
 	suite checkpatch tests/checkpatch.sh
 	suite qemu-6.12 tests/qemu/run.sh "$k"
