@@ -1,7 +1,9 @@
 #!/bin/bash
 # Build (or reuse) a UML kernel: Debian's linux-source-6.12 with the AMX FP-size patch,
 # `make ARCH=um defconfig` + uml-e2e.config, + uml-debug.config for the test kernel (the
-# default); `build.sh bench` leaves the sanitizers out, so its figures are the code's own.
+# default), which also has make upstream's series applied and dm-flaz built in tree
+# (intree.sh; run.sh syncs the series to the sources of the day and rebuilds);
+# `build.sh bench` leaves the sanitizers and the series out, so its figures are the code's own.
 # Cached under $FLAZ_KCACHE/uml/kernel/<key> (bench-<key> for the bench kernel; default
 # /var/cache/dm-flaz, outside the clone, so a fresh clone on a warm machine reuses it), the
 # key hashing the source package version, the patch and the fragments: changing any of them
@@ -15,12 +17,16 @@ mkdir -p "$KCACHE" 2>/dev/null && [ -w "$KCACHE" ] || KCACHE=${FLAZ_CACHE:-$REPO
 KERNELS=$KCACHE/uml/kernel
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 INPUTS=("$HERE/0001-um-x86-fp-size-for-amx-hosts.patch" "$HERE/uml-e2e.config" "$HERE/uml-debug.config")
+FRAGMENTS=("${INPUTS[@]:1}")
 VARIANT=
 if [ "${1:-}" = bench ]; then
 	INPUTS=("${INPUTS[@]:0:2}")
+	FRAGMENTS=("${INPUTS[@]:1}")
 	VARIANT=bench-
+else
+	# the series' Kconfig: what configure needs of it (its sources are synced every run)
+	INPUTS+=("$REPO/tools/upstream/Kconfig" "$REPO/tools/upstream/Kconfig.test")
 fi
-FRAGMENTS=("${INPUTS[@]:1}")
 
 ver=$(dpkg-query -W -f '${Version}' linux-source-6.12)
 key=$VARIANT$( (echo "$ver"; sha256sum "${INPUTS[@]}" | cut -d' ' -f1) | sha256sum | cut -c1-16)
@@ -58,7 +64,9 @@ configure() {
 
 compile() {
 	echo "uml: building the kernel with -j$(nproc) (~5 min on 2 cores), log in $K/build.log" >&2
-	if ! kmake -j"$(nproc)" >"$K/build.log" 2>&1; then
+	# the kernel alone: its only modules are dm-flaz's, which intree.sh builds (a source
+	# that does not compile is then the module's failure, not the kernel's)
+	if ! kmake -j"$(nproc)" linux >"$K/build.log" 2>&1; then
 		tail -40 "$K/build.log" >&2
 		return 1
 	fi
@@ -75,6 +83,10 @@ if [ ! -f "$K/.done" ]; then
 			-exec rm -rf {} + 2>/dev/null || true
 	fi
 	[ -f "$K/.extracted" ] || extract
+	if [ -z "$VARIANT" ] && ! "$HERE/intree.sh" sync "$K" >&2; then
+		echo "uml: make upstream's series does not apply to the tree" >&2
+		exit 1
+	fi
 	configure
 	compile
 	touch "$K/.done"

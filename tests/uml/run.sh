@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
 UML=$FLAZ_CACHE/uml
-# the module is built in its own copy of the sources (tests/lib/build-module.sh)
+# the in-tree build's modules, series and log (intree.sh)
 MOD=$FLAZ_CACHE/build/uml-6.12
 RUN=$UML/run
 TIMEOUT=${FLAZ_UML_TIMEOUT:-600} # seconds for the boot and every test in it
@@ -25,12 +25,15 @@ emit() { # emit LINE: a whole PASS/FAIL/SKIP line, from a KTAP parse or init.sh
 }
 oneline() { tr -s '\n\t ' ' ' | cut -c1-"${1:-1500}"; }
 
+# in tree, from make upstream's series (intree.sh): its PASS/FAIL lines, the series
+# included; the modules land in $MOD
 build_module() {
-	if ! "$REPO/tests/lib/build-module.sh" uml-6.12 "$1" um >/dev/null; then
-		result FAIL uml/module-build "$(grep -m5 -E 'error|Error' "$MOD/build.log" | oneline)"
-		return 1
-	fi
-	result PASS uml/module-build
+	local line ok=0
+	while IFS= read -r line; do
+		emit "$line"
+		[ "$line" = "PASS uml/module-build" ] && ok=1
+	done < <("$HERE/intree.sh" build "$(dirname "$1")" "$MOD")
+	[ $ok = 1 ]
 }
 
 boot() {
@@ -91,7 +94,7 @@ parse_ktap() {
 kunit_results() {
 	local expected suite line
 	expected=$(sed -n '/struct kunit_suite/,/};/ s/.*\.name *= *"\([^"]*\)".*/\1/p' \
-		"$MOD"/drivers/md/dm-flaz/*_test.c 2>/dev/null)
+		"$REPO"/drivers/md/dm-flaz/*_test.c 2>/dev/null)
 	ls "$RUN"/ktap/*.ktap >/dev/null 2>&1 || result FAIL uml/kunit "no results"
 	for suite in $( (echo "$expected"; find "$RUN/ktap" -name '*.ktap' -printf '%f\n' | sed 's/\.ktap$//') | sort -u); do
 		if [ -s "$RUN/ktap/$suite.ktap" ]; then
