@@ -272,10 +272,10 @@ static int message_passthrough(struct flaz_target *ft, const char *value)
 /*
  * Messages:
  *   invalidate           drop everything cached
- *   passthrough <0|1>    stop using the SSD (emptying the cache), or start again
- *                        with an empty cache and the error count reset
- *   <tunable> <value>    seq_cutoff_kib, compress_min_saving, low_watermark,
- *                        high_watermark, hot_uncompressed, ssd_hold_s, cleaner_rate_mib
+ *   passthrough <0|1>    stop using the SSD (emptying the cache); or go back to
+ *                        normal with the error count reset: from passthrough with
+ *                        an empty cache, from degraded with the cache as it is
+ *   <tunable> <value>    an option opts.c marks online (flaz_opts_set_tunable())
  */
 static int flaz_message(struct dm_target *ti, unsigned int argc, char **argv,
 			char *result, unsigned int maxlen)
