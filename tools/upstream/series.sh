@@ -26,7 +26,7 @@ TARBALL=/usr/src/linux-source-6.12.tar.xz
 CHANGED=(drivers/md/Kconfig drivers/md/Makefile MAINTAINERS
 	Documentation/admin-guide/device-mapper/index.rst)
 PROBED=(include/linux/dm-io.h include/linux/workqueue.h include/linux/blkdev.h
-	include/kunit/visibility.h lib/Kconfig)
+	include/kunit/visibility.h include/linux/zstd.h lib/Kconfig)
 
 if [ "${1:-}" = --files ]; then
 	printf '%s\n' "${CHANGED[@]}" "${PROBED[@]}"

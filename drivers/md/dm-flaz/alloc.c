@@ -37,7 +37,7 @@ struct fifo {
 };
 
 struct flaz_alloc {
-	spinlock_t lock;
+	spinlock_t lock;	/* the FIFOs, next[], probation, retired, released */
 	u32 nr;
 	u32 *next;
 	u32 reserve;		/* free extents only the cleaner may take */
@@ -267,17 +267,17 @@ u64 flaz_alloc_retired(struct flaz_alloc *a)
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_retired);
 
 /*
- * The first @upto extents retired since activation are covered by a commit on
+ * The first @bound extents retired since activation are covered by a commit on
  * the SSD: take those not taken yet, the oldest first, @max at most, into
  * @ids. The caller discards them, then puts each back.
  */
-u32 flaz_alloc_release(struct flaz_alloc *a, u64 upto, u32 max, u32 *ids)
+u32 flaz_alloc_release(struct flaz_alloc *a, u64 bound, u32 max, u32 *ids)
 {
 	unsigned long flags;
 	u32 n = 0;
 
 	spin_lock_irqsave(&a->lock, flags);
-	while (n < max && a->released < upto && a->pending.count) {
+	while (n < max && a->released < bound && a->pending.count) {
 		ids[n++] = fifo_pop(a, &a->pending);
 		a->released++;
 	}

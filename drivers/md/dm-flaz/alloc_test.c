@@ -504,4 +504,5 @@ static struct kunit_suite flaz_alloc_suite = {
 	.name = "flaz_alloc",
 	.test_cases = flaz_alloc_cases,
 };
+
 kunit_test_suite(flaz_alloc_suite);

@@ -61,7 +61,7 @@ u64 flaz_bypass_bytes(void)
 #define PREDICT_STRIDE		8
 #define PREDICT_SAMPLES		(FLAZ_BLOCK_SIZE / PREDICT_STRIDE)
 #define PREDICT_SHIFT		8
-#define PREDICT_ONE		(1U << PREDICT_SHIFT)
+#define PREDICT_ONE		BIT(PREDICT_SHIFT)
 
 /* log2(@n) for 1 <= @n <= PREDICT_SAMPLES, fixed point: exact at powers of two, linear between. */
 static u32 log2_fixed(u32 n)

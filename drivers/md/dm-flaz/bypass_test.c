@@ -120,4 +120,5 @@ static struct kunit_suite flaz_bypass_suite = {
 	.name = "flaz_bypass",
 	.test_cases = flaz_bypass_cases,
 };
+
 kunit_test_suite(flaz_bypass_suite);

@@ -550,16 +550,14 @@ int flaz_mode_set(struct flaz_cache *c, enum flaz_mode mode, enum flaz_why why)
 	old = c->mode;
 	if (old == mode)
 		goto out;
-	if (mode == FLAZ_MODE_PASSTHROUGH) {
-		/*
-		 * Fail closed: the saved state is void on the SSD before the first
-		 * write goes to the HDD unmarked. On failure meta.c remembers the
-		 * generation as void, and tries again while in passthrough.
-		 */
-		if (flaz_meta_reformat(c->meta, true))
-			DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
-			      name);
-	}
+	/*
+	 * Fail closed: the saved state is void on the SSD before the first write
+	 * goes to the HDD unmarked. On failure meta.c remembers the generation as
+	 * void, and tries again while in passthrough.
+	 */
+	if (mode == FLAZ_MODE_PASSTHROUGH && flaz_meta_reformat(c->meta, true))
+		DMERR("%s: cannot empty the table on the SSD: trying again while in passthrough",
+		      name);
 	WRITE_ONCE(c->why, mode == FLAZ_MODE_NORMAL ? FLAZ_WHY_NONE : why);
 	WRITE_ONCE(c->mode, mode);
 	/* installs waiting for an extent add nothing out of normal mode (fill.c) */

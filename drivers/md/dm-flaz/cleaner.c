@@ -230,7 +230,7 @@ static void extent_io(struct flaz_cleaner *cl, blk_opf_t opf, struct clean_io *i
 		.bi_opf = opf,
 		.mem.type = DM_IO_VMA,
 		.mem.ptr.vma = buf,
-		.notify.fn = io_done_notify,
+		.notify.fn = FLAZ_NOTIFY(io_done),
 		.notify.context = io,
 		.client = c->io,
 	};
@@ -672,8 +672,8 @@ static long pass(struct flaz_cleaner *cl)
 	    flaz_meta_recovering(c->meta) || !get_buffers(cl)) {
 		/* short of space: as many as it takes to get back to low, then compact */
 		if (urgent && rate)
-			return flaz_evict_oldest(&cl->ev, urgent, flaz_mode_get(c) == FLAZ_MODE_NORMAL) ?
-			       0 : -1;
+			return flaz_evict_oldest(&cl->ev, urgent,
+						 flaz_mode_get(c) == FLAZ_MODE_NORMAL) ? 0 : -1;
 		flaz_evict_oldest(&cl->ev, want, false);
 		return -1;
 	}
@@ -767,7 +767,8 @@ static void rush_work(struct work_struct *work)
 	set_shares(cl);
 	/* with the cleaner off, FIFO: nothing is passed over */
 	if (want && !READ_ONCE(cl->stopped) && flaz_mode_get(c) == FLAZ_MODE_NORMAL)
-		flaz_evict_oldest(&cl->ev, want, flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
+		flaz_evict_oldest(&cl->ev, want,
+				  flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
 }
 
 /* A fill found no free extent (any context): the cleaner is behind. */

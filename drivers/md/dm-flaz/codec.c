@@ -19,6 +19,7 @@
 #include <linux/zlib.h>
 #include <linux/zstd.h>
 
+#include "compat.h"
 #include "flaz.h"
 #include "format.h"
 
@@ -29,7 +30,7 @@
 #define SCRATCH_SIZE		(2 * FLAZ_BLOCK_SIZE)
 
 struct codec_stream {
-	struct mutex lock;
+	struct mutex lock;	/* the stream's use: ready, scratch, workspace */
 	bool ready;		/* false while the CPU is down */
 	u8 *scratch;		/* compression output; NULL in a decompression stream */
 	void *ws;		/* workspace, where the codec needs one */
@@ -113,7 +114,7 @@ static int zstd_alloc_c(struct codec_stream *s)
 	size_t size;
 
 	s->params = zstd_get_params(ZSTD_LEVEL, FLAZ_BLOCK_SIZE);
-	size = zstd_cctx_workspace_bound(&s->params.cParams);
+	size = flaz_zstd_cctx_bound(ZSTD_LEVEL, FLAZ_BLOCK_SIZE);
 	s->ws = kvmalloc(size, GFP_KERNEL);
 	if (!s->ws)
 		return -ENOMEM;
@@ -389,7 +390,7 @@ int __init flaz_compressor_module_init(void)
 	int r;
 
 	r = cpuhp_setup_state_multi(CPUHP_BP_PREPARE_DYN, "block/dm-flaz:prepare",
-					codec_cpu_up_prepare, codec_cpu_dead);
+				    codec_cpu_up_prepare, codec_cpu_dead);
 	if (r < 0)
 		return r;
 	cpuhp_state = r;

@@ -102,8 +102,8 @@ static void codec_incompressible(struct kunit *test)
 	for (t = 0; t < FLAZ_NR_CODECS; t++) {
 		struct flaz_compressor *c = create(test, t);
 
-		KUNIT_EXPECT_EQ_MSG(test, flaz_compress(c, b.src, FLAZ_BLOCK_SIZE * 9 / 10, to_buf,
-						       b.cmp),
+		KUNIT_EXPECT_EQ_MSG(test, flaz_compress(c, b.src, FLAZ_BLOCK_SIZE * 9 / 10,
+							to_buf, b.cmp),
 				    0, "%s", flaz_codec_name(t));
 		flaz_compressor_destroy(c);
 	}
@@ -194,4 +194,5 @@ static struct kunit_suite flaz_codec_suite = {
 	.name = "flaz_codec",
 	.test_cases = flaz_codec_cases,
 };
+
 kunit_test_suite(flaz_codec_suite);

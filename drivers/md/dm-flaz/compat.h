@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dm-flaz: the only place where kernel-version differences live
- * (Debian 12's 6.1 and 6.12, Debian 13 backports' 7.x). Each shim tests for the feature itself.
+ * dm-flaz: what differs between the kernels the module is built for. Out of
+ * tree (Debian 12's 6.1 and 6.12, Debian 13 backports' 7.x) each shim tests for
+ * the feature itself; make upstream keeps only the branches of the tree given.
  */
 #ifndef DM_FLAZ_COMPAT_H
 #define DM_FLAZ_COMPAT_H
@@ -10,41 +11,43 @@
 #include <linux/dm-io.h>
 #include <linux/ioprio.h>
 #include <linux/workqueue.h>
+#include <linux/zstd.h>
 
-/* 6.5 replaced fmode_t with blk_mode_t (and its BLK_OPEN_* flags) for opening devices. */
 #ifndef BLK_OPEN_READ
+/* before 6.5, devices were opened with an fmode_t */
 #define blk_mode_t fmode_t
 #endif
 
-/*
- * 6.17 added WQ_PERCPU, and newer kernels warn when a workqueue names neither
- * it nor WQ_UNBOUND (the default is becoming unbound); older ones are per-CPU
- * without it.
- */
 #ifndef FLAZ_HAVE_WQ_PERCPU
+/*
+ * before 6.17 a workqueue is per-CPU unless WQ_UNBOUND; newer kernels warn when
+ * one names neither WQ_PERCPU nor WQ_UNBOUND
+ */
 #define WQ_PERCPU 0
 #endif
 
 /*
- * 6.9 added BH workqueues (system_bh_wq: work run in softirq context), where
- * dm-crypt and dm-verity moved their completion work out of hard IRQ. Older
- * kernels have none: NULL, and the work goes to a high-priority per-CPU queue.
+ * Completion work leaves hard IRQ for a BH workqueue (work run in softirq
+ * context), as dm-crypt's and dm-verity's does.
  */
 #ifdef FLAZ_HAVE_BH_WQ
 #define flaz_bh_wq() system_bh_wq
 #else
+/* none before 6.9: the work goes to a high-priority per-CPU queue */
 #define flaz_bh_wq() ((struct workqueue_struct *)NULL)
 #endif
 
 /*
- * Newer kernels' dm_io() (7.x) report BLK_STS_NOTSUPP and BLK_STS_INVAL apart
- * from other errors: a sync_unsup_bits argument, and an unsup argument to the
- * notify function. Kbuild finds which in <linux/dm-io.h> (FLAZ_DM_IO_UNSUP).
- * Either is a failed I/O here. FLAZ_IO_NOTIFY(fn) declares fn(error, context),
- * called directly too, and fn_notify, the notify function to give dm_io(),
- * which passes both kinds of failure to fn as @error.
+ * FLAZ_IO_NOTIFY(fn) declares fn(error, context), called directly too, and
+ * FLAZ_NOTIFY(fn) names the notify function to give dm_io(), which passes every
+ * kind of failure to fn as @error.
  */
 #ifdef FLAZ_DM_IO_UNSUP
+/*
+ * dm_io() of 7.x reports BLK_STS_NOTSUPP and BLK_STS_INVAL apart from other
+ * errors (a sync_unsup_bits argument, an unsup argument to the notify
+ * function): either is a failed I/O here.
+ */
 #define flaz_dm_io(req, where) dm_io(req, 1, where, NULL, NULL, IOPRIO_DEFAULT)
 #define FLAZ_IO_NOTIFY(fn)						\
 static void fn(unsigned long error, void *context);			\
@@ -54,25 +57,36 @@ static void fn##_notify(unsigned long error, unsigned long unsup,	\
 	fn(error | unsup, context);					\
 }									\
 static void fn(unsigned long error, void *context)
+#define FLAZ_NOTIFY(fn) fn##_notify
 #else
 #define flaz_dm_io(req, where) dm_io(req, 1, where, NULL, IOPRIO_DEFAULT)
-#define FLAZ_IO_NOTIFY(fn)						\
-static void fn(unsigned long error, void *context);			\
-static void fn##_notify(unsigned long error, void *context)		\
-{									\
-	fn(error, context);						\
-}									\
-static void fn(unsigned long error, void *context)
+#define FLAZ_IO_NOTIFY(fn) static void fn(unsigned long error, void *context)
+#define FLAZ_NOTIFY(fn) fn
 #endif
 
-/*
- * 6.13 made symbol namespaces strings: MODULE_IMPORT_NS("NS") where older kernels
- * take a bare NS. Kbuild finds which in <kunit/visibility.h> (FLAZ_NS_STRING).
- * The KUnit module (test_mod.c) imports the namespace EXPORT_SYMBOL_IF_KUNIT uses.
- */
+/* The workspace a zstd compression stream at @level needs for inputs of @size bytes. */
+#ifdef FLAZ_HAVE_ZSTD_CPARAMS
+static inline size_t flaz_zstd_cctx_bound(int level, size_t size)
+{
+	zstd_compression_parameters cp = zstd_get_cparams(level, size, 0);
+
+	return zstd_cctx_workspace_bound(&cp);
+}
+#else
+/* older kernels have only zstd_get_params(), the compression parameters within */
+static inline size_t flaz_zstd_cctx_bound(int level, size_t size)
+{
+	zstd_parameters p = zstd_get_params(level, size);
+
+	return zstd_cctx_workspace_bound(&p.cParams);
+}
+#endif
+
+/* The KUnit module (test_mod.c) imports the namespace EXPORT_SYMBOL_IF_KUNIT uses. */
 #ifdef FLAZ_NS_STRING
 #define FLAZ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else
+/* before 6.13, a namespace is a bare name */
 #define FLAZ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
 #endif
 

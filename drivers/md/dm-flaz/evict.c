@@ -83,7 +83,8 @@ u32 flaz_evict_oldest(struct flaz_evict *ev, u32 want, bool spare)
 				 * there is no time to read it, and main's next
 				 * reclaim drops what was not hit.
 				 */
-				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]), flaz_extent_room(c))) {
+				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]),
+						      flaz_extent_room(c))) {
 					clear_bit(ids[i], c->hit);
 					clear_bit(ids[i], ev->kept);
 					if (prob)

@@ -19,7 +19,8 @@ struct flaz_evict {
 	struct mutex lock;
 	unsigned long *victims;		/* extents to evict */
 	unsigned long *kept;		/* extents holding slots a pass moved or kept there */
-	u32 *spared[2];			/* such extents stage two passed over, of main, of probation */
+	/* such extents stage two passed over, of main, of probation */
+	u32 *spared[2];
 	u32 window;			/* how many of each stage two passes over at most */
 	u8 *hot;			/* per extent: hot raw slots written into it */
 	atomic64_t hot_total;		/* their sum */

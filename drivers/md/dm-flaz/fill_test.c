@@ -170,4 +170,5 @@ static struct kunit_suite flaz_fill_suite = {
 	.name = "flaz_fill",
 	.test_cases = flaz_fill_cases,
 };
+
 kunit_test_suite(flaz_fill_suite);

@@ -67,11 +67,11 @@ static inline unsigned int flaz_opt_get(const struct flaz_opts *o, enum flaz_opt
 
 struct flaz_compressor;
 
+#ifdef FLAZ_BENCH
 /*
  * costs.c: debugfs dm-flaz/codec_costs, a hit's CPU work per block measured per
  * codec; built only for make bench (Kbuild: FLAZ_BENCH).
  */
-#ifdef FLAZ_BENCH
 void flaz_costs_init(void);
 void flaz_costs_exit(void);
 #else
@@ -144,7 +144,8 @@ enum flaz_stat {
 	FLAZ_STAT_FILLS_SKIPPED,	/* blocks not installed: the sum of the reasons below */
 	FLAZ_STAT_COMPRESS_SKIPPED,	/* stored raw: predicted not to compress */
 	FLAZ_STAT_RECOMPRESSED,	/* slots the cleaner compressed again (hot ones cooled) */
-	FLAZ_STAT_TABLE_PAGE_INS,	/* table pages read from the SSD (fills, commits, warming) */
+	/* table pages read from the SSD (fills, commits, warming) */
+	FLAZ_STAT_TABLE_PAGE_INS,
 	FLAZ_STAT_SLOTS_KEPT,	/* hit slots the cleaner left in place, a lap more */
 	FLAZ_STAT_SEQ_BYPASS_KIB,	/* KiB of sequential streams that bypassed */
 	/* fills_skipped by reason */
@@ -325,7 +326,7 @@ void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used);
 void flaz_alloc_retire(struct flaz_alloc *a, u32 id);
 u32 flaz_alloc_nr_pending(struct flaz_alloc *a);
 u64 flaz_alloc_retired(struct flaz_alloc *a);
-u32 flaz_alloc_release(struct flaz_alloc *a, u64 upto, u32 max, u32 *ids);
+u32 flaz_alloc_release(struct flaz_alloc *a, u64 bound, u32 max, u32 *ids);
 u32 flaz_alloc_runs(u32 *ids, u32 n, u32 *lens);
 void flaz_alloc_written(struct flaz_alloc *a, u32 id, bool admitted);
 void flaz_alloc_set_probation(struct flaz_alloc *a, u32 n);
@@ -399,7 +400,7 @@ struct flaz_record {
 };
 
 struct flaz_records {
-	spinlock_t lock;
+	spinlock_t lock;	/* root, and the stale flags of the records in it */
 	struct rb_root_cached root;
 };
 
@@ -584,6 +585,7 @@ struct flaz_edges {
 };
 
 void flaz_edges(sector_t start, u32 sectors, struct flaz_edges *e);
+
 #ifdef FLAZ_BENCH
 bool flaz_partial_pass(void);
 #else
@@ -592,6 +594,7 @@ static inline bool flaz_partial_pass(void)
 	return false;
 }
 #endif
+
 bool flaz_partial_miss(struct flaz_cache *c, struct bio *bio, u64 block, u32 head,
 		       struct flaz_record *rec);
 

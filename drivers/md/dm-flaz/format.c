@@ -8,8 +8,10 @@
 #include <linux/errno.h>
 #include <linux/math64.h>
 #include <linux/string.h>
+#include <linux/build_bug.h>
 #include <asm/byteorder.h>
 #else
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <stddef.h>
@@ -22,7 +24,7 @@
 #define le32_to_cpu le32toh
 #define le64_to_cpu le64toh
 /* no KUnit in userspace: EXPORT_SYMBOL_IF_KUNIT(sym); declares nothing */
-#define flaz_no_export(sym) _Static_assert(1, #sym)
+#define flaz_no_export(sym) static_assert(1, #sym)
 #define EXPORT_SYMBOL_IF_KUNIT flaz_no_export
 #endif
 
@@ -297,9 +299,9 @@ int flaz_extent_next(const void *ext, __u32 used, __u32 *off, struct flaz_slot_i
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_extent_next);
 
-_Static_assert(sizeof(struct flaz_sb) == FLAZ_SB_HDR_BYTES, "superblock header size");
-_Static_assert(sizeof(struct flaz_meta_hdr) == 32, "table block header size");
-_Static_assert(sizeof(struct flaz_gen_hdr) == 32, "gen block header size");
+static_assert(sizeof(struct flaz_sb) == FLAZ_SB_HDR_BYTES, "superblock header size");
+static_assert(sizeof(struct flaz_meta_hdr) == 32, "table block header size");
+static_assert(sizeof(struct flaz_gen_hdr) == 32, "gen block header size");
 
 __u32 flaz_region_shift(__u64 hdd_blocks)
 {
@@ -494,10 +496,11 @@ int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u1
 EXPORT_SYMBOL_IF_KUNIT(flaz_gen_decode);
 
 /* Fixed by the format: 8 bits of size, 13 of offset at most, 30 of extent. */
-_Static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / FLAZ_SLOT_ALIGN <= 1U << 13, "entry offset bits");
-_Static_assert(FLAZ_MAX_EXTENTS == 1U << 30, "entry extent bits");
-_Static_assert(ENTRY_OFF_SHIFT + 13 + 30 + 1 + FLAZ_TAG_BITS + 8 <= 64,
-	       "at least 8 bits of generation");
+static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / FLAZ_SLOT_ALIGN <= 1U << 13, "entry offset bits");
+static_assert(FLAZ_MAX_EXTENTS == 1U << 30, "entry extent bits");
+static_assert(FLAZ_BLOCK_SIZE == 1U << FLAZ_BLOCK_SHIFT, "block size");
+static_assert(ENTRY_OFF_SHIFT + 13 + 30 + 1 + FLAZ_TAG_BITS + 8 <= 64,
+	      "at least 8 bits of generation");
 
 __u64 flaz_entry_pack(const struct flaz_entry_info *e, const struct flaz_geometry *g)
 {

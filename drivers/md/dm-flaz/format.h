@@ -3,7 +3,8 @@
  * dm-flaz on-SSD format: the layout of the cache device.
  *
  * Shared verbatim by the kernel module and by flazctl (compiled into both), so it
- * includes only <linux/types.h> and uses no kernel-only calls.
+ * includes only <linux/types.h> (and <linux/bits.h> in the kernel, for BIT()) and
+ * uses no kernel-only calls.
  *
  * Layout (all offsets in 512-byte sectors):
  *   0, 8              two superblock copies (4 KiB each), written in turn: a torn
@@ -19,10 +20,17 @@
 #define DM_FLAZ_FORMAT_H
 
 #include <linux/types.h>
+#ifdef __KERNEL__
+#include <linux/bits.h>
+#else
+#ifndef BIT
+#define BIT(nr)			(1UL << (nr))
+#endif
+#endif
 
 #define FLAZ_SECTOR_SHIFT	9
 #define FLAZ_BLOCK_SHIFT	12
-#define FLAZ_BLOCK_SIZE		(1U << FLAZ_BLOCK_SHIFT)
+#define FLAZ_BLOCK_SIZE		4096U	/* 1U << FLAZ_BLOCK_SHIFT, as format.c asserts */
 #define FLAZ_BLOCK_SECTORS	(FLAZ_BLOCK_SIZE >> FLAZ_SECTOR_SHIFT)
 
 #define FLAZ_SB_COPIES		2U
@@ -36,7 +44,7 @@
 #define FLAZ_MAX_OVERBOOK	1000U
 #define FLAZ_DEF_OVERBOOK	200U
 #define FLAZ_MIN_EXTENTS	16U	/* fewer leaves the cleaner no room to work */
-#define FLAZ_MAX_EXTENTS	(1U << 30)	/* a table entry has 30 bits for it */
+#define FLAZ_MAX_EXTENTS	BIT(30)	/* a table entry has 30 bits for it */
 
 /*
  * An extent is a 32-byte extent header followed by slots packed log-style. A slot is
@@ -190,7 +198,8 @@ struct flaz_sb {
 	__le32 hdd_fp;		/* crc32c of the HDD's first 4 KiB at the last clean stop */
 	__le64 commit;		/* table commits made */
 	__le64 next_seq;	/* slot and extent sequence numbers go on from here */
-	__le32 cold_codec;	/* the cleaner's codec for cold slots: enum flaz_codec + 1, 0 none */
+	/* the cleaner's codec for cold slots: enum flaz_codec + 1, 0 none */
+	__le32 cold_codec;
 	__u8 reserved[FLAZ_SB_HDR_BYTES - 148];
 };
 

@@ -95,7 +95,8 @@ static void geometry_layout_invariants(struct kunit *test)
 		KUNIT_EXPECT_GE(test, g.data_start,
 				g.gen_start + flaz_gen_blocks(&g) * FLAZ_BLOCK_SECTORS);
 		/* Two extents' more space always makes room for at least one more extent. */
-		KUNIT_ASSERT_EQ(test, flaz_geometry_init(&more, s + g.extent_sectors * 2, 32, 200), 0);
+		KUNIT_ASSERT_EQ(test,
+				flaz_geometry_init(&more, s + g.extent_sectors * 2, 32, 200), 0);
 		KUNIT_EXPECT_GT(test, more.nr_extents, g.nr_extents);
 	}
 }
@@ -958,4 +959,5 @@ static struct kunit_suite flaz_format_suite = {
 	.name = "flaz_format",
 	.test_cases = flaz_format_cases,
 };
+
 kunit_test_suite(flaz_format_suite);

@@ -131,7 +131,8 @@ u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry 
 	for (i = 0; i < *nr; i++) {
 		struct flaz_span *s = &spans[i];
 
-		if (s->ext != e->ext || start > s->end + FLAZ_SPAN_GAP || s->start > end + FLAZ_SPAN_GAP)
+		if (s->ext != e->ext || start > s->end + FLAZ_SPAN_GAP ||
+		    s->start > end + FLAZ_SPAN_GAP)
 			continue;
 		lo = min(s->start, start);
 		hi = max(s->end, end);

@@ -271,4 +271,5 @@ static struct kunit_suite flaz_intent_suite = {
 	.name = "flaz_intent",
 	.test_cases = flaz_intent_cases,
 };
+
 kunit_test_suite(flaz_intent_suite);

@@ -16,7 +16,7 @@
 
 #define L2P_LEN_BITS		8
 #define L2P_ZERO		((1U << L2P_LEN_BITS) - 1)
-#define L2P_TOMB		(1ULL << L2P_LEN_BITS)
+#define L2P_TOMB		BIT_ULL(L2P_LEN_BITS)
 #define L2P_MAX_TAG_BITS	FLAZ_TAG_BITS
 #define L2P_GROUP		64
 #define L2P_STRIPES		256
@@ -27,7 +27,8 @@
 #define L2P_LEAVING		2	/* page state: to go once clean; fills leave it be */
 /* pages out make_room() may pass per resident page it may meet: a share of 1/64 */
 #define L2P_ROOM_PASS		64
-#define L2P_RAW_ONE		(1 << 16)	/* a raw slot in an extent's slot counter */
+/* a raw slot in an extent's slot counter: 1 << 16, an int (counts may go below 0) */
+#define L2P_RAW_ONE		0x10000
 static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / 64 < L2P_RAW_ONE / 2);
 static_assert(L2P_HEAT_MAX < (1U << L2P_HEAT_BITS));
 /*
@@ -41,7 +42,7 @@ static_assert(FLAZ_L2P_PAGE_STRIPES <= 8 && L2P_STRIPES % FLAZ_L2P_PAGE_STRIPES 
 
 /* A lock per cache line: CPUs taking neighbouring stripes do not share one. */
 struct l2p_lock {
-	spinlock_t lock;
+	spinlock_t lock;	/* a stripe: the lines of the groups that map to it */
 } ____cacheline_aligned_in_smp;
 
 struct flaz_l2p {

@@ -214,13 +214,17 @@ static struct flaz_entry stored(const struct flaz_entry *e, u64 tag, u32 tag_bit
 }
 
 #define EXPECT_ENTRY(test, got, want, line) do {				\
-	KUNIT_EXPECT_EQ_MSG(test, (got).kind, (want).kind, "line %llu", line);	\
-	KUNIT_EXPECT_EQ_MSG(test, (got).ext, (want).ext, "line %llu", line);	\
-	KUNIT_EXPECT_EQ_MSG(test, (got).off, (want).off, "line %llu", line);	\
-	KUNIT_EXPECT_EQ_MSG(test, (got).bytes, (want).bytes, "line %llu", line);	\
-	KUNIT_EXPECT_EQ_MSG(test, (got).tag, (want).tag, "line %llu", line);	\
-	KUNIT_EXPECT_EQ_MSG(test, (got).cold, (want).cold, "line %llu", line);	\
-	KUNIT_EXPECT_EQ_MSG(test, (got).gen, (want).gen, "line %llu", line);	\
+	struct kunit *t_ = (test);						\
+	const struct flaz_entry g_ = (got), w_ = (want);			\
+	u64 l_ = (line);							\
+										\
+	KUNIT_EXPECT_EQ_MSG(t_, g_.kind, w_.kind, "line %llu", l_);		\
+	KUNIT_EXPECT_EQ_MSG(t_, g_.ext, w_.ext, "line %llu", l_);		\
+	KUNIT_EXPECT_EQ_MSG(t_, g_.off, w_.off, "line %llu", l_);		\
+	KUNIT_EXPECT_EQ_MSG(t_, g_.bytes, w_.bytes, "line %llu", l_);		\
+	KUNIT_EXPECT_EQ_MSG(t_, g_.tag, w_.tag, "line %llu", l_);		\
+	KUNIT_EXPECT_EQ_MSG(t_, g_.cold, w_.cold, "line %llu", l_);		\
+	KUNIT_EXPECT_EQ_MSG(t_, g_.gen, w_.gen, "line %llu", l_);		\
 } while (0)
 
 /* Every line's entry against @want; returns how many differ. */
@@ -967,7 +971,8 @@ static void l2p_codec_usage(struct kunit *test)
 static void l2p_create_bad(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(0, 16, 32 << 10, 100, false)), (long)-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 0, 32 << 10, 100, false)), (long)-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 0, 32 << 10, 100, false)),
+			(long)-EINVAL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(flaz_l2p_create(100, 16, 32 << 10, 0, false)), (long)-EINVAL);
 }
 
@@ -1678,4 +1683,5 @@ static struct kunit_suite flaz_l2p_suite = {
 	.name = "flaz_l2p",
 	.test_cases = flaz_l2p_cases,
 };
+
 kunit_test_suite(flaz_l2p_suite);

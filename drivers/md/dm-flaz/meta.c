@@ -58,6 +58,10 @@
 #include "meta.h"
 #include "opts.h"
 
+/* at load, a saved cache that a void generation left behind (one piece, for grep) */
+#define META_LEFT_BEHIND \
+	"%s: the SSD's (%u:%u) saved cache was left behind by writes it could not mark: starting empty"
+
 /*
  * Read the extents' generations. Returns -EILSEQ when a gen block cannot be
  * read or fails its checks: entries into its extents could be void or not.
@@ -121,14 +125,15 @@ static int load(struct flaz_meta *m, bool cold)
 	}
 	if (state == SB_OK && (meta_void_gen_known(m->sb.uuid, m->sb.gen, 0) ||
 			       meta_void_gen_known(NULL, 0, c->ssd->bd_dev))) {
-		DMWARN("%s: the SSD's (%u:%u) saved cache was left behind by writes it could not mark: starting empty",
-		       dm_table_device_name(c->ti->table), MAJOR(c->ssd->bd_dev),
-		       MINOR(c->ssd->bd_dev));
+		DMWARN(META_LEFT_BEHIND, dm_table_device_name(c->ti->table),
+		       MAJOR(c->ssd->bd_dev), MINOR(c->ssd->bd_dev));
 		/* ours to replace: meta_void_generation() forgets it once the new one is on */
 		memcpy(m->void_uuid, m->sb.uuid, sizeof(m->void_uuid));
 		m->void_gen = m->sb.gen;
 		m->void_pending = true;
-		return meta_void_generation(m) ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
+		if (meta_void_generation(m))
+			return meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE);
+		return 0;
 	}
 	why = state == SB_OK ? meta_mismatch(m, &m->sb) : "SSD superblock is unusable";
 	if (why) {
@@ -302,7 +307,7 @@ static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
 		.bi_opf = REQ_OP_WRITE,
 		.mem.type = DM_IO_VMA,
 		.mem.ptr.vma = w->buf,
-		.notify.fn = write_done_notify,
+		.notify.fn = FLAZ_NOTIFY(write_done),
 		.notify.context = w,
 		.client = c->io,
 	};
@@ -312,7 +317,8 @@ static bool write_run(struct flaz_meta *m, bool gens, u64 first, u32 n)
 	for (i = 0; i < n; i++) {
 		if (gens)
 			flaz_gen_encode(w->buf + i * FLAZ_BLOCK_SIZE, m->enc_gen, m->enc_commit,
-					first + i, flaz_l2p_gens(c->l2p) + (first + i) * FLAZ_GEN_ENTRIES);
+					first + i,
+					flaz_l2p_gens(c->l2p) + (first + i) * FLAZ_GEN_ENTRIES);
 		else if (flaz_table_encode(&m->tx, first + i, m->enc_gen, m->enc_commit,
 					   w->buf + i * FLAZ_BLOCK_SIZE))
 			flaz_l2p_set_dirty(c->l2p, first + i);
@@ -346,7 +352,8 @@ static bool write_table(struct flaz_meta *m)
 		 * A page that is out: read it first, its tombstones applied (l2p.c),
 		 * unless every line of the block went: then it is written empty.
 		 */
-		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_void_block(t, idx) &&
+		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) &&
+		    !flaz_l2p_void_block(t, idx) &&
 		    meta_page_read(m, idx / FLAZ_L2P_PAGE_BLOCKS)) {
 			ok = false;
 			continue;
@@ -725,8 +732,8 @@ struct flaz_meta *flaz_meta_create(struct flaz_cache *c, bool cold, char **error
 		if (!m->writes[i].buf)
 			nomem = true;
 	}
-	if (nomem || !m->buf || !m->page_buf || !m->bitmap || !m->entries || !m->freed || !m->runs ||
-	    !m->used || !m->recover || !m->sb_buf) {
+	if (nomem || !m->buf || !m->page_buf || !m->bitmap || !m->entries || !m->freed ||
+	    !m->runs || !m->used || !m->recover || !m->sb_buf) {
 		*error = "Cannot allocate the metadata buffers";
 		r = -ENOMEM;
 		goto bad;

@@ -66,7 +66,8 @@ struct meta_write {
 struct flaz_meta {
 	struct flaz_cache *c;
 	struct flaz_sb_info sb;		/* the current superblock */
-	u8 *buf;			/* META_READ_BLOCKS blocks read at load, or the HDD's first */
+	/* META_READ_BLOCKS blocks read at load, or the HDD's first */
+	u8 *buf;
 	u8 *sb_buf;			/* a superblock: written while table writes are out */
 	struct completion sb_done;	/* the last superblock write ended */
 	bool sb_out;			/* sb_buf is a write's, which may outlive its wait */
@@ -86,7 +87,8 @@ struct flaz_meta {
 	struct mutex lock;		/* one commit or reformat at a time */
 	struct mutex page_lock;		/* paging, and a commit's table writes; inside lock */
 	struct mutex sb_lock;		/* sb, bitmap, superblock writes; inside lock */
-	atomic64_t covered;		/* extents retired before the last commit that is on the SSD */
+	/* extents retired before the last commit that is on the SSD */
+	atomic64_t covered;
 	u8 *page_buf;			/* META_LOAD_PAGES pages' table blocks, paging held */
 	unsigned long flags;
 	bool loaded;

@@ -79,6 +79,13 @@ static const struct opt_desc descs[FLAZ_NR_OPTS] = {
 		.error = "probation_percent must be a percentage from 0 (off) to 50" },
 };
 
+/* The options above by name, in order: what an unknown one's error lists. */
+#define KNOWN_OPTS							\
+	"compressor extent_kib overbook low_watermark high_watermark "	\
+	"seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s "	\
+	"cleaner_rate_mib hot_max_percent cold_compressor cold "		\
+	"table_cache_kib probation_percent"
+
 static const char * const codec_names[FLAZ_NR_CODECS] = {
 	[FLAZ_CODEC_LZO] = "lzo",
 	[FLAZ_CODEC_LZ4] = "lz4",
@@ -164,7 +171,7 @@ int flaz_opts_parse(struct flaz_opts *o, struct dm_arg_set *as, char **error)
 		key = dm_shift_arg(as);
 		i = find_opt(key);
 		if (i < 0) {
-			*error = "Unknown option (known: compressor extent_kib overbook low_watermark high_watermark seq_cutoff_kib compress_min_saving hot_uncompressed ssd_hold_s cleaner_rate_mib hot_max_percent cold_compressor cold table_cache_kib probation_percent)";
+			*error = "Unknown option (known: " KNOWN_OPTS ")";
 			return -EINVAL;
 		}
 		if (o->set & BIT(i)) {

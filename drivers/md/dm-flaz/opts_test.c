@@ -60,10 +60,16 @@ static void opts_defaults(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, buf, "0");
 }
 
+/* Every option but table_cache_kib and probation_percent, in canonical order */
+#define ALL_OPTS							\
+	"25 compressor zstd extent_kib 64 overbook 300 low_watermark 5 "	\
+	"high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 "	\
+	"hot_uncompressed 1 ssd_hold_s 60 cleaner_rate_mib 0 "		\
+	"hot_max_percent 5 cold_compressor deflate cold"
+
 static void opts_all_round_trip(struct kunit *test)
 {
-	static const char line[] =
-		"25 compressor zstd extent_kib 64 overbook 300 low_watermark 5 high_watermark 50 seq_cutoff_kib 1024 compress_min_saving 20 hot_uncompressed 1 ssd_hold_s 60 cleaner_rate_mib 0 hot_max_percent 5 cold_compressor deflate cold";
+	static const char line[] = ALL_OPTS;
 	struct flaz_opts o;
 	char *error, buf[256];
 
@@ -116,7 +122,8 @@ static void opts_bad_refused(struct kunit *test)
 		"2 extent_kib 48", "2 extent_kib 512", "2 overbook 99", "2 overbook 1001",
 		"2 overbook 12x", "2 overbook -1", "2 overbook", "2 low_watermark 0",
 		"2 high_watermark 100", "2 hot_uncompressed 2", "2 seq_cutoff_kib 1048577",
-		"2 compress_min_saving 101", "1 compressor", "2 bogus 1", "2 cleaner_rate_mib 65537",
+		"2 compress_min_saving 101", "1 compressor", "2 bogus 1",
+		"2 cleaner_rate_mib 65537",
 		"2 hot_max_percent 101", "2 cold_compressor gzip", "2 cold_compressor 1",
 		"2 cold_compressor NONE", "2 ssd_hold_s 0", "2 ssd_hold_s 3601",
 		"2 table_cache_kib 1073741825", "2 table_cache_kib -1", "2 probation_percent 51",
@@ -196,4 +203,5 @@ static struct kunit_suite flaz_opts_suite = {
 	.name = "flaz_opts",
 	.test_cases = flaz_opts_cases,
 };
+
 kunit_test_suite(flaz_opts_suite);

@@ -241,7 +241,8 @@ void meta_load_work(struct work_struct *work)
 			p = find_first_bit(m->recover, nr);
 			if (p < nr) {
 				/* the marked pages in a row, as one read */
-				n = find_next_zero_bit(m->recover, min(nr, p + META_LOAD_PAGES), p) - p;
+				n = find_next_zero_bit(m->recover, min(nr, p + META_LOAD_PAGES),
+						       p) - p;
 				r = load_pages(m, p, n);
 				if (r < 0)
 					break;

@@ -63,8 +63,9 @@ static void patch_work(struct work_struct *work)
 		memcpy(page_address(page) + p->head, p->bytes, p->len);
 		/* a written block: fill.c copies it, the page goes below */
 		p->bio.bi_opf = REQ_OP_WRITE;
-		fresh = flaz_fill(c, &p->bio, it, 0, it.bi_sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT),
-				  1, BIT_ULL(0), &p->rec);
+		fresh = flaz_fill(c, &p->bio, it, 0,
+				  it.bi_sector >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT), 1, BIT_ULL(0),
+				  &p->rec);
 	} else if (p->held) {
 		flaz_records_del(&c->records, &p->rec);
 	}

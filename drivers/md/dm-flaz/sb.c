@@ -31,9 +31,35 @@
 #include "meta.h"
 #include "opts.h"
 
+/* Messages too long to share a line with code, each kept whole for grep */
+#define SB_OTHER_LENGTH \
+	"SSD superblock is for another volume: volume size differs (give 'cold' to start empty)"
+#define SB_OTHER_SSD_SIZE \
+	"SSD superblock is for another volume: SSD size differs (give 'cold' to start empty)"
+#define SB_OTHER_EXTENT_KIB \
+	"SSD superblock is for another volume: extent_kib differs (give 'cold' to start empty)"
+#define SB_OTHER_OVERBOOK \
+	"SSD superblock is for another volume: overbook differs (give 'cold' to start empty)"
+#define SB_OTHER_CODEC \
+	"SSD superblock is for another volume: compressor differs (give 'cold' to start empty)"
+#define SB_OTHER_COLD_CODEC \
+	"SSD superblock is for another volume: cold_compressor differs (give 'cold' to start empty)"
+#define SB_OLD_FORMAT \
+	"SSD superblock is of another flaz format version (give 'cold' to start empty)"
+#define SB_NOT_FLAZ \
+	"SSD holds no flaz superblock and is not blank (give 'cold' to overwrite it)"
+#define SB_OTHER_HDD \
+	"SSD caches another HDD: its first block differs (give 'cold' to start empty)"
+#define SB_CANNOT_REMEMBER \
+	"%s: cannot remember that the SSD's cache is void: give 'cold' when creating the volume again"
+#define SB_UNREADABLE \
+	"%s: the SSD (%u:%u) could not be read: its cache is void from now on, on that device number; give 'cold' if it comes back under another"
+#define SB_NO_WRITE \
+	"%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded"
+
 /* A synchronous read or write of @buf (kmalloc'ed or vmalloc'ed) at @sector of @bdev. */
 int meta_io(struct flaz_cache *c, struct block_device *bdev, blk_opf_t opf,
-		   sector_t sector, sector_t count, void *buf)
+	    sector_t sector, sector_t count, void *buf)
 {
 	struct dm_io_region where = { .bdev = bdev, .sector = sector, .count = count };
 	struct dm_io_request req = {
@@ -163,7 +189,7 @@ int meta_hdd_fingerprint(struct flaz_meta *m, u32 *fp)
  * is the highest superblock seq, m->max_next_seq the highest slot seq seen.
  */
 int meta_read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *state,
-		   u64 *max_seq)
+		 u64 *max_seq)
 {
 	struct flaz_sb_info info;
 	bool magic = false, blank = true, found = false, old = false;
@@ -210,17 +236,17 @@ const char *meta_mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
 	struct flaz_cache *c = m->c;
 
 	if (sb->hdd_sectors != c->ti->len)
-		return "SSD superblock is for another volume: volume size differs (give 'cold' to start empty)";
+		return SB_OTHER_LENGTH;
 	if (sb->geo.ssd_sectors != c->geo->ssd_sectors)
-		return "SSD superblock is for another volume: SSD size differs (give 'cold' to start empty)";
+		return SB_OTHER_SSD_SIZE;
 	if (sb->extent_kib != c->opts->val[FLAZ_OPT_EXTENT_KIB])
-		return "SSD superblock is for another volume: extent_kib differs (give 'cold' to start empty)";
+		return SB_OTHER_EXTENT_KIB;
 	if (sb->overbook != c->opts->val[FLAZ_OPT_OVERBOOK])
-		return "SSD superblock is for another volume: overbook differs (give 'cold' to start empty)";
+		return SB_OTHER_OVERBOOK;
 	if (sb->codec != c->codec)
-		return "SSD superblock is for another volume: compressor differs (give 'cold' to start empty)";
+		return SB_OTHER_CODEC;
 	if (sb->cold_codec != c->cold_codec)
-		return "SSD superblock is for another volume: cold_compressor differs (give 'cold' to start empty)";
+		return SB_OTHER_COLD_CODEC;
 	return NULL;
 }
 
@@ -248,11 +274,11 @@ int meta_check_sb(struct flaz_meta *m, bool cold, char **error)
 		return -EINVAL;
 	}
 	if (state == SB_OLD) {
-		*error = "SSD superblock is of another flaz format version (give 'cold' to start empty)";
+		*error = SB_OLD_FORMAT;
 		return -EINVAL;
 	}
 	if (state == SB_FOREIGN) {
-		*error = "SSD holds no flaz superblock and is not blank (give 'cold' to overwrite it)";
+		*error = SB_NOT_FLAZ;
 		return -EINVAL;
 	}
 	/* void: load() starts empty, whatever the HDD holds now */
@@ -272,7 +298,7 @@ int meta_check_sb(struct flaz_meta *m, bool cold, char **error)
 			return r;
 		}
 		if (fp != sb.hdd_fp) {
-			*error = "SSD caches another HDD: its first block differs (give 'cold' to start empty)";
+			*error = SB_OTHER_HDD;
 			return -EINVAL;
 		}
 	}
@@ -317,7 +343,7 @@ int meta_write_sb(struct flaz_meta *m, u32 flags)
 		.bi_opf = REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA,
 		.mem.type = DM_IO_KMEM,
 		.mem.ptr.addr = m->sb_buf,
-		.notify.fn = sb_written_notify,
+		.notify.fn = FLAZ_NOTIFY(sb_written),
 		.notify.context = m,
 		.client = c->io,
 	};
@@ -424,12 +450,10 @@ void meta_remember_void(struct flaz_meta *m, const u8 *uuid, u64 gen)
 	m->void_gen = gen;
 	m->void_pending = true;
 	if (!void_gen_add(uuid, gen, m->c->ssd->bd_dev))
-		DMERR("%s: cannot remember that the SSD's cache is void: give 'cold' when creating the volume again",
-		      dm_table_device_name(m->c->ti->table));
+		DMERR(SB_CANNOT_REMEMBER, dm_table_device_name(m->c->ti->table));
 	else if (!uuid)
-		DMERR("%s: the SSD (%u:%u) could not be read: its cache is void from now on, on that device number; give 'cold' if it comes back under another",
-		      dm_table_device_name(m->c->ti->table), MAJOR(m->c->ssd->bd_dev),
-		      MINOR(m->c->ssd->bd_dev));
+		DMERR(SB_UNREADABLE, dm_table_device_name(m->c->ti->table),
+		      MAJOR(m->c->ssd->bd_dev), MINOR(m->c->ssd->bd_dev));
 }
 
 /*
@@ -492,8 +516,7 @@ void meta_fail_closed(struct flaz_meta *m, struct bio_list *held)
 		return;
 	}
 	if (m->void_pending)
-		DMERR_LIMIT("%s: the SSD took no write for %u s: writes go on without it, its cache is void until the module is unloaded",
-			    name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
+		DMERR_LIMIT(SB_NO_WRITE, name, flaz_opt_get(c->opts, FLAZ_OPT_SSD_HOLD_S));
 	else
 		DMERR_LIMIT("%s: the SSD failed a write-intent mark: its cache is void", name);
 	WRITE_ONCE(m->hold_since, 0);

@@ -34,7 +34,7 @@ struct seq_stream {
 };
 
 struct flaz_seq {
-	spinlock_t lock;
+	spinlock_t lock;	/* clock and the streams */
 	u64 clock;	/* I/Os noted */
 	struct seq_stream s[1U << FLAZ_SEQ_BITS];
 };

@@ -179,4 +179,5 @@ static struct kunit_suite flaz_seq_suite = {
 	.name = "flaz_seq",
 	.test_cases = flaz_seq_cases,
 };
+
 kunit_test_suite(flaz_seq_suite);

@@ -153,4 +153,5 @@ static struct kunit_suite flaz_tenant_suite = {
 	.name = "flaz_tenant",
 	.test_cases = flaz_tenant_cases,
 };
+
 kunit_test_suite(flaz_tenant_suite);

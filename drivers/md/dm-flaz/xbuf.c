@@ -323,7 +323,7 @@ static void write_extent(struct flaz_xbuf *xb, struct xb_extent *x)
 		.bi_opf = REQ_OP_WRITE,
 		.mem.type = DM_IO_VMA,
 		.mem.ptr.vma = x->data,
-		.notify.fn = write_done_notify,
+		.notify.fn = FLAZ_NOTIFY(write_done),
 		.notify.context = x,
 		.client = c->io,
 	};

@@ -72,4 +72,5 @@ static struct kunit_suite flaz_xbuf_suite = {
 	.name = "flaz_xbuf",
 	.test_cases = flaz_xbuf_cases,
 };
+
 kunit_test_suite(flaz_xbuf_suite);
