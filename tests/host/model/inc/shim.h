@@ -62,6 +62,7 @@ struct dm_io_client;
 #define BITS_PER_LONG 64
 #define BITS_TO_LONGS(n) (((n) + 63) / 64)
 #define BIT(n) (1UL << (n))
+#define BIT_ULL(n) (1ULL << (n))
 #define GENMASK_ULL(h, l) ((~0ULL >> (63 - (h))) & (~0ULL << (l)))
 #define DIV_ROUND_UP_ULL(a, b) (((a) + (b) - 1) / (b))
 #define min(a, b) ((a) < (b) ? (a) : (b))
