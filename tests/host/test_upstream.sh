@@ -31,6 +31,11 @@ check ifndef $'-D X' $'#ifndef X\nno\n#endif\nyes\n' 'yes'
 check other-kept "-D X" $'#ifdef X\n#ifdef Y\ny\n#endif\n#endif\n' $'#ifdef Y\ny\n#endif'
 check nested-dropped "-U X" $'#ifdef X\n#if Y\ny\n#else\nz\n#endif\n#endif\nw\n' 'w'
 check else-of-other "-D X" $'#if Y\n#ifdef X\nx\n#endif\n#else\nz\n#endif\n' $'#if Y\nx\n#else\nz\n#endif'
+if printf '#if defined(X)\nx\n#endif\n' | python3 "$R" -D X >/dev/null 2>&1; then
+	fail resolve/other-form "an #if defined() of a name given passed as it is"
+else
+	pass resolve/other-form
+fi
 if printf '#ifdef X\nx\n' | python3 "$R" -D X >/dev/null 2>&1; then
 	fail resolve/unterminated "an #ifdef without #endif was accepted"
 else
@@ -48,7 +53,7 @@ fi
 n=$(ls "$W"/series/*.patch | wc -l)
 [ "$n" = 4 ] && pass series/count || fail series/count "$n patches, want a cover letter and 3"
 # what the out-of-tree build chooses is chosen: no feature test, no userspace, no bench
-left=$(grep -hE '^\+#\s*(if|ifdef|ifndef)\s+(FLAZ_HAVE|FLAZ_DM_IO|FLAZ_NS|FLAZ_BENCH|__KERNEL__|BLK_OPEN_READ)' \
+left=$(grep -hE '^\+\s*#\s*(if|elif).*(FLAZ_HAVE|FLAZ_DM_IO|FLAZ_NS|FLAZ_BENCH|__KERNEL__|BLK_OPEN_READ)' \
 	"$W"/series/000[1-3]-*.patch)
 [ -z "$left" ] && pass series/resolved || fail series/resolved "left in the series: $left"
 grep -q '^+#define flaz_bh_wq() system_bh_wq' "$W"/series/0001-*.patch &&
@@ -69,8 +74,10 @@ for f in "$REPO"/drivers/md/dm-flaz/*.[ch]; do
 done
 [ -z "$missing" ] && pass series/all-sources || fail series/all-sources "not in the series:$missing"
 # it applies to the tree's files it was made from
+# as git am takes it, whitespace errors (a blank line at a file's end) included
 cp -r "$(ls -d "$W"/cache/upstream/*/linux-source-6.12)" "$W/tree"
-if (cd "$W/tree" && for p in "$W"/series/000[1-3]-*.patch; do patch -s -p1 -i "$p" || exit 1; done) \
+if (cd "$W/tree" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base &&
+	git -c user.name=t -c user.email=t@t am -q --whitespace=error-all "$W"/series/000[1-3]-*.patch) \
 	>"$W/apply" 2>&1; then
 	pass series/applies
 else

@@ -64,9 +64,12 @@ configure() {
 
 compile() {
 	echo "uml: building the kernel with -j$(nproc) (~5 min on 2 cores), log in $K/build.log" >&2
-	# the kernel alone: its only modules are dm-flaz's, which intree.sh builds (a source
-	# that does not compile is then the module's failure, not the kernel's)
-	if ! kmake -j"$(nproc)" linux >"$K/build.log" 2>&1; then
+	# The test kernel alone: its only modules are dm-flaz's, which intree.sh builds (a
+	# source that does not compile is then the module's failure, not the kernel's). The
+	# bench kernel whole: out-of-tree modules need the Module.symvers that `all` writes.
+	local goal=linux
+	[ -n "$VARIANT" ] && goal=all
+	if ! kmake -j"$(nproc)" $goal >"$K/build.log" 2>&1; then
 		tail -40 "$K/build.log" >&2
 		return 1
 	fi
@@ -84,7 +87,7 @@ if [ ! -f "$K/.done" ]; then
 	fi
 	[ -f "$K/.extracted" ] || extract
 	if [ -z "$VARIANT" ] && ! "$HERE/intree.sh" sync "$K" >&2; then
-		echo "uml: make upstream's series does not apply to the tree" >&2
+		echo "uml: make upstream's series could not be made or applied to the tree" >&2
 		exit 1
 	fi
 	configure

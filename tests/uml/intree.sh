@@ -3,7 +3,7 @@
 # (tools/upstream/series.sh): what CI tests is what the series holds.
 #
 # intree.sh sync K: make the series of this checkout's sources against the
-#   pristine files kept in K/pristine (build.sh keeps them at extraction) and
+#   pristine files kept in K/pristine (from the tarball) and
 #   apply it to the kernel's source tree K/linux-source-6.12, rewriting only the
 #   files that differ, so kbuild rebuilds only what changed. Quiet; exit status.
 # intree.sh build K OUT: sync, then the kernel's own make (CONFIG_DM_FLAZ=m and
@@ -23,19 +23,24 @@ B=$K/build
 SERIES=$K/series
 # what the series may write in the tree: the files it changes and the target's folder
 PRISTINE=$K/pristine
+TARBALL=/usr/src/linux-source-6.12.tar.xz
 
 oneline() { tr -s '\n\t ' ' ' | cut -c1-"${1:-1500}"; }
 
 # make the series into $SERIES, stage it over the pristine files, copy what differs
-sync() {
-	local stage=$K/stage p f
-	if [ ! -d "$PRISTINE" ]; then
-		# the first sync after build.sh extracted the tree: keep what the series reads
-		rm -rf "$PRISTINE.new"
-		"$REPO/tools/upstream/series.sh" --files | while read -r f; do
-			mkdir -p "$PRISTINE.new/$(dirname "$f")" && cp "$S/$f" "$PRISTINE.new/$f" || exit 1
-		done || return 1
-		mv "$PRISTINE.new" "$PRISTINE"
+sync_tree() {
+	local stage=$K/stage p f missing=()
+	# what the series reads, as the tarball has it (the tree itself is patched), taken
+	# once, in one pass over the tarball; a file the series reads from a later commit on
+	# is taken then
+	while read -r f; do
+		[ -f "$PRISTINE/$f" ] || missing+=("linux-source-6.12/$f")
+	done < <("$REPO/tools/upstream/series.sh" --files)
+	if [ ${#missing[@]} -gt 0 ]; then
+		rm -rf "$K/pristine.new" && mkdir -p "$K/pristine.new" &&
+			tar -C "$K/pristine.new" -xf "$TARBALL" "${missing[@]}" &&
+			mkdir -p "$PRISTINE" && cp -r "$K/pristine.new/linux-source-6.12/." "$PRISTINE/" &&
+			rm -rf "$K/pristine.new" || return 1
 	fi
 	"$REPO/tools/upstream/series.sh" "$PRISTINE" "$SERIES" >/dev/null || return 1
 	rm -rf "$stage"
@@ -57,7 +62,7 @@ case $MODE in
 sync)
 	exec 9>"$K/.lock"
 	flock 9
-	sync
+	sync_tree
 	;;
 build)
 	OUT=$3
@@ -66,7 +71,7 @@ build)
 	mkdir -p "$D"
 	exec 9>"$K/.lock"
 	flock 9
-	if ! sync >"$OUT/build.log" 2>&1; then
+	if ! sync_tree >"$OUT/build.log" 2>&1; then
 		echo "FAIL uml/upstream/series: $(tail -5 "$OUT/build.log" | oneline)"
 		exit 1
 	fi
@@ -75,6 +80,11 @@ build)
 	if ! make -s -C "$S" ARCH=um O="$B" -j"$(nproc)" >>"$OUT/build.log" 2>&1 ||
 		! cp "$B"/drivers/md/dm-flaz/dm-flaz.ko "$B"/drivers/md/dm-flaz/dm-flaz-test.ko "$D/"; then
 		echo "FAIL uml/module-build: $(grep -m5 -E 'error|Error|No such' "$OUT/build.log" | oneline)"
+		exit 1
+	fi
+	# the KUnit files are compiled nowhere else (Debian's kernels have no KUnit)
+	if grep -E 'drivers/md/dm-flaz/.*(warning|error):' "$OUT/build.log" >"$OUT/warnings"; then
+		echo "FAIL uml/module-build: warnings: $(head -3 "$OUT/warnings" | oneline)"
 		exit 1
 	fi
 	echo "PASS uml/module-build"

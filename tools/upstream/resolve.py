@@ -27,8 +27,13 @@ def resolve(lines, defined, undefined):
     def live():
         return all(taken for _, taken in stack)
 
+    known = defined | undefined
     for n, line in enumerate(lines, 1):
         m = COND.match(line)
+        if not m and OPEN.match(line) or ELIF.match(line):
+            # a form this does not resolve (#if defined(X), #elif X) must not pass as it is
+            if known & set(re.findall(r'\w+', line)):
+                sys.exit('line %d: cannot resolve %s' % (n, line.strip()))
         if m and (m.group(2) in defined or m.group(2) in undefined):
             holds = (m.group(2) in defined) == (m.group(1) == 'ifdef')
             stack.append((True, holds))

@@ -26,7 +26,7 @@ TARBALL=/usr/src/linux-source-6.12.tar.xz
 CHANGED=(drivers/md/Kconfig drivers/md/Makefile MAINTAINERS
 	Documentation/admin-guide/device-mapper/index.rst)
 PROBED=(include/linux/dm-io.h include/linux/workqueue.h include/linux/blkdev.h
-	include/kunit/visibility.h include/linux/zstd.h lib/Kconfig)
+	include/kunit/visibility.h include/linux/zstd.h lib/Kconfig Makefile)
 
 if [ "${1:-}" = --files ]; then
 	printf '%s\n' "${CHANGED[@]}" "${PROBED[@]}"
@@ -43,12 +43,13 @@ if [ -z "$TREE" ]; then
 	ver=$(dpkg-query -W -f '${Version}' linux-source-6.12)
 	D=${FLAZ_CACHE:-$REPO/.cache}/upstream/$ver
 	TREE=$D/linux-source-6.12
-	if [ ! -f "$D/.done" ]; then
+	for f in "${CHANGED[@]}" "${PROBED[@]}"; do
+		[ -f "$TREE/$f" ] && continue
 		rm -rf "$D" && mkdir -p "$D"
 		tar -C "$D" -xf "$TARBALL" "${CHANGED[@]/#/linux-source-6.12/}" \
 			"${PROBED[@]/#/linux-source-6.12/}"
-		touch "$D/.done"
-	fi
+		break
+	done
 fi
 TREE=$(cd "$TREE" && pwd) || die "no kernel tree at $1"
 for f in "${CHANGED[@]}" "${PROBED[@]}"; do
@@ -70,13 +71,16 @@ TEST_OBJS=$(objs dm-flaz-test)
 # `ccflags-y += $(if $(shell grep -s PATTERN $(srctree)/FILE),-DNAME)`), run here.
 FLAGS=(-D __KERNEL__ -U FLAZ_BENCH)
 while read -r pattern file name; do
+	[ -f "$TREE/$file" ] || die "a Kbuild probe reads $file, which is not among the files taken here"
 	if eval "grep -qs $pattern \"\$TREE/$file\""; then
 		FLAGS+=(-D "$name")
 	else
 		FLAGS+=(-U "$name")
 	fi
 done < <(sed -n 's/^ccflags-y += $(if $(shell grep -s \(.*\) $(srctree)\/\([^)]*\)),-D\([A-Z_0-9]*\))$/\1 \2 \3/p' "$SRC/Kbuild")
-[ ${#FLAGS[@]} -gt 4 ] || die "no feature probes found in $SRC/Kbuild"
+probes=$(grep -c '^ccflags-y += $(if ' "$SRC/Kbuild")
+[ ${#FLAGS[@]} -eq $((4 + 2 * probes)) ] && [ "$probes" -gt 0 ] ||
+	die "$SRC/Kbuild has $probes feature probes, $(((${#FLAGS[@]} - 4) / 2)) understood here"
 if grep -qs 'define BLK_OPEN_READ' "$TREE/include/linux/blkdev.h"; then
 	FLAGS+=(-D BLK_OPEN_READ)
 else
@@ -169,8 +173,10 @@ insert_after drivers/md/Kconfig '^source "drivers/md/dm-vdo/Kconfig"' '^endif # 
 	'source "drivers/md/dm-flaz/Kconfig"'
 insert_after drivers/md/Makefile '^obj-\$\(CONFIG_DM_VDO\)' '^obj-\$\(CONFIG_DM_CACHE\)' \
 	'obj-$(CONFIG_DM_FLAZ)		+= dm-flaz/'
-insert_after MAINTAINERS '^F:	drivers/md/dm-vdo/' '^DEVICE-MAPPER VDO TARGET' \
-	"$(printf '\nDEVICE-MAPPER FLAZ TARGET\nM:\t%s <%s>\nL:\tdm-devel@lists.linux.dev\nS:\tMaintained\nF:\tdrivers/md/dm-flaz/' "$NAME" "$EMAIL")"
+# in order: before the VDO target's entry (and a blank line between them)
+insert_after MAINTAINERS '(?!)' '^DEVICE-MAPPER VDO TARGET$' \
+	"$(printf 'DEVICE-MAPPER FLAZ TARGET\nM:\t%s <%s>\nL:\tdm-devel@lists.linux.dev\nS:\tMaintained\nF:\tdrivers/md/dm-flaz/' "$NAME" "$EMAIL")"
+sed -i 's|^F:\tdrivers/md/dm-flaz/$|&\n|' "$W/MAINTAINERS"
 commit "dm flaz: add a compressed write-through SSD cache target" \
 "$(cat <<'EOF'
 dm-flaz caches reads of a slow block device (an HDD) on a fast one (an
@@ -181,8 +187,9 @@ and DRAM holds pages of it. Writes go to both devices (write-through),
 so the HDD always holds a complete, current copy: losing the SSD loses
 no data, and any doubt about the cache's state is resolved by missing.
 
-The cache is direct-mapped, one line per 4 KiB block of a configurable
-share of the HDD. New fills enter a probation part of the log; a
+The cache is direct-mapped: block B of the HDD can only be held in line
+B modulo the number of lines, a configurable multiple (overbook) of the
+blocks the SSD's extents hold. New fills enter a probation part of the log; a
 cleaner compacts hit slots into the main log and drops the rest, and
 sequential streams bypass the cache. The table is committed with write
 intent marks ahead of writes, so a crash never serves stale data.
@@ -225,14 +232,22 @@ directly while the cache is not attached makes the cache stale.
 EOF
 )"
 
-rm -rf "$OUT"
+# OUT holds the series and nothing else: a folder with other files in it is refused
+if [ -e "$OUT" ]; then
+	[ -d "$OUT" ] || die "$OUT is not a folder"
+	[ -z "$(find "$OUT" -mindepth 1 ! -name '*.patch')" ] ||
+		die "$OUT holds files other than patches: give an empty or new folder"
+	rm -f "$OUT"/*.patch
+fi
 mkdir -p "$OUT"
 g format-patch -q --cover-letter --subject-prefix=PATCH -o "$OUT" HEAD~3 >/dev/null
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")
 cover=$(ls "$OUT"/0000-*.patch)
-python3 - "$cover" "$ver" <<'EOF'
+base=$(sed -n 's/^VERSION = //p; s/^PATCHLEVEL = //p; s/^SUBLEVEL = //p' "$TREE/Makefile" 2>/dev/null | paste -sd.)
+base=${base:+Linux $base}
+python3 - "$cover" "$ver" "${base:-the tree it was made against}" <<'EOF'
 import sys
-path, ver = sys.argv[1:]
+path, ver, base = sys.argv[1:]
 text = open(path).read()
 text = text.replace('*** SUBJECT HERE ***', 'dm flaz: a compressed write-through SSD cache target')
 text = text.replace('*** BLURB HERE ***', f'''dm-flaz puts a compressed, write-through cache on an SSD in front of an
@@ -245,7 +260,9 @@ Patch 1 adds the target, patch 2 its KUnit tests, patch 3 its
 documentation. The out-of-tree module this series is made from is
 version {ver}; it is tested on Debian's 6.1, 6.12, 6.12-rt and 7.x
 kernels (QEMU) and in a UML kernel with KASAN, lockdep and kmemleak,
-where the KUnit tests run.''')
+where the KUnit tests run.
+
+The series is made for, and tested on, {base}.''')
 open(path, 'w').write(text)
 EOF
 echo "$OUT"

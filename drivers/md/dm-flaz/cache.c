@@ -851,4 +851,3 @@ void flaz_cache_destroy(struct flaz_cache *c)
 	flaz_compressor_destroy(c->comp);
 	kfree(c);
 }
-

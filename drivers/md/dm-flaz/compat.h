@@ -82,11 +82,13 @@ static inline size_t flaz_zstd_cctx_bound(int level, size_t size)
 }
 #endif
 
-/* The KUnit module (test_mod.c) imports the namespace EXPORT_SYMBOL_IF_KUNIT uses. */
+/*
+ * The KUnit module (test_mod.c) imports the namespace EXPORT_SYMBOL_IF_KUNIT
+ * uses: a string from 6.13 on, a bare name before.
+ */
 #ifdef FLAZ_NS_STRING
 #define FLAZ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else
-/* before 6.13, a namespace is a bare name */
 #define FLAZ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
 #endif
 
