@@ -53,9 +53,11 @@
  */
 #include <linux/bitmap.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/dm-io.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
+#include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -587,12 +589,18 @@ static bool worth_reading(struct flaz_cleaner *cl, u32 i)
 	return (!cl->probation && cl->live[i]) || test_bit(cl->ids[i], cl->c->hit);
 }
 
+static unsigned int debug_move_delay_ms;
+module_param(debug_move_delay_ms, uint, 0644);
+MODULE_PARM_DESC(debug_move_delay_ms,
+		 "tests only: a pause (up to 1 s) after a pass's moves are on the SSD, before lines point there, so writes race them");
+
 /*
  * Compact victims cl->ids[0..@k): move the hit slots, drop the rest, evict
  * them. Returns how many were read.
  */
 static u32 compact(struct flaz_cleaner *cl, u32 k)
 {
+	u32 delay = min(READ_ONCE(debug_move_delay_ms), 1000U);
 	struct flaz_cache *c = cl->c;
 	u32 base = sizeof(struct flaz_extent_hdr), eb = c->extent_bytes;
 	u32 i, b, first, nr = 0, bins, most, kept, read = 0;
@@ -631,6 +639,8 @@ static u32 compact(struct flaz_cleaner *cl, u32 k)
 		first = i;
 	}
 	batch_wait(cl);
+	if (unlikely(delay))
+		msleep(delay);
 	/* a rush must not evict a new extent before its lines point there */
 	mutex_lock(&cl->ev.lock);
 	for (b = 0; b < bins; b++)

@@ -1230,6 +1230,55 @@ t_cache_cleaner_verify() {
 	[ "$mode" = normal ] || fail "mode=$mode, want normal"
 }
 
+# A write racing the cleaner's move of the block it overwrites must win. The cleaner-verify's
+# volume and data; debug_move_delay_ms holds each pass 200 ms between its moves reaching the
+# SSD and their lines pointing there. While verifying the cold parts keeps the cleaner
+# busy, the hot 4 MiB is read at random (hits, so its slots are moved, not dropped) and
+# written at random, 4 KiB at a time, 40 writes a second: a hot block is rewritten about
+# every 25 s, so most of its slots live to be moved, and some are rewritten during a pass's
+# pause. A move that landed after the write would bring the data before it back: the volume
+# must return what the HDD holds, block for block.
+t_cache_move_race() {
+	mr_param=/sys/module/dm_flaz/parameters/debug_move_delay_ms
+	[ -w $mr_param ] || fail "no debug_move_delay_ms parameter"
+	slice_vol extent_kib 16 overbook 1000 cleaner_rate_mib 65536 low_watermark 20 high_watermark 40 \
+		probation_percent 0
+	# shellcheck disable=SC2086 # the jobs are lists of options
+	run_fio write-hot $CLEAN_HOT --do_verify=0
+	write_cold
+	# shellcheck disable=SC2086
+	run_fio read-hot $CLEAN_HOT --verify_only
+	echo 200 >$mr_param
+	m0=$(status_val vol slots_moved)
+	w0=$(status_val vol writes)
+	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --time_based --runtime=600 \
+		--size=4M --bs=4k --name=hot-reads --rw=randread --iodepth=4 \
+		--name=hot-writes --rw=randwrite --iodepth=1 --rate_iops=40 --refill_buffers \
+		--buffer_compress_percentage=50 >/tmp/mr-hot.out 2>&1 &
+	mr_hot=$!
+	for part in 1 2 3 4 5 6; do
+		# shellcheck disable=SC2046
+		run_fio "verify-cold$part" $(clean_cold $part) --verify_only
+	done
+	kill $mr_hot
+	wait $mr_hot
+	echo 0 >$mr_param
+	grep -q 'err= *[1-9]' /tmp/mr-hot.out && fail "the hot reads and writes failed: $(grep 'err=' /tmp/mr-hot.out | tr '\n' ' ')"
+	m1=$(status_val vol slots_moved)
+	w1=$(status_val vol writes)
+	show_status vol
+	note "during the hot writes: slots_moved $((m1 - m0)), writes $((w1 - w0))"
+	# the compare reads through the cache first: every cached hot block is served from the SSD
+	h0=$(status_val vol read_hits)
+	same_blocks /dev/mapper/vol $HDD "the volume against the HDD after the moves raced the writes" 40
+	note "read hits of that compare: $(($(status_val vol read_hits) - h0))"
+	removed_hdd_matches vol 40
+	must dmsetup remove ssdslice
+	[ $((m1 - m0)) -ge 1024 ] ||
+		fail "slots_moved grew by $((m1 - m0)) during the hot writes, want >= 1024: the moves did not meet the writes"
+	[ $((w1 - w0)) -ge 1000 ] || fail "writes grew by $((w1 - w0)), want >= 1000"
+}
+
 # hot_rounds ROUNDS READS SHA: ROUNDS rounds of the cleaner-verify's six cold parts verified,
 # each followed by READS reads of the first 4 MiB, each compared with SHA; hr_bad counts those
 # that differ.

@@ -124,6 +124,7 @@ wide cache-cleaner-cold t_cache_cleaner_cold
 wide cache-cleaner-hot-set t_cache_cleaner_hot_set
 wide cache-cleaner-hot-set-paged t_cache_cleaner_hot_set paged
 check cache-cleaner-fault t_cache_cleaner_fault
+wide cache-cleaner-move-race t_cache_move_race
 wide cache-scan-hot-set t_cache_scan_hot_set sequential
 wide cache-scan-interleaved t_cache_scan_hot_set interleaved
 wide cache-scan-random t_cache_scan_hot_set random
