@@ -6,12 +6,14 @@
 # 512-byte write of a cached block, updated or dropped; and the
 # in-kernel cost of a slot's checks + decompression, of a fill's slot, and of the compressor
 # bypass against trying the codec on random blocks, measured in the same boot (debugfs
-# dm-flaz/codec_costs). Lines for the user start with "::". Writes `done` last.
+# dm-flaz/codec_costs); then issue 30's zipf loads and queue depths (bench-hits.sh). Lines for
+# the user start with "::". Writes `done` last.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export DM_DISABLE_UDEV=1
 . "$(dirname "$0")/../qemu/guest/dmcache.sh"
 . "$(dirname "$0")/../qemu/guest/postmark.sh"
 . "$(dirname "$0")/bench-fills.sh"
+. "$(dirname "$0")/bench-hits.sh"
 HDD=/dev/ubda
 SSD=/dev/ubdb
 WSET_MIB=64
@@ -210,5 +212,7 @@ awk -v goal=$GOAL '
 		if ("flaz-off" in us && "dm-cache" in us)
 			printf "::flaz-off hit (no decompression): %.2fx dm-cache hit\n", us["flaz-off"] / us["dm-cache"]
 	}' /tmp/costs /tmp/rows
+# issue 30: zipf over a set that fits and 2x the SSD behind dm-delay, CPU per hit by queue depth
+hits_section
 touch "$FLAZ_RUN/done"
 poweroff -f
