@@ -1,7 +1,8 @@
 #!/bin/bash
 # One source of truth for the status keys: the keys the module emits (stats.c: the counters'
 # names table stat_names and the "key=%..." of its DMEMITs) are the keys of flazctl's
-# Prometheus metrics (prom.c), of docs/operations.md's status table, of the man page's list
+# Prometheus metrics (prom.c), of docs/operations.md's status table, of docs/dm-flaz.rst's
+# Status section, of the man page's list
 # (flazctl.8, after its "the status keys" comment), of flazctl's own list (vol.c, as
 # `list -o help` prints it) and of what the bash completion offers after `list -o`. A key
 # missing from one of them, or one of them naming a key the module does not emit, fails.
@@ -52,6 +53,11 @@ same prom.c "$( (grep -oE '^[[:space:]]*\{ "[a-z_]+", (COUNTER|GAUGE|US_COUNTER)
 # docs/operations.md: the first column of the table under "## Status"
 same docs/operations.md "$(sed -n '/^## Status/,/^## /p' "$REPO/docs/operations.md" | grep '^| `' |
 	cut -d'|' -f2 | grep -oE '`[a-z_]+`' | tr -d '`' | sort -u)"
+
+# docs/dm-flaz.rst (the kernel's admin guide in make upstream's series): the term lines of
+# its "Status" section (a key, or keys separated by ", ", at the start of a line)
+same docs/dm-flaz.rst "$(sed -n '/^Status$/,/^Messages$/p' "$REPO/docs/dm-flaz.rst" |
+	grep -E '^[a-z_]+(, [a-z_]+)*$' | tr -d ',' | words)"
 
 # the man page: the list after its marker comment, up to the .hy that ends it
 same flazctl.8 "$(sed -n '/^\.\\" the status keys/,/^\.hy/p' "$CTL/flazctl.8" | grep -E '^\.BR? ' |
