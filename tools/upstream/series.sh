@@ -45,9 +45,11 @@ if [ -z "$TREE" ]; then
 	TREE=$D/linux-source-6.12
 	for f in "${CHANGED[@]}" "${PROBED[@]}"; do
 		[ -f "$TREE/$f" ] && continue
-		rm -rf "$D" && mkdir -p "$D"
-		tar -C "$D" -xf "$TARBALL" "${CHANGED[@]/#/linux-source-6.12/}" \
+		# into a new folder first: an interrupted tar leaves no file that looks whole
+		rm -rf "$D" "$D.new" && mkdir -p "$D.new"
+		tar -C "$D.new" -xf "$TARBALL" "${CHANGED[@]/#/linux-source-6.12/}" \
 			"${PROBED[@]/#/linux-source-6.12/}"
+		mv "$D.new" "$D"
 		break
 	done
 fi
@@ -78,7 +80,7 @@ while read -r pattern file name; do
 		FLAGS+=(-U "$name")
 	fi
 done < <(sed -n 's/^ccflags-y += $(if $(shell grep -s \(.*\) $(srctree)\/\([^)]*\)),-D\([A-Z_0-9]*\))$/\1 \2 \3/p' "$SRC/Kbuild")
-probes=$(grep -c '^ccflags-y += $(if ' "$SRC/Kbuild")
+probes=$(grep -c '^ccflags-y += $(if ' "$SRC/Kbuild" || true)
 [ ${#FLAGS[@]} -eq $((4 + 2 * probes)) ] && [ "$probes" -gt 0 ] ||
 	die "$SRC/Kbuild has $probes feature probes, $(((${#FLAGS[@]} - 4) / 2)) understood here"
 if grep -qs 'define BLK_OPEN_READ' "$TREE/include/linux/blkdev.h"; then

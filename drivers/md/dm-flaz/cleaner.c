@@ -639,7 +639,7 @@ static u32 compact(struct flaz_cleaner *cl, u32 k)
 		first = i;
 	}
 	batch_wait(cl);
-	if (unlikely(delay))
+	if (unlikely(delay) && bins)
 		msleep(delay);
 	/* a rush must not evict a new extent before its lines point there */
 	mutex_lock(&cl->ev.lock);

@@ -1248,7 +1248,6 @@ t_cache_move_race() {
 	write_cold
 	# shellcheck disable=SC2086
 	run_fio read-hot $CLEAN_HOT --verify_only
-	echo 200 >$mr_param
 	m0=$(status_val vol slots_moved)
 	w0=$(status_val vol writes)
 	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --time_based --runtime=600 \
@@ -1256,6 +1255,9 @@ t_cache_move_race() {
 		--name=hot-writes --rw=randwrite --iodepth=1 --rate_iops=40 --refill_buffers \
 		--buffer_compress_percentage=50 >/tmp/mr-hot.out 2>&1 &
 	mr_hot=$!
+	# a check that fails must not leave fio holding the volume, nor the cleaner pausing
+	trap 'kill $mr_hot 2>/dev/null; wait $mr_hot; echo 0 >$mr_param' EXIT
+	echo 200 >$mr_param
 	for round in 1 2; do
 		for part in 1 2 3 4 5 6; do
 			# shellcheck disable=SC2046
@@ -1265,6 +1267,7 @@ t_cache_move_race() {
 	kill $mr_hot
 	wait $mr_hot
 	echo 0 >$mr_param
+	trap - EXIT
 	grep -q 'err= *[1-9]' /tmp/mr-hot.out && fail "the hot reads and writes failed: $(grep 'err=' /tmp/mr-hot.out | tr '\n' ' ')"
 	m1=$(status_val vol slots_moved)
 	w1=$(status_val vol writes)
