@@ -191,10 +191,10 @@ no data, and any doubt about the cache's state is resolved by missing.
 
 The cache is direct-mapped: block B of the HDD can only be held in line
 B modulo the number of lines, a configurable multiple (overbook) of the
-blocks the SSD's extents hold. New fills enter a probation part of the log; a
-cleaner compacts hit slots into the main log and drops the rest, and
-sequential streams bypass the cache. The table is committed with write
-intent marks ahead of writes, so a crash never serves stale data.
+blocks the SSD's extents hold. New fills enter a probation part of the
+log; a cleaner compacts hit slots into the main log and drops the rest,
+and sequential streams bypass the cache. The table is committed with
+write intent marks ahead of writes, so a crash never serves stale data.
 EOF
 )"
 
