@@ -17,16 +17,15 @@ mkdir -p "$KCACHE" 2>/dev/null && [ -w "$KCACHE" ] || KCACHE=${FLAZ_CACHE:-$REPO
 KERNELS=$KCACHE/uml/kernel
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 INPUTS=("$HERE/0001-um-x86-fp-size-for-amx-hosts.patch" "$HERE/uml-e2e.config" "$HERE/uml-debug.config")
-FRAGMENTS=("${INPUTS[@]:1}")
 VARIANT=
 if [ "${1:-}" = bench ]; then
 	INPUTS=("${INPUTS[@]:0:2}")
-	FRAGMENTS=("${INPUTS[@]:1}")
 	VARIANT=bench-
-else
-	# the series' Kconfig: what configure needs of it (its sources are synced every run)
-	INPUTS+=("$REPO/tools/upstream/Kconfig" "$REPO/tools/upstream/Kconfig.test")
 fi
+FRAGMENTS=("${INPUTS[@]:1}")
+# the test kernel's key: also the series' Kconfig, what configure needs of it (its
+# sources are synced every run)
+[ -z "$VARIANT" ] && INPUTS+=("$REPO/tools/upstream/Kconfig" "$REPO/tools/upstream/Kconfig.test")
 
 ver=$(dpkg-query -W -f '${Version}' linux-source-6.12)
 key=$VARIANT$( (echo "$ver"; sha256sum "${INPUTS[@]}" | cut -d' ' -f1) | sha256sum | cut -c1-16)
