@@ -558,6 +558,7 @@ u32 flaz_xbuf_bucket(u32 free, u32 extent_bytes);
 #define FLAZ_SPAN_GAP	(2 * 4096)	/* slots this far apart in an extent are read together */
 
 struct flaz_hits;
+struct flaz_slot_info;
 
 /* Bytes @start..@end of extent @ext: one SSD read for the slots in it. */
 struct flaz_span {
@@ -573,6 +574,8 @@ bool flaz_hit_fetch(struct flaz_cache *c, struct bio *bio, u64 block);
 void flaz_hit_drain(struct flaz_cache *c);
 u32 flaz_hit_span_add(struct flaz_span *spans, u32 *nr, const struct flaz_entry *e,
 		      u32 align, u32 max);
+int flaz_hit_check(struct flaz_cache *c, const struct flaz_entry *e, u64 block,
+		   const u8 *slot, struct flaz_slot_info *info);
 int flaz_hit_module_init(void);
 void flaz_hit_module_exit(void);
 
@@ -655,8 +658,6 @@ bool flaz_cleaner_keep(u32 hot, u32 room);
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
 
 /* fill.c: installing the blocks of completed read misses and writes */
-struct flaz_slot_info;
-
 u32 flaz_max_payload(u32 saving);
 u32 flaz_fill_max_payload(struct flaz_cache *c);
 int flaz_fill_slot(struct flaz_compressor *comp, struct flaz_bypass *bypass,

@@ -287,29 +287,44 @@ static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *
 }
 
 /*
- * Check block @i's slot and serve it. -ENOENT: a cut tag matched but the slot
- * holds another block, a plain miss; -EAGAIN: @atomic and serving it would
- * sleep; other errors are the SSD's.
+ * Whether @slot, read from where @e points, holds block @block as this volume
+ * wrote it there; @info says how it is stored. -ENOENT: a cut tag matched but
+ * the slot holds another block, a plain miss; -EILSEQ: the slot is damaged, of
+ * another size or codec than the table says, or an older tenant's of the
+ * extent (the SSD lost the write that replaced it).
+ */
+int flaz_hit_check(struct flaz_cache *c, const struct flaz_entry *e, u64 block,
+		   const u8 *slot, struct flaz_slot_info *info)
+{
+	int r = flaz_slot_decode(slot, e->bytes, info);
+
+	if (r)
+		return r;
+	if (info->block != block)
+		return -ENOENT;
+	if (info->bytes != e->bytes || !flaz_cache_codec(c, info->codec) ||
+	    flaz_tenant_older(c->tenants, e->ext, info->seq))
+		return -EILSEQ;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_hit_check);
+
+/*
+ * Check block @i's slot and serve it. -ENOENT and -EILSEQ: flaz_hit_check()'s;
+ * -EAGAIN: @atomic and serving it would sleep; other errors are the SSD's.
  */
 static int decode(struct flaz_hit *h, u32 i, const u8 *slot, bool atomic)
 {
 	struct flaz_cache *c = h->c;
-	const struct flaz_entry *e = &h->blocks[i].e;
 	const u8 *payload = slot + sizeof(struct flaz_slot_hdr);
 	struct flaz_slot_info info;
 	int r;
 
 	/* checksums and decompression never hold interrupts off (span_end_io()) */
 	lockdep_assert_irqs_enabled();
-	r = flaz_slot_decode(slot, e->bytes, &info);
+	r = flaz_hit_check(c, &h->blocks[i].e, h->block + i, slot, &info);
 	if (r)
 		return r;
-	if (info.block != h->block + i)
-		return -ENOENT;
-	/* an older tenant of the extent: the SSD lost the write that replaced it */
-	if (info.bytes != e->bytes || !flaz_cache_codec(c, info.codec) ||
-	    flaz_tenant_older(c->tenants, e->ext, info.seq))
-		return -EILSEQ;
 	if (!(info.flags & FLAZ_SLOT_RAW))
 		return decompress_to_bio(h, i, flaz_cache_codec(c, info.codec), payload,
 					 info.len, atomic);

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for how the hit path groups slots into SSD reads: spans of one
- * extent, aligned to the SSD's logical block, no more than FLAZ_SPAN_GAP apart
- * and no longer than the buffer.
+ * KUnit tests for the hit path: how it groups slots into SSD reads (spans of
+ * one extent, aligned to the SSD's logical block, no more than FLAZ_SPAN_GAP
+ * apart and no longer than the buffer), and what it checks of a slot before
+ * serving it (flaz_hit_check(): never another block's, a damaged one's, one of
+ * another size or codec than the table says, or an extent's earlier tenant's).
  */
 #include <kunit/test.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "flaz.h"
+#include "format.h"
 
 #define SPAN_MAX	(64U << 10)
 
@@ -92,6 +97,175 @@ static void span_max(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nr, 2U);
 }
 
+/* The checks' volume: lz4, zstd for cold slots, 8 extents of 32 KiB, seq 1000. */
+struct check_env {
+	struct flaz_cache c;
+	u8 slot[sizeof(struct flaz_slot_hdr) + FLAZ_BLOCK_SIZE];
+	struct flaz_slot_info info;
+	struct flaz_entry e;
+};
+
+static void check_exit(struct kunit *test)
+{
+	struct check_env *env = test->priv;
+
+	if (!env)
+		return;
+	if (!IS_ERR_OR_NULL(env->c.comp))
+		flaz_compressor_destroy(env->c.comp);
+	if (!IS_ERR_OR_NULL(env->c.cold_comp))
+		flaz_compressor_destroy(env->c.cold_comp);
+	if (env->c.tenants)
+		flaz_tenants_destroy(env->c.tenants);
+}
+
+static int check_init(struct kunit *test)
+{
+	struct check_env *env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+
+	if (!env)
+		return -ENOMEM;
+	test->priv = env;
+	env->c.codec = FLAZ_CODEC_LZ4;
+	env->c.comp = flaz_compressor_create(FLAZ_CODEC_LZ4);
+	env->c.cold_codec = FLAZ_CODEC_ZSTD + 1;
+	env->c.cold_comp = flaz_compressor_create(FLAZ_CODEC_ZSTD);
+	atomic64_set(&env->c.seq, 1000);
+	env->c.tenants = flaz_tenants_create(8, 32U << 10, &env->c.seq);
+	if (IS_ERR(env->c.comp) || IS_ERR(env->c.cold_comp) || !env->c.tenants)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * A slot of block 5000 at offset 96 of extent 3, as a fill writes it now: its
+ * payload @len bytes of a pattern, in @codec; the entry that points at it.
+ */
+static void slot_write(struct check_env *env, u8 codec, u32 len)
+{
+	memset(env->slot, 0, sizeof(env->slot));
+	memset(env->slot + sizeof(struct flaz_slot_hdr), 0x5a, len);
+	env->info = (struct flaz_slot_info) {
+		.block = 5000, .line = 17, .len = len, .codec = codec,
+		.seq = atomic64_inc_return(&env->c.seq),
+		.flags = len == FLAZ_BLOCK_SIZE ? FLAZ_SLOT_RAW : 0,
+	};
+	flaz_slot_encode(env->slot, &env->info);
+	/* header 32 bytes and the payload, rounded up to 32 */
+	env->e = (struct flaz_entry) { .kind = FLAZ_ENTRY_SLOT, .ext = 3, .off = 96,
+				       .bytes = round_up(32 + len, 32) };
+}
+
+static int check(struct check_env *env, u64 block)
+{
+	struct flaz_slot_info got;
+
+	return flaz_hit_check(&env->c, &env->e, block, env->slot, &got);
+}
+
+static void check_serves(struct kunit *test)
+{
+	struct check_env *env = test->priv;
+	struct flaz_slot_info got = {};
+
+	slot_write(env, FLAZ_CODEC_LZ4, 1000);
+	KUNIT_EXPECT_EQ(test, env->e.bytes, 1056U);
+	KUNIT_ASSERT_EQ(test, flaz_hit_check(&env->c, &env->e, 5000, env->slot, &got), 0);
+	KUNIT_EXPECT_EQ(test, got.block, 5000ULL);
+	KUNIT_EXPECT_EQ(test, got.len, 1000U);
+	KUNIT_EXPECT_EQ(test, got.bytes, 1056U);
+	KUNIT_EXPECT_EQ(test, got.codec, (u8)FLAZ_CODEC_LZ4);
+	KUNIT_EXPECT_EQ(test, got.flags, 0);
+	/* raw: the whole block after the header */
+	slot_write(env, FLAZ_CODEC_LZ4, FLAZ_BLOCK_SIZE);
+	KUNIT_ASSERT_EQ(test, flaz_hit_check(&env->c, &env->e, 5000, env->slot, &got), 0);
+	KUNIT_EXPECT_EQ(test, got.flags, FLAZ_SLOT_RAW);
+	KUNIT_EXPECT_EQ(test, got.bytes, 4128U);
+}
+
+/* a cut tag matched another block's line: a miss, not a fault */
+static void check_other_block(struct kunit *test)
+{
+	struct check_env *env = test->priv;
+
+	slot_write(env, FLAZ_CODEC_LZ4, 1000);
+	KUNIT_EXPECT_EQ(test, check(env, 5001), -ENOENT);
+	KUNIT_EXPECT_EQ(test, check(env, 5000 + (1ULL << 32)), -ENOENT);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), 0);
+}
+
+static void check_damaged(struct kunit *test)
+{
+	struct check_env *env = test->priv;
+	u8 *payload = env->slot + sizeof(struct flaz_slot_hdr);
+	struct flaz_slot_hdr *h = (void *)env->slot;
+
+	slot_write(env, FLAZ_CODEC_LZ4, 1000);
+	payload[999] ^= 1;
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	payload[999] ^= 1;
+	h->block = cpu_to_le64(5001);
+	KUNIT_EXPECT_EQ(test, check(env, 5001), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	h->block = cpu_to_le64(5000);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), 0);
+	/* zeroes where the slot was (a trimmed or never written place) */
+	memset(env->slot, 0, sizeof(env->slot));
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+}
+
+/* the table's size for the slot is not the slot's: one of them is not this write's */
+static void check_size(struct kunit *test)
+{
+	struct check_env *env = test->priv;
+
+	slot_write(env, FLAZ_CODEC_LZ4, 1000);
+	env->e.bytes = 1088;
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	/* shorter than the slot: it does not fit where the table says */
+	env->e.bytes = 1024;
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	env->e.bytes = 1056;
+	KUNIT_EXPECT_EQ(test, check(env, 5000), 0);
+}
+
+/* the volume's codec and its cold codec decode; another does not */
+static void check_codec(struct kunit *test)
+{
+	struct check_env *env = test->priv;
+
+	slot_write(env, FLAZ_CODEC_ZSTD, 1000);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), 0);
+	slot_write(env, FLAZ_CODEC_DEFLATE, 1000);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	slot_write(env, FLAZ_CODEC_LZO, 1000);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	slot_write(env, FLAZ_NR_CODECS, 1000);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	env->c.cold_codec = 0;
+	slot_write(env, FLAZ_CODEC_ZSTD, 1000);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+}
+
+/*
+ * A slot written before its extent was opened again: the SSD lost the new
+ * tenant's write there, and the table's entry is the new one's.
+ */
+static void check_older_tenant(struct kunit *test)
+{
+	struct check_env *env = test->priv;
+
+	slot_write(env, FLAZ_CODEC_LZ4, 1000);
+	flaz_tenant_open(env->c.tenants, 3);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), -EILSEQ);
+	/* another extent's opening says nothing of this one */
+	env->e.ext = 4;
+	KUNIT_EXPECT_EQ(test, check(env, 5000), 0);
+	/* the new tenant's own slot */
+	slot_write(env, FLAZ_CODEC_LZ4, 1000);
+	KUNIT_EXPECT_EQ(test, check(env, 5000), 0);
+}
+
 static struct kunit_case hit_cases[] = {
 	KUNIT_CASE(span_aligned),
 	KUNIT_CASE(span_merge),
@@ -100,9 +274,26 @@ static struct kunit_case hit_cases[] = {
 	{}
 };
 
+static struct kunit_case check_cases[] = {
+	KUNIT_CASE(check_serves),
+	KUNIT_CASE(check_other_block),
+	KUNIT_CASE(check_damaged),
+	KUNIT_CASE(check_size),
+	KUNIT_CASE(check_codec),
+	KUNIT_CASE(check_older_tenant),
+	{}
+};
+
 static struct kunit_suite hit_suite = {
 	.name = "flaz_hit",
 	.test_cases = hit_cases,
 };
 
-kunit_test_suite(hit_suite);
+static struct kunit_suite check_suite = {
+	.name = "flaz_hit_check",
+	.init = check_init,
+	.exit = check_exit,
+	.test_cases = check_cases,
+};
+
+kunit_test_suites(&hit_suite, &check_suite);
