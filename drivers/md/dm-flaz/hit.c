@@ -290,8 +290,8 @@ static int decompress_to_bio(struct flaz_hit *h, u32 i, struct flaz_compressor *
  * Whether @slot, read from where @e points, holds block @block as this volume
  * wrote it there; @info says how it is stored. -ENOENT: a cut tag matched but
  * the slot holds another block, a plain miss; -EILSEQ: the slot is damaged, of
- * another size or codec than the table says, or an older tenant's of the
- * extent (the SSD lost the write that replaced it).
+ * another size than the table says or in a codec this volume does not use, or
+ * an older tenant's of the extent (the SSD lost the write that replaced it).
  */
 int flaz_hit_check(struct flaz_cache *c, const struct flaz_entry *e, u64 block,
 		   const u8 *slot, struct flaz_slot_info *info)

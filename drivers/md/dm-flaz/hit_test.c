@@ -7,7 +7,6 @@
  * another size or codec than the table says, or an extent's earlier tenant's).
  */
 #include <kunit/test.h>
-#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "flaz.h"
@@ -132,9 +131,11 @@ static int check_init(struct kunit *test)
 	env->c.cold_comp = flaz_compressor_create(FLAZ_CODEC_ZSTD);
 	atomic64_set(&env->c.seq, 1000);
 	env->c.tenants = flaz_tenants_create(8, 32U << 10, &env->c.seq);
-	if (IS_ERR(env->c.comp) || IS_ERR(env->c.cold_comp) || !env->c.tenants)
-		return -ENOMEM;
-	return 0;
+	if (IS_ERR(env->c.comp))
+		return PTR_ERR(env->c.comp);
+	if (IS_ERR(env->c.cold_comp))
+		return PTR_ERR(env->c.cold_comp);
+	return env->c.tenants ? 0 : -ENOMEM;
 }
 
 /*

@@ -1250,7 +1250,7 @@ t_cache_move_race() {
 	run_fio read-hot $CLEAN_HOT --verify_only
 	m0=$(status_val vol slots_moved)
 	w0=$(status_val vol writes)
-	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --time_based --runtime=600 \
+	fio --filename=/dev/mapper/vol --ioengine=libaio --direct=1 --time_based --runtime=3000 \
 		--size=4M --bs=4k --name=hot-reads --rw=randread --iodepth=4 \
 		--name=hot-writes --rw=randwrite --iodepth=1 --rate_iops=40 --refill_buffers \
 		--buffer_compress_percentage=50 >/tmp/mr-hot.out 2>&1 &
@@ -1258,8 +1258,8 @@ t_cache_move_race() {
 	# a check that fails must not leave fio holding the volume, nor the cleaner pausing
 	trap 'kill $mr_hot 2>/dev/null; wait $mr_hot; echo 0 >$mr_param' EXIT
 	echo 200 >$mr_param
-	# rounds over the cold parts until the moves met 1,024 writes' worth (4,901 moves in two
-	# rounds on a quiet host, 920 on a loaded one), four at most
+	# rounds over the cold parts until 1,024 slots moved (4,901 in two rounds on a quiet host,
+	# 920 on a loaded one), four at most; the hot writes outlast them (killed below)
 	for round in 1 2 3 4; do
 		for part in 1 2 3 4 5 6; do
 			# shellcheck disable=SC2046
@@ -1267,6 +1267,7 @@ t_cache_move_race() {
 		done
 		[ $(($(status_val vol slots_moved) - m0)) -ge 1024 ] && break
 	done
+	kill -0 $mr_hot 2>/dev/null || fail "the hot reads and writes ended before the rounds did"
 	kill $mr_hot
 	wait $mr_hot
 	echo 0 >$mr_param
