@@ -22,6 +22,7 @@
  * staleness under the line's lock, and a write marks before it drops lines, so
  * either the install lands first and is dropped, or it sees the mark.
  */
+#include <kunit/visibility.h>
 #include <linux/bio.h>
 #include <linux/bitmap.h>
 #include <linux/blkdev.h>
@@ -71,12 +72,13 @@ static bool is_cached(struct flaz_cache *c, u64 block, struct flaz_entry *e)
 }
 
 /*
- * Drop the lines of blocks @first..@last; counts the whole blocks that were
- * cached, and, when fill.c asks for it, notes in @was those of the first 64
- * that were cached or ghosts.
+ * Drop the lines of blocks @first..@last, those that hold them; with @count,
+ * counts the whole blocks (@whole_first..@whole_end) as write hits or misses,
+ * and, when fill.c asks for it, notes in @was those of the first 64 that were
+ * cached or ghosts. A span of every line drops them all.
  */
-static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_first,
-			u64 whole_end, bool count, u64 *was)
+void flaz_cache_drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_first,
+			    u64 whole_end, bool count, u64 *was)
 {
 	bool note = count && !flaz_fill_all_writes(c);
 	u64 b, line;
@@ -101,6 +103,7 @@ static void drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_fir
 			*was |= BIT_ULL(b - whole_first);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_cache_drop_blocks);
 
 static int remap(struct flaz_cache *c, struct bio *bio)
 {
@@ -279,8 +282,8 @@ static int map_write_drop(struct flaz_cache *c, struct bio *bio, struct flaz_bio
 	u64 whole_first = DIV_ROUND_UP_ULL(start, FLAZ_BLOCK_SECTORS);
 	u64 whole_end = (start + bio_sectors(bio)) >> (FLAZ_BLOCK_SHIFT - SECTOR_SHIFT);
 
-	drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end, pb->count,
-		    &pb->was_cached);
+	flaz_cache_drop_blocks(c, pb->rec.first, pb->rec.last, whole_first, whole_end,
+			       pb->count, &pb->was_cached);
 	if (pb->end) {
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;

@@ -681,6 +681,8 @@ struct flaz_cache *flaz_cache_create(struct dm_target *ti, struct block_device *
 				     char **error);
 void flaz_cache_destroy(struct flaz_cache *c);
 int flaz_cache_map(struct flaz_cache *c, struct bio *bio);
+void flaz_cache_drop_blocks(struct flaz_cache *c, u64 first, u64 last, u64 whole_first,
+			    u64 whole_end, bool count, u64 *was);
 int flaz_cache_end_io(struct flaz_cache *c, struct bio *bio, blk_status_t error);
 void flaz_cache_suspend(struct flaz_cache *c);
 int flaz_cache_preresume(struct flaz_cache *c);

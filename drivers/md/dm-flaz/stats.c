@@ -3,6 +3,7 @@
  * dm-flaz statistics: per-CPU event counters, summed when status is read, so the
  * I/O path never shares a cache line with another CPU for accounting.
  */
+#include <kunit/visibility.h>
 #include <linux/math64.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -77,6 +78,7 @@ struct flaz_stats *flaz_stats_create(void)
 	}
 	return s;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_stats_create);
 
 /* NULL-tolerant, so the constructor's error path can call it. */
 void flaz_stats_destroy(struct flaz_stats *s)
@@ -86,6 +88,7 @@ void flaz_stats_destroy(struct flaz_stats *s)
 	free_percpu(s->cpu);
 	kfree(s);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_stats_destroy);
 
 void flaz_stats_add(struct flaz_stats *s, enum flaz_stat stat, u64 n)
 {
@@ -101,6 +104,7 @@ u64 flaz_stats_sum(struct flaz_stats *s, enum flaz_stat stat)
 		sum += per_cpu_ptr(s->cpu, cpu)->c[stat];
 	return sum;
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_stats_sum);
 
 static void emit_stats(struct flaz_stats *s, enum flaz_stat first, enum flaz_stat last,
 		       char *result, unsigned int maxlen, unsigned int *sz_p)
