@@ -157,9 +157,9 @@ check persist-unusable-ssd t_persist_unusable
 check persist-mode-vs-suspend t_persist_mode_vs_suspend
 check persist-evict t_persist_evict
 check persist-paging t_persist_paging
-wide 6.1 persist-gen-wear t_persist_gen_wear
-wide 6.1 persist-big t_persist_big
-wide 6.1 persist-fuzz t_persist_fuzz
+wide 6.12 persist-gen-wear t_persist_gen_wear
+wide 6.12 persist-big t_persist_big
+wide 6.12 persist-fuzz t_persist_fuzz
 check persist-damaged-gen t_persist_damaged_gen
 wide 6.12 persist-seq-restart t_persist_seq_restart
 check flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
