@@ -28,8 +28,7 @@ static void cache_exit(struct kunit *test)
 		return;
 	if (!IS_ERR_OR_NULL(env->c.l2p))
 		flaz_l2p_destroy(env->c.l2p);
-	if (env->c.stats)
-		flaz_stats_destroy(env->c.stats);
+	flaz_stats_destroy(env->c.stats);
 }
 
 /* Four 32 KiB extents opened, every page of the table resident. */

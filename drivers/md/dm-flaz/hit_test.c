@@ -114,8 +114,7 @@ static void check_exit(struct kunit *test)
 		flaz_compressor_destroy(env->c.comp);
 	if (!IS_ERR_OR_NULL(env->c.cold_comp))
 		flaz_compressor_destroy(env->c.cold_comp);
-	if (env->c.tenants)
-		flaz_tenants_destroy(env->c.tenants);
+	flaz_tenants_destroy(env->c.tenants);
 }
 
 static int check_init(struct kunit *test)
