@@ -9,7 +9,8 @@
  * A line whose TABLE starts with "!" is a device of another target (left out of lists).
  * FAKE_DM_GROW=N adds N * (the number of status reads so far) to reads, read_hits and
  * fills, so stats sees them move. dm_message() appends "NAME MESSAGE" to
- * $FAKE_DM.msgs and fails when FAKE_DM_REFUSE is set.
+ * $FAKE_DM.msgs and fails when FAKE_DM_REFUSE is set; so does dm_reload_flaz(),
+ * as "NAME reload SECTORS PARAMS".
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -245,10 +246,10 @@ bool dm_single_target(const char *name, bool *exists, char **type, uint64_t *sec
 
 bool dm_reload_flaz(const char *name, uint64_t sectors, const char *params)
 {
-	(void)name;
-	(void)sectors;
-	(void)params;
-	return false;
+	char line[4096];
+
+	snprintf(line, sizeof(line), "reload %" PRIu64 " %s", sectors, params);
+	return dm_message(name, line);
 }
 
 bool dm_remove(const char *name)

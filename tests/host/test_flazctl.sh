@@ -670,6 +670,38 @@ FAKE_DM=$T/vols-tc fcheck get-table-cache-kib-json 0 out '"cold-compressor":"non
 # a probation_percent in the table (0: off)
 printf 'pp\t2048\t9999:6 9999:7 2 probation_percent 0\tmode=normal reads=0\n' >"$T/vols-pp"
 FAKE_DM=$T/vols-pp fcheck get-probation-percent 0 out '^0$' get pp probation_percent
+# resize: the table reloaded at its HDD's size (a real block device of this host, by its
+# number), with the same devices and options but cold, which would empty the cache
+rdev=
+for d in /sys/dev/block/*; do
+	[ "$(cat "$d/size" 2>/dev/null)" -gt 0 ] 2>/dev/null && rdev=${d##*/} && break
+done
+if [ -z "$rdev" ]; then
+	skip fake/resize "this host has no block device of a size in /sys/dev/block"
+else
+	rsz=$(cat "/sys/dev/block/$rdev/size")
+	{
+		printf 'rs\t%s\t%s 9999:9 5 cold compressor zstd low_watermark 1\tmode=normal reads=0\n' \
+			$((rsz + 8)) "$rdev"
+		printf 'same\t%s\t%s 9999:9 0\tmode=normal reads=0\n' "$rsz" "$rdev"
+		printf 'gone\t2048\t9999:8 9999:9 0\tmode=normal reads=0\n'
+	} >"$T/vols-rs"
+	rm -f "$T/vols-rs.msgs"
+	FAKE_DM=$T/vols-rs fcheck resize 0 out "^rs: $((rsz + 8)) -> $rsz sectors\$" resize rs
+	want="rs reload $rsz $rdev 9999:9 4 compressor zstd low_watermark 1"
+	[ "$(cat "$T/vols-rs.msgs" 2>/dev/null)" = "$want" ] && pass fake/resize-table ||
+		fail fake/resize-table "reloaded '$(cat "$T/vols-rs.msgs" 2>/dev/null)', want '$want' (cold dropped)"
+	rm -f "$T/vols-rs.msgs"
+	FAKE_DM=$T/vols-rs fcheck resize-same 0 out "^same: already $rsz sectors, as its HDD\$" resize same
+	[ ! -e "$T/vols-rs.msgs" ] && pass fake/resize-same-no-reload ||
+		fail fake/resize-same-no-reload "reloaded '$(cat "$T/vols-rs.msgs")' at the size it has"
+	FAKE_DM=$T/vols-rs FAKE_DM_REFUSE=1 fcheck resize-refused 1 err \
+		"^flazctl: cannot reload rs at $rsz sectors: .*\\(its table is unchanged\\)\$" resize rs
+fi
+FAKE_DM=$T/vols-rs fcheck resize-no-hdd 1 err '^flazctl: cannot get the size of HDD 9999:8: /sys/dev/block/9999:8/size: ' resize gone
+FAKE_DM=$T/vols-rs fcheck resize-not-flaz 1 err 'no such device|not a flaz volume' resize nosuch
+fcheck resize-no-name 2 err '^flazctl: usage: flazctl resize NAME$' resize
+fcheck resize-option 2 err '^flazctl: unknown option --force$' resize --force
 FAKE_DM_REFUSE=1 fcheck set-refused 1 err '^flazctl: kernel refused low-watermark 50: ' set fast low_watermark 50
 fcheck set-missing 1 err 'no such device: nope' set nope low_watermark 5
 unset FAKE_DM

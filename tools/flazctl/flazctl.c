@@ -106,6 +106,9 @@ static const struct command commands[] = {
 	  "Options " CREATE_OPTIONS },
 	{ "remove", cmd_remove, "flazctl remove NAME",
 	  "Remove the volume; the HDD keeps all data.\n" },
+	{ "resize", cmd_resize, "flazctl resize NAME",
+	  "Reload the volume at its HDD's size, after the HDD grew or shrank (lvextend,\n"
+	  "lvreduce). Grown, the cache stays warm; shrunk, it starts empty.\n" },
 	{ "list", cmd_list,
 	  "flazctl list [-o FIELD[,FIELD...]] [-O [-]FIELD[,...]] [table options] [--json | --csv]",
 	  "One line per flaz volume, as lvs(8) shows LVs.\n"

@@ -56,6 +56,7 @@ int check_name(const char *name);
 
 int cmd_create(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
+int cmd_resize(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_stats(int argc, char **argv);

@@ -62,6 +62,10 @@
 #define META_LEFT_BEHIND \
 	"%s: the SSD's (%u:%u) saved cache was left behind by writes it could not mark: starting empty"
 
+/* at load, a resize the saved cache cannot follow (meta_resize() says why) */
+#define META_RESIZED_EMPTY \
+	"%s: the volume's length went from %llu to %llu sectors and %s: starting empty"
+
 /*
  * Read the extents' generations. Returns -EILSEQ when a gen block cannot be
  * read or fails its checks: entries into its extents could be void or not.
@@ -140,6 +144,19 @@ static int load(struct flaz_meta *m, bool cold)
 		/* It changed since the table was loaded. */
 		DMERR("%s: %s", dm_table_device_name(c->ti->table), why);
 		return -EINVAL;
+	}
+	if (m->sb.hdd_sectors != c->ti->len) {
+		u64 was = m->sb.hdd_sectors;
+
+		why = meta_resize(m);
+		if (why) {
+			DMWARN(META_RESIZED_EMPTY, dm_table_device_name(c->ti->table), was,
+			       (u64)c->ti->len, why);
+			r = meta_format(m, max_seq);
+			return r ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
+		}
+		DMINFO("%s: the volume grew from %llu to %llu sectors: the saved cache stays",
+		       dm_table_device_name(c->ti->table), was, (u64)c->ti->len);
 	}
 	if (load_gens(m)) {
 		meta_error(c);

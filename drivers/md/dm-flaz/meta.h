@@ -126,6 +126,7 @@ int meta_read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *st
 		 u64 *max_seq);
 int meta_check_sb(struct flaz_meta *m, bool cold, char **error);
 const char *meta_mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb);
+const char *meta_resize(struct flaz_meta *m);
 bool meta_sb_idle(struct flaz_meta *m);
 int meta_write_sb(struct flaz_meta *m, u32 flags);
 int meta_format(struct flaz_meta *m, u64 max_seq);

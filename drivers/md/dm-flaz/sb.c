@@ -24,6 +24,7 @@
 #include <linux/list.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uuid.h>
 #include <linux/vmalloc.h>
 
@@ -32,8 +33,6 @@
 #include "opts.h"
 
 /* Messages too long to share a line with code, each kept whole for grep */
-#define SB_OTHER_LENGTH \
-	"SSD superblock is for another volume: volume size differs (give 'cold' to start empty)"
 #define SB_OTHER_SSD_SIZE \
 	"SSD superblock is for another volume: SSD size differs (give 'cold' to start empty)"
 #define SB_OTHER_EXTENT_KIB \
@@ -230,13 +229,14 @@ int meta_read_sb(struct flaz_meta *m, struct flaz_sb_info *sb, enum sb_state *st
 	return 0;
 }
 
-/* Why the superblock @sb cannot serve this table line, or NULL. */
+/*
+ * Why the superblock @sb cannot serve this table line, or NULL. A volume of
+ * another length can be this one resized: load() settles it (meta_resize()).
+ */
 const char *meta_mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
 {
 	struct flaz_cache *c = m->c;
 
-	if (sb->hdd_sectors != c->ti->len)
-		return SB_OTHER_LENGTH;
 	if (sb->geo.ssd_sectors != c->geo->ssd_sectors)
 		return SB_OTHER_SSD_SIZE;
 	if (sb->extent_kib != c->opts->val[FLAZ_OPT_EXTENT_KIB])
@@ -247,6 +247,33 @@ const char *meta_mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
 		return SB_OTHER_CODEC;
 	if (sb->cold_codec != c->cold_codec)
 		return SB_OTHER_COLD_CODEC;
+	return NULL;
+}
+
+/*
+ * The volume's length differs from the superblock's (an lvextend or lvreduce
+ * under it, then a reload): why the saved cache cannot stay, or NULL when it
+ * stays, m->sb set to the new length. Grown after a clean stop on the same HDD
+ * it stays: every saved block lies below the old end, and no region is marked,
+ * so the new regions start unmarked. Shrunk, it goes: a line past the new end
+ * would serve what the HDD held there before, were the volume grown back (the
+ * table keeps 4 bits of a tag, so such lines are not told apart cheaply).
+ * After a crash, neither the marks' regions nor the HDD are known.
+ */
+const char *meta_resize(struct flaz_meta *m)
+{
+	struct flaz_cache *c = m->c;
+	u32 fp;
+
+	if (m->sb.hdd_sectors > c->ti->len)
+		return "it shrank";
+	if (!(m->sb.flags & FLAZ_SB_CLEAN) || memchr_inv(m->bitmap, 0, FLAZ_SB_BITMAP_BYTES))
+		return "it was not stopped cleanly";
+	if (meta_hdd_fingerprint(m, &fp) || fp != m->sb.hdd_fp)
+		return "the HDD's first block differs or cannot be read";
+	m->sb.hdd_sectors = c->ti->len;
+	m->sb.region_shift = flaz_intent_shift(c->intent);
+	m->sb.nr_regions = flaz_intent_nr(c->intent);
 	return NULL;
 }
 

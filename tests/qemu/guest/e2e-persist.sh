@@ -2,6 +2,7 @@
 #   warm restart: after a clean remove the volume comes back with its cache, and hits;
 #   refusals: saved state for another table, another HDD, a corrupt superblock or a
 #     non-flaz SSD is refused unless `cold`, which starts empty;
+#   resize: another length is the HDD grown (the cache stays) or shrunk (it starts empty);
 #   SSD faults (dm-flakey under the SSD): errors and bad bytes cost misses, never data, and
 #     move the mode to degraded and passthrough at the spec's thresholds;
 #   fuzzed metadata on a real SSD image never gives wrong data.
@@ -226,7 +227,6 @@ p_variant() {
 	compressor) vt_opts="compressor zstd" P_WHY="$MSG_OTHER_VOLUME: compressor differs" ;;
 	extent_kib) vt_opts="extent_kib 64" P_WHY="$MSG_OTHER_VOLUME: extent_kib differs" ;;
 	overbook) vt_opts="overbook 300" P_WHY="$MSG_OTHER_VOLUME: overbook differs" ;;
-	length) vt_len=$((vt_len / 2)) P_WHY="$MSG_OTHER_VOLUME: volume size differs" ;;
 	ssd-size) vt_ssd=$P_OTHER_SSD P_WHY="$MSG_OTHER_VOLUME: SSD size differs" ;;
 	hdd) vt_hdd=$P_OTHER_HDD P_WHY=$MSG_OTHER_HDD ;;
 	esac
@@ -240,9 +240,10 @@ p_variant_table() {
 }
 
 # After a clean remove, a table that differs from the saved one in compressor, extent_kib,
-# overbook, volume length, SSD size or HDD is refused with the spec's reason; with cold
-# each is accepted and starts empty. The unchanged table still comes back warm (so the
-# refusals are the differences'), and a non-flaz SSD (ext4) is refused unless cold.
+# overbook, SSD size or HDD is refused with the spec's reason (another length is a resize:
+# persist-resize); with cold each is accepted and starts empty. The unchanged table still
+# comes back warm (so the refusals are the differences'), and a non-flaz SSD (ext4) is
+# refused unless cold.
 t_persist_refusals() {
 	p_data
 	p_slices
@@ -253,7 +254,7 @@ t_persist_refusals() {
 	must dmsetup create pssd24 --table "0 $((24 * 2048)) linear $SSD 0"
 	must dmsetup create phdd2 --table "0 $((P_HDD_MIB * 2048)) linear $HDD $((P_HDD_MIB * 2048))"
 	must dd if=/dev/urandom of=$P_OTHER_HDD bs=4k count=1 oflag=direct
-	for v in compressor extent_kib overbook length ssd-size hdd; do
+	for v in compressor extent_kib overbook ssd-size hdd; do
 		p_variant $v
 		p_restore_head /tmp/base.img
 		refused "$P_WHY" dmsetup create pv --table "$(p_variant_table)"
@@ -282,6 +283,99 @@ t_persist_refusals() {
 	p_remove_slices
 	[ "$P_C" = 0 ] || fail "an ext4 SSD created cold: blocks_cached=$P_C, want 0"
 	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong over the ext4 SSD formatted cold"
+}
+
+# p_resize MIB [flazctl]: the HDD slice grown or shrunk to MIB MiB (as lvextend or
+# lvreduce would), then pv reloaded at the slice's new length (by dmsetup, or by flazctl
+# resize), its kernel log lines in /tmp/kmsg.new.
+p_resize() {
+	p_slice_table phdd "0 $(($1 * 2048)) linear $HDD 0"
+	kmsg_mark
+	if [ "${2:-}" = flazctl ]; then
+		flazctl resize pv >/tmp/resize.out 2>&1 || fail "flazctl resize pv: $(cat /tmp/resize.out)"
+		cat /tmp/resize.out
+	else
+		must dmsetup reload pv --table "$(p_table)"
+		must dmsetup resume pv
+	fi
+	kmsg_new | grep 'flaz: ' >/tmp/kmsg.new
+	cat /tmp/kmsg.new
+	[ "$(sectors $PV)" = $(($1 * 2048)) ] || fail "pv has $(sectors $PV) sectors after its reload, want $(($1 * 2048))"
+}
+
+# p_resize_under_fio WHAT MIB: p_resize MIB while a fio verify run writes and reads back
+# its data set (below either size), which must have started before and end after it.
+p_resize_under_fio() {
+	rf_w=$(status_val pv writes)
+	p_fio "$1" 11 --loops=40 >/tmp/fio.bg 2>&1 &
+	fio_pid=$!
+	wait_status pv writes -ge $((rf_w + 64)) 60
+	p_resize "$2"
+	kill -0 $fio_pid 2>/dev/null || fail "fio ended before the $1: it did not run across it"
+	wait $fio_pid || fail "fio across the $1: $(tail -n 3 /tmp/fio.bg | tr '\n' ' ')"
+}
+
+# Resizing a live volume (the shape of dmtest-python's cache resize_origin tests): grown
+# (a reload at the HDD's new length), its cache stays warm and a fio verify run across the
+# reload reads back its bytes; the new part caches. Shrunk, it starts empty, the kernel
+# saying why (nothing read as damaged); grown back, the part past the shrink reads what the
+# HDD holds there now, not what was cached there before the shrink.
+t_persist_resize() {
+	p_data
+	p_slices
+	half=$((P_HDD_MIB / 2))
+	p_slice_table phdd "0 $((half * 2048)) linear $HDD 0"
+	p_create cold
+	p_fill
+	c0=$(status_val pv blocks_cached)
+	# grown: warm (no other I/O, which could evict some of the data set meanwhile)
+	p_resize $((half * 3 / 2))
+	p_read_back
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after the grow"
+	[ "$P_C" -ge $((c0 * 9 / 10)) ] || fail "blocks_cached=$P_C after the grow, $c0 before: want >= 90%"
+	[ "$P_HITS" -ge $((c0 * 9 / 10)) ] ||
+		fail "reading the data set after the grow hit $P_HITS blocks, $c0 were cached: want >= 90%"
+	grep -q "grew from $((half * 2048)) to $((half * 3072)) sectors: the saved cache stays" \
+		/tmp/kmsg.new || fail "no 'grew ... the saved cache stays' line after the grow"
+	# grown again under a fio verify run, in the middle of its writes
+	p_resize_under_fio grow $P_HDD_MIB
+	grep -q "grew from $((half * 3072)) to $((P_HDD_MIB * 2048)) sectors: the saved cache stays" \
+		/tmp/kmsg.new || fail "no 'grew ... the saved cache stays' line after the grow under fio"
+	# the new part caches: the data set written past the old end, read back from the SSD
+	top=$((P_HDD_MIB - 2 * P_DATA_MIB))
+	must dd if=$P_DATA of=$PV bs=1M seek=$top oflag=direct
+	wait_settled pv
+	h0=$(status_val pv read_hits)
+	[ "$(sha_mib $PV $top $P_DATA_MIB)" = "$P_SHA" ] || fail "the data set past the old end read back wrong"
+	h1=$(($(status_val pv read_hits) - h0))
+	[ "$h1" -ge $((P_DATA_MIB * 256 * 9 / 10)) ] ||
+		fail "the data set past the old end hit $h1 blocks of $((P_DATA_MIB * 256)), want >= 90%"
+	# shrunk: empty; then the HDD past the new end is written as another user of the freed
+	# space would, and the volume grown back must read that, not the cached data set
+	p_resize_under_fio shrink $half
+	# (fio's writes since the shrink are cached again: the data set must not be)
+	p_read_back
+	e=$(status_val pv meta_errors)
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after the shrink"
+	[ "$P_HITS" = 0 ] && [ "$e" = 0 ] ||
+		fail "reading the data set after the shrink hit $P_HITS blocks, meta_errors=$e: want 0 and 0 (an empty cache)"
+	grep -q "went from $((P_HDD_MIB * 2048)) to $((half * 2048)) sectors and it shrank: starting empty" \
+		/tmp/kmsg.new || fail "no 'shrank: starting empty' line after the shrink"
+	must dd if=/dev/urandom of=$HDD bs=1M seek=$top count=$P_DATA_MIB oflag=direct
+	now=$(sha_mib $HDD $top $P_DATA_MIB)
+	p_resize $P_HDD_MIB flazctl
+	grep -q "grew from $((half * 2048))" /tmp/kmsg.new || fail "no 'grew' line after growing back"
+	grep -q "^pv: kernel: .*the volume grew from $((half * 2048)) to" /tmp/resize.out ||
+		fail "flazctl resize did not pass on the kernel's 'grew' line: $(tr '\n' '|' </tmp/resize.out)"
+	[ "$(sha_mib $PV $top $P_DATA_MIB)" = "$now" ] ||
+		fail "after the shrink and the grow back, pv's blocks past the shrink are not the HDD's: stale cached data served"
+	p_read_back
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after growing back"
+	# nothing the shrink left read as damaged metadata, at its load or since
+	e=$(status_val pv meta_errors)
+	[ "$e" = 0 ] || fail "meta_errors=$e after the shrink and the grow back, want 0"
+	must dmsetup remove pv
+	p_remove_slices
 }
 
 # Both superblock copies damaged past their magic: refused as corrupt. Both overwritten

@@ -145,6 +145,7 @@ check persist-warm-dmsetup t_persist_warm dmsetup
 check persist-warm-flazctl t_persist_warm flazctl
 check persist-background-load t_persist_background_load
 check persist-refusals t_persist_refusals
+check persist-resize t_persist_resize
 check persist-corrupt-sb t_persist_corrupt_sb
 check persist-ssd-error-reads t_persist_fault error-reads
 check persist-ssd-corrupt-reads t_persist_fault corrupt-reads
