@@ -98,16 +98,14 @@ reach() {
 
 # Lane one: the host suites and the 6.12 guests. Crash rounds: 2 on every kernel (about
 # 34 s a round). The replay checks a sample of the FLUSH points of its log (about 190 of
-# them, 1.6 s each), evenly spread from an offset that changes from run to run, so that
-# successive runs cover them all: 70 on 6.12, 60 on 6.1 and 60 at paging geometry.
-# At 843ed33, on a host about 1.7x slower than until stop 40: lane one took 3,794 s with
-# 6.12-rt in it and lane two 3,205 s, so 6.12-rt went to lane two; at 58df901 CI took
-# 3,686 s in all, so 6.1 left its policy checks to 6.12 (e2e.sh "wide", about 245 s) and
-# 6.12 its third crash round. At 2d9a97e qemu-6.12 ran past its 3,000 s bound (2,345 s alone
-# here, about 1.5x that beside the 6.1 guest), and the guests' bound became 4,000 s (lib.sh).
-# With five wide checks moved to 6.1 (the 48 MiB random and zero fio, the generations' wear,
-# the 64 GiB SSD, the fuzz) lane one took about 4,250 s and lane two 4,752, so the last
-# three came back: about 4,500 s each, over the 60 minutes make test should take.
+# them, 3 to 4 s each), evenly spread from an offset that changes from run to run, so that
+# successive runs cover them all: 35 on 6.12, 30 on 6.1 and 30 at paging geometry.
+# At 5ab5c08 (the two Debian kernels each running nearly every e2e check, replay 70, 60 and
+# 60 points) a fresh clone took about 4,600 s, the 6.12 e2e about 3,350 of it. Since then
+# the e2e checks of flaz's own logic run on one of the two (e2e.sh "once"): measured beside
+# each other there, the checks on both take about 540 s, the 6.12 ones about 1,790 and the
+# 6.1 ones about 1,080; with the fewer replay points and the paged replay here, each lane
+# should take about 3,300 s.
 lane_6_12() {
 	local k
 	k=$(tests/lib/kvers.sh 6.12)
@@ -120,13 +118,15 @@ lane_6_12() {
 	suite checkpatch tests/checkpatch.sh
 	suite qemu-6.12 tests/qemu/run.sh "$k"
 	suite crash-6.12 tests/qemu/crash.sh "$k" 2
-	suite replay-6.12 env FLAZ_SUITE_ARGS=points=70 tests/qemu/run.sh "$k" replay
-	# the crash suite again with the table at paging geometry (crash-lib.sh "paged")
+	suite replay-6.12 env FLAZ_SUITE_ARGS=points=35 tests/qemu/run.sh "$k" replay
+	# the crash suite and the replay again with the table at paging geometry (crash-lib.sh
+	# and replay.sh "paged")
 	suite crash-6.12-paged env FLAZ_CRASH_PAGED=1 tests/qemu/crash.sh "$k" 2
+	suite replay-6.12-paged env FLAZ_SUITE_ARGS="paged points=30" tests/qemu/run.sh "$k" replay
 	touch "$LOGS/lane.done"
 }
 
-# Lane two: DKMS, UML, the 6.1 guests, the replay at paging geometry, 6.12-rt and 7.x.
+# Lane two: DKMS, UML, the 6.1 guests, 6.12-rt and 7.x.
 lane_others() {
 	local k
 	k=$(tests/lib/kvers.sh 6.1)
@@ -134,9 +134,7 @@ lane_others() {
 	suite uml tests/uml/run.sh
 	suite qemu-6.1 tests/qemu/run.sh "$k"
 	suite crash-6.1 tests/qemu/crash.sh "$k" 2
-	suite replay-6.1 env FLAZ_SUITE_ARGS=points=60 tests/qemu/run.sh "$k" replay
-	suite replay-6.12-paged env FLAZ_SUITE_ARGS="paged points=60" \
-		tests/qemu/run.sh "$(tests/lib/kvers.sh 6.12)" replay
+	suite replay-6.1 env FLAZ_SUITE_ARGS=points=30 tests/qemu/run.sh "$k" replay
 	reach 6.12-rt
 	# Debian 13's chroot (a failed fetch fails reach's own steps, with their reason)
 	wait "$TRIXIE"
