@@ -319,7 +319,8 @@ p_resize_under_fio() {
 # (a reload at the HDD's new length), its cache stays warm and a fio verify run across the
 # reload reads back its bytes; the new part caches. Shrunk, it starts empty, the kernel
 # saying why (nothing read as damaged); grown back, the part past the shrink reads what the
-# HDD holds there now, not what was cached there before the shrink.
+# HDD holds there now, not what was cached there before the shrink. Stopped, the HDD grown,
+# activated from a flaztab (as at boot), it comes back warm at the new size.
 t_persist_resize() {
 	p_data
 	p_slices
@@ -370,10 +371,25 @@ t_persist_resize() {
 	[ "$(sha_mib $PV $top $P_DATA_MIB)" = "$now" ] ||
 		fail "after the shrink and the grow back, pv's blocks past the shrink are not the HDD's: stale cached data served"
 	p_read_back
+	hb=$P_HITS
 	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after growing back"
 	# nothing the shrink left read as damaged metadata, at its load or since
 	e=$(status_val pv meta_errors)
 	[ "$e" = 0 ] || fail "meta_errors=$e after the shrink and the grow back, want 0"
+	# stopped, the HDD grown, activated from a flaztab (as at boot): warm at the new size
+	must dmsetup remove pv
+	grown=$((P_HDD_MIB + 16))
+	p_slice_table phdd "0 $((grown * 2048)) linear $HDD 0"
+	echo "pv $PHDD $PSSD" >/tmp/flaztab.rs
+	kmsg_mark
+	FLAZ_STATE_DIR=/tmp/flaz-state-rs must flazctl activate --flaztab /tmp/flaztab.rs pv
+	[ "$(sectors $PV)" = $((grown * 2048)) ] || fail "pv activated with $(sectors $PV) sectors, want $((grown * 2048))"
+	p_read_back
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after the activation at the grown size"
+	[ "$P_HITS" -ge $((hb * 9 / 10)) ] && [ "$P_HITS" -ge $((P_DATA_MIB * 256 / 2)) ] ||
+		fail "the data set hit $P_HITS blocks after the activation at the grown size, $hb before its stop: want >= 90% (and half the set)"
+	kmsg_new | grep -q "grew from $((P_HDD_MIB * 2048)) to $((grown * 2048)) sectors: the saved cache stays" ||
+		fail "no 'grew ... the saved cache stays' line after the activation at the grown size"
 	must dmsetup remove pv
 	p_remove_slices
 }
