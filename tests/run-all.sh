@@ -103,9 +103,9 @@ reach() {
 # At 5ab5c08 (the two Debian kernels each running nearly every e2e check, replay 70, 60 and
 # 60 points) a fresh clone took about 4,600 s, the 6.12 e2e about 3,350 of it. Since then
 # the e2e checks of flaz's own logic run on one of the two (e2e.sh "once"): measured beside
-# each other there, the checks on both take about 540 s, the 6.12 ones about 1,790 and the
-# 6.1 ones about 1,080; with the fewer replay points and the paged replay here, each lane
-# should take about 3,300 s.
+# each other there, the checks on both take about 550 s, the 6.12 ones about 1,800 and the
+# 6.1 ones about 1,210; with the fewer replay points and the paged replay here, each lane
+# should take about 3,400 s.
 lane_6_12() {
 	local k
 	k=$(tests/lib/kvers.sh 6.12)
