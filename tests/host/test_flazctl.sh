@@ -684,7 +684,6 @@ else
 		printf 'rs\t%s\t%s 9999:9 5 cold compressor zstd low_watermark 1\tmode=normal reads=0\n' \
 			$((rsz + 8)) "$rdev"
 		printf 'same\t%s\t%s 9999:9 0\tmode=normal reads=0\n' "$rsz" "$rdev"
-		printf 'gone\t2048\t9999:8 9999:9 0\tmode=normal reads=0\n'
 	} >"$T/vols-rs"
 	rm -f "$T/vols-rs.msgs"
 	FAKE_DM=$T/vols-rs fcheck resize 0 out "^rs: $((rsz + 8)) -> $rsz sectors\$" resize rs
@@ -696,8 +695,13 @@ else
 	[ ! -e "$T/vols-rs.msgs" ] && pass fake/resize-same-no-reload ||
 		fail fake/resize-same-no-reload "reloaded '$(cat "$T/vols-rs.msgs")' at the size it has"
 	FAKE_DM=$T/vols-rs FAKE_DM_REFUSE=1 fcheck resize-refused 1 err \
-		"^flazctl: cannot reload rs at $rsz sectors: .*\\(its table is unchanged\\)\$" resize rs
+		"^flazctl: cannot reload rs at $rsz sectors: .*\\(see dmsetup info rs\\)\$" resize rs
 fi
+{
+	printf 'gone\t2048\t9999:8 9999:9 0\tmode=normal reads=0\n'
+	printf 'short\t2048\t9999:7 9999:9 3 compressor zstd\tmode=normal reads=0\n'
+} >>"$T/vols-rs"
+FAKE_DM=$T/vols-rs fcheck resize-bad-table 1 err "^flazctl: cannot read the volume's table '.* 3 compressor zstd'\$" resize short
 FAKE_DM=$T/vols-rs fcheck resize-no-hdd 1 err '^flazctl: cannot get the size of HDD 9999:8: /sys/dev/block/9999:8/size: ' resize gone
 FAKE_DM=$T/vols-rs fcheck resize-not-flaz 1 err 'no such device|not a flaz volume' resize nosuch
 fcheck resize-no-name 2 err '^flazctl: usage: flazctl resize NAME$' resize

@@ -17,7 +17,7 @@
 #include "kmsg.h"
 
 /* the longest params: two device names, a count, the words */
-#define PARAMS_LEN (256 + 256 + 16 + 1024)
+#define PARAMS_LEN (256 + 256 + 16 + 1025)
 
 /* The size in sectors of the block device "MAJOR:MINOR" (as the table names it). */
 static int devno_sectors(const char *devno, uint64_t *sectors)
@@ -48,7 +48,7 @@ static int devno_sectors(const char *devno, uint64_t *sectors)
  */
 static int params_without_cold(const char *in, char out[PARAMS_LEN], char hdd[256])
 {
-	char ssd[256], words[1024], opts[1024] = "", *w, *save = NULL;
+	char ssd[256], words[1024], opts[sizeof(words) + 1] = "", *w, *save = NULL;
 	unsigned int n, kept = 0;
 	int used;
 
@@ -57,12 +57,16 @@ static int params_without_cold(const char *in, char out[PARAMS_LEN], char hdd[25
 		return fail(EXIT_FAIL, "cannot read the volume's table '%s'", in);
 	snprintf(words, sizeof(words), "%s", in + used);
 	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (!n--)
+			return fail(EXIT_FAIL, "cannot read the volume's table '%s'", in);
 		if (strcmp(w, "cold")) {
 			strcat(opts, " ");
 			strcat(opts, w);
 			kept++;
 		}
 	}
+	if (n)
+		return fail(EXIT_FAIL, "cannot read the volume's table '%s'", in);
 	snprintf(out, PARAMS_LEN, "%s %s %u%s", hdd, ssd, kept, opts);
 	return EXIT_OK;
 }
@@ -82,6 +86,7 @@ int cmd_resize(int argc, char **argv)
 	if (r)
 		return r;
 	dm_setup(false);
+	dm_lock();
 	r = dm_ready();
 	if (!r)
 		r = dm_get_flaz(argv[1], &vol, false);
@@ -98,9 +103,9 @@ int cmd_resize(int argc, char **argv)
 	/* the kernel says whether the cache stayed (or why not) in its log */
 	kfd = kmsg_open();
 	if (!r && !dm_reload_flaz(argv[1], sectors, params)) {
-		r = fail(EXIT_FAIL, "cannot reload %s at %" PRIu64 " sectors: %s (its table is unchanged)",
+		r = fail(EXIT_FAIL, "cannot reload %s at %" PRIu64 " sectors: %s (see dmsetup info %s)",
 			 argv[1], sectors,
-			 kmsg_flaz_reason(kfd, why, sizeof(why)) ? why : dm_last_error());
+			 kmsg_flaz_reason(kfd, why, sizeof(why)) ? why : dm_last_error(), argv[1]);
 	} else if (!r) {
 		printf("%s: %" PRIu64 " -> %" PRIu64 " sectors\n", argv[1], vol.sectors, sectors);
 		if (kmsg_flaz_reason(kfd, why, sizeof(why)))

@@ -841,6 +841,57 @@ static void entry_pack_valid(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&o, &g, 0, blocks));
 }
 
+/* Every entry line @line can hold at volume size @old (@old blocks) loads at size @grown. */
+static void expect_loads_grown(struct kunit *test, const struct flaz_geometry *g, u64 line,
+			       u64 old, u64 grown)
+{
+	struct flaz_entry_info slot = { .units = 8, .off = sizeof(struct flaz_extent_hdr) };
+	struct flaz_entry_info zero = { .units = FLAZ_ENTRY_ZERO_UNITS };
+	u64 tag;
+
+	for (tag = 0; tag * g->nr_lines + line < old; tag++) {
+		/* a zero block keeps its whole tag, a slot's the table's 4 bits */
+		zero.tag = tag;
+		slot.tag = tag & ((1U << FLAZ_TAG_BITS) - 1);
+		KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&zero, g, line, grown));
+		KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&slot, g, line, grown));
+	}
+}
+
+/*
+ * Resize (sb.c, meta_resize()): an entry saved at one volume size loads at any
+ * larger one, also once tags no longer fit the table's 4 bits (a grown volume
+ * keeps its cache), and one past a smaller size's end reads as damaged (a
+ * shrunk one must not load its table: it starts empty).
+ */
+static void entry_valid_resized(struct kunit *test)
+{
+	static const u64 sizes[] = { 1, 2, 3, 15, 16, 17, 40 };
+	struct flaz_entry_info slot = { .units = 8, .off = sizeof(struct flaz_extent_hdr) };
+	struct flaz_entry_info zero = { .units = FLAZ_ENTRY_ZERO_UNITS };
+	struct flaz_geometry g;
+	u64 l;
+	u32 i, j;
+
+	KUNIT_ASSERT_EQ(test, flaz_geometry_init(&g, 1 << 20, 256, 200), 0);
+	l = g.nr_lines;
+	/* by hand: line 4, tag 3 is block 3 * l + 4 */
+	slot.tag = 3;
+	zero.tag = 3;
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&slot, &g, 4, 3 * l + 5));
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&slot, &g, 4, 40 * l));
+	KUNIT_EXPECT_TRUE(test, flaz_entry_valid(&zero, &g, 4, 40 * l));
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&slot, &g, 4, 2 * l));
+	KUNIT_EXPECT_FALSE(test, flaz_entry_valid(&zero, &g, 4, 2 * l));
+	/* the first and the last line, from each size to each larger one (and one block more) */
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		for (j = i; j < ARRAY_SIZE(sizes); j++) {
+			expect_loads_grown(test, &g, 0, sizes[i] * l, sizes[j] * l + (j > i));
+			expect_loads_grown(test, &g, l - 1, sizes[i] * l, sizes[j] * l + (j > i));
+		}
+	}
+}
+
 /* Pack @e in @g, check it is @want, and that it unpacks to @e again. */
 static void entry_is(struct kunit *test, const struct flaz_geometry *g,
 		     const struct flaz_entry_info *e, u64 want)
@@ -938,6 +989,7 @@ static struct kunit_case flaz_format_cases[] = {
 	KUNIT_CASE(gen_round_trip),
 	KUNIT_CASE(geometry_entry_widths),
 	KUNIT_CASE(entry_pack_valid),
+	KUNIT_CASE(entry_valid_resized),
 	KUNIT_CASE(entry_field_bits),
 	KUNIT_CASE(geometry_min_boundary),
 	KUNIT_CASE(geometry_largest_fit),

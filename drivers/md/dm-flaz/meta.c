@@ -145,6 +145,13 @@ static int load(struct flaz_meta *m, bool cold)
 		DMERR("%s: %s", dm_table_device_name(c->ti->table), why);
 		return -EINVAL;
 	}
+	if (load_gens(m)) {
+		meta_error(c);
+		DMWARN("%s: the SSD's extent generations are damaged: starting empty",
+		       dm_table_device_name(c->ti->table));
+		r = meta_void_generation(m);
+		return r ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
+	}
 	if (m->sb.hdd_sectors != c->ti->len) {
 		u64 was = m->sb.hdd_sectors;
 
@@ -152,18 +159,12 @@ static int load(struct flaz_meta *m, bool cold)
 		if (why) {
 			DMWARN(META_RESIZED_EMPTY, dm_table_device_name(c->ti->table), was,
 			       (u64)c->ti->len, why);
-			r = meta_format(m, max_seq);
+			/* remembered void if the new generation cannot be written */
+			r = meta_void_generation(m);
 			return r ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 		}
 		DMINFO("%s: the volume grew from %llu to %llu sectors: the saved cache stays",
 		       dm_table_device_name(c->ti->table), was, (u64)c->ti->len);
-	}
-	if (load_gens(m)) {
-		meta_error(c);
-		DMWARN("%s: the SSD's extent generations are damaged: starting empty",
-		       dm_table_device_name(c->ti->table));
-		r = meta_void_generation(m);
-		return r ? meta_load_unusable(m, SB_BLANK, FLAZ_WHY_SSD_UNUSABLE) : 0;
 	}
 	flaz_intent_load(c->intent, m->bitmap);
 	/* From now on the superblock is not clean; it says so before any write. */

@@ -258,7 +258,9 @@ const char *meta_mismatch(struct flaz_meta *m, const struct flaz_sb_info *sb)
  * so the new regions start unmarked. Shrunk, it goes: a line past the new end
  * would serve what the HDD held there before, were the volume grown back (the
  * table keeps 4 bits of a tag, so such lines are not told apart cheaply).
- * After a crash, neither the marks' regions nor the HDD are known.
+ * After a crash, neither the marks' regions nor the HDD are known. A shrink
+ * made while the volume was stopped and grown back before it ran again is
+ * not seen: that is writing the HDD behind its back ('cold').
  */
 const char *meta_resize(struct flaz_meta *m)
 {
@@ -268,7 +270,7 @@ const char *meta_resize(struct flaz_meta *m)
 	if (m->sb.hdd_sectors > c->ti->len)
 		return "it shrank";
 	if (!(m->sb.flags & FLAZ_SB_CLEAN) || memchr_inv(m->bitmap, 0, FLAZ_SB_BITMAP_BYTES))
-		return "it was not stopped cleanly";
+		return "it was not stopped cleanly (a crash, or a reload during recovery)";
 	if (meta_hdd_fingerprint(m, &fp) || fp != m->sb.hdd_fp)
 		return "the HDD's first block differs or cannot be read";
 	m->sb.hdd_sectors = c->ti->len;

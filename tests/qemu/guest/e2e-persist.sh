@@ -289,7 +289,7 @@ t_persist_refusals() {
 # lvreduce would), then pv reloaded at the slice's new length (by dmsetup, or by flazctl
 # resize), its kernel log lines in /tmp/kmsg.new.
 p_resize() {
-	p_slice_table phdd "0 $(($1 * 2048)) linear $HDD 0"
+	p_slice_table phdd "0 $(($1 * 2048)) linear $(dmsetup table phdd | cut -d' ' -f4) 0"
 	kmsg_mark
 	if [ "${2:-}" = flazctl ]; then
 		flazctl resize pv >/tmp/resize.out 2>&1 || fail "flazctl resize pv: $(cat /tmp/resize.out)"
@@ -319,8 +319,9 @@ p_resize_under_fio() {
 # (a reload at the HDD's new length), its cache stays warm and a fio verify run across the
 # reload reads back its bytes; the new part caches. Shrunk, it starts empty, the kernel
 # saying why (nothing read as damaged); grown back, the part past the shrink reads what the
-# HDD holds there now, not what was cached there before the shrink. Stopped, the HDD grown,
-# activated from a flaztab (as at boot), it comes back warm at the new size.
+# HDD holds there now, not what was cached there before the shrink; shrunk and grown again
+# under fio. Stopped, the HDD grown, activated from a flaztab (as at boot), it comes back
+# warm at the new size; a state saved while it ran (a crash), at a new size, starts empty.
 t_persist_resize() {
 	p_data
 	p_slices
@@ -329,6 +330,8 @@ t_persist_resize() {
 	p_create cold
 	p_fill
 	c0=$(status_val pv blocks_cached)
+	# the SSD as a crash would leave it: saved while the volume runs (unclean)
+	p_save /tmp/live.img
 	# grown: warm (no other I/O, which could evict some of the data set meanwhile)
 	p_resize $((half * 3 / 2))
 	p_read_back
@@ -351,10 +354,8 @@ t_persist_resize() {
 	h1=$(($(status_val pv read_hits) - h0))
 	[ "$h1" -ge $((P_DATA_MIB * 256 * 9 / 10)) ] ||
 		fail "the data set past the old end hit $h1 blocks of $((P_DATA_MIB * 256)), want >= 90%"
-	# shrunk: empty; then the HDD past the new end is written as another user of the freed
-	# space would, and the volume grown back must read that, not the cached data set
-	p_resize_under_fio shrink $half
-	# (fio's writes since the shrink are cached again: the data set must not be)
+	# shrunk (nothing else running: the part past the new end is still cached): empty
+	p_resize $half
 	p_read_back
 	e=$(status_val pv meta_errors)
 	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after the shrink"
@@ -362,6 +363,8 @@ t_persist_resize() {
 		fail "reading the data set after the shrink hit $P_HITS blocks, meta_errors=$e: want 0 and 0 (an empty cache)"
 	grep -q "went from $((P_HDD_MIB * 2048)) to $((half * 2048)) sectors and it shrank: starting empty" \
 		/tmp/kmsg.new || fail "no 'shrank: starting empty' line after the shrink"
+	# the HDD past the new end written as another user of the freed space would; grown
+	# back, the volume must read that, not the data set cached there before the shrink
 	must dd if=/dev/urandom of=$HDD bs=1M seek=$top count=$P_DATA_MIB oflag=direct
 	now=$(sha_mib $HDD $top $P_DATA_MIB)
 	p_resize $P_HDD_MIB flazctl
@@ -370,13 +373,15 @@ t_persist_resize() {
 		fail "flazctl resize did not pass on the kernel's 'grew' line: $(tr '\n' '|' </tmp/resize.out)"
 	[ "$(sha_mib $PV $top $P_DATA_MIB)" = "$now" ] ||
 		fail "after the shrink and the grow back, pv's blocks past the shrink are not the HDD's: stale cached data served"
+	# shrunk and grown again, each under a fio verify run
+	p_resize_under_fio shrink $half
+	p_resize_under_fio grow $P_HDD_MIB
+	e=$(status_val pv meta_errors)
+	[ "$e" = 0 ] || fail "meta_errors=$e after the shrinks and grows, want 0"
+	# stopped, the HDD grown, activated from a flaztab (as at boot): warm at the new size
+	p_read_back
 	p_read_back
 	hb=$P_HITS
-	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after growing back"
-	# nothing the shrink left read as damaged metadata, at its load or since
-	e=$(status_val pv meta_errors)
-	[ "$e" = 0 ] || fail "meta_errors=$e after the shrink and the grow back, want 0"
-	# stopped, the HDD grown, activated from a flaztab (as at boot): warm at the new size
 	must dmsetup remove pv
 	grown=$((P_HDD_MIB + 16))
 	p_slice_table phdd "0 $((grown * 2048)) linear $HDD 0"
@@ -390,8 +395,45 @@ t_persist_resize() {
 		fail "the data set hit $P_HITS blocks after the activation at the grown size, $hb before its stop: want >= 90% (and half the set)"
 	kmsg_new | grep -q "grew from $((P_HDD_MIB * 2048)) to $((grown * 2048)) sectors: the saved cache stays" ||
 		fail "no 'grew ... the saved cache stays' line after the activation at the grown size"
+	# the state saved while the volume ran, of its first length: at this one it starts empty
+	must dmsetup remove pv
+	p_restore /tmp/live.img
+	kmsg_mark
+	p_create
+	p_read_back
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong over the crashed state at another length"
+	[ "$P_HITS" = 0 ] ||
+		fail "the data set hit $P_HITS blocks over a crashed state at another length, want 0 (an empty cache)"
+	kmsg_new | grep -q "went from $((half * 2048)) to $((grown * 2048)) sectors and it was not stopped cleanly" ||
+		fail "no 'was not stopped cleanly: starting empty' line over the crashed state at another length"
 	must dmsetup remove pv
 	p_remove_slices
+}
+
+# The write-intent regions change size with the volume's (1 MiB up to 30 GiB, larger
+# beyond): a volume on a 256 GiB sparse HDD grown from 16 to 48 GiB must write a superblock
+# of the new regions (one of the old would be refused as corrupt at the next load), and
+# come back warm from it.
+t_persist_resize_regions() {
+	p_data
+	must dmsetup create pssd --table "0 $((P_SSD_MIB * 2048)) linear $SSD 0"
+	must dmsetup create phdd --table "0 $((16 << 21)) linear $HDDBIG 0"
+	p_create cold
+	p_fill
+	c0=$(status_val pv blocks_cached)
+	p_resize 49152 flazctl
+	grep -q "grew from $((16 << 21)) to $((48 << 21)) sectors: the saved cache stays" /tmp/kmsg.new ||
+		fail "no 'grew ... the saved cache stays' line after the grow to 48 GiB"
+	must dmsetup remove pv
+	kmsg_mark
+	p_create
+	p_read_back
+	must dmsetup remove pv
+	p_remove_slices
+	kmsg_new
+	[ "$P_GOT" = "$P_SHA" ] || fail "the data set read back wrong after the grow to 48 GiB and a restart"
+	[ "$P_HITS" -ge $((c0 * 9 / 10)) ] ||
+		fail "the data set hit $P_HITS blocks after the grow to 48 GiB and a restart, $c0 were cached: want >= 90%"
 }
 
 # Both superblock copies damaged past their magic: refused as corrupt. Both overwritten
