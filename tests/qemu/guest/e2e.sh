@@ -22,7 +22,7 @@ done
 # check NAME FN [ARGS...] runs on every kernel: what goes through a kernel interface that
 # differs between them (compat.h: the completion path, BH workqueue or not; dm-io's error
 # notification; zstd's parameters; opening the devices), which is the data path, partial and
-# racing I/O, the table's refusals, the compressors, the SSD's read and write errors, a lost
+# racing I/O, the table's refusals, lz4 and zstd, the SSD's read and write errors, a lost
 # SSD or nbd server. once SERIES NAME FN [ARGS...] runs in one of the two Debian kernels'
 # full e2e, SERIES (6.1, or 6.12 for every kernel but 6.1): a check of flaz's own logic over
 # paths the first kind already runs on both (the cache's policy, the table's paging, the
@@ -103,10 +103,10 @@ check cache-partial-race t_cache_partial_race
 check cache-partial-tail t_cache_partial_tail
 once 6.12 cache-fs-sector63 t_cache_fs_sector63
 check cache-discard t_cache_discard
-check cache-compressor-lzo t_cache_compressor table lzo
+once 6.1 cache-compressor-lzo t_cache_compressor table lzo
 check cache-compressor-lz4 t_cache_compressor table lz4
 check cache-compressor-zstd t_cache_compressor table zstd
-check cache-compressor-deflate t_cache_compressor table deflate
+once 6.12 cache-compressor-deflate t_cache_compressor table deflate
 once 6.12 cache-flazctl-lzo t_cache_compressor flazctl lzo
 once 6.12 cache-flazctl-lz4 t_cache_compressor flazctl lz4
 once 6.12 cache-flazctl-zstd t_cache_compressor flazctl zstd
@@ -117,7 +117,7 @@ once 6.12 cache-fio-rand-8m t_cache_fio rand 8
 once 6.1 cache-fio-rand-48m t_cache_fio rand 48
 once 6.12 cache-fio-zero-8m t_cache_fio zero 8
 once 6.1 cache-fio-zero-48m t_cache_fio zero 48
-once 6.12 cache-capacity t_cache_capacity
+once 6.1 cache-capacity t_cache_capacity
 once 6.1 cache-ext4-corpus t_cache_fs_corpus ext4
 once 6.1 cache-ext4-ratio t_cache_fs_ratio ext4
 once 6.12 cache-xfs-corpus t_cache_fs_corpus xfs
@@ -148,6 +148,7 @@ once 6.12 persist-warm-flazctl t_persist_warm flazctl
 once 6.12 persist-background-load t_persist_background_load
 once 6.12 persist-refusals t_persist_refusals
 once 6.1 persist-resize t_persist_resize
+once 6.1 persist-resize-regions t_persist_resize_regions
 once 6.12 persist-corrupt-sb t_persist_corrupt_sb
 check persist-ssd-error-reads t_persist_fault error-reads
 once 6.12 persist-ssd-corrupt-reads t_persist_fault corrupt-reads
@@ -156,7 +157,7 @@ check persist-ssd-error-writes t_persist_fault error-writes
 check persist-fail-closed t_persist_fail_closed unmarked
 once 6.12 persist-fail-closed-marked t_persist_fail_closed marked
 once 6.12 persist-fail-closed-hung t_persist_fail_closed hung
-once 6.12 persist-unusable-ssd t_persist_unusable
+check persist-unusable-ssd t_persist_unusable
 once 6.12 persist-mode-vs-suspend t_persist_mode_vs_suspend
 once 6.12 persist-evict t_persist_evict
 once 6.1 persist-paging t_persist_paging
