@@ -276,6 +276,15 @@ int check_name(const char *name)
 	return EXIT_OK;
 }
 
+int live_volume(const char *name, struct flaz_vol *vol)
+{
+	int r;
+
+	dm_setup(false);
+	r = dm_ready();
+	return r ? r : dm_get_flaz(name, vol, false);
+}
+
 /* remove NAME: only a flaz volume, so a typo cannot take down another device. */
 int cmd_remove(int argc, char **argv)
 {
@@ -285,12 +294,8 @@ int cmd_remove(int argc, char **argv)
 	if (argc != 2)
 		return fail(EXIT_USAGE, "usage: %s", command_synopsis("remove"));
 	r = check_name(argv[1]);
-	if (r)
-		return r;
-	dm_setup(false);
-	r = dm_ready();
 	if (!r)
-		r = dm_get_flaz(argv[1], &vol, false);
+		r = live_volume(argv[1], &vol);
 	if (r)
 		return r;
 	flaz_vol_free(&vol);

@@ -54,6 +54,14 @@ int bad_option(char **argv);
 /* Refuse a volume name device-mapper or /dev/mapper cannot hold; EXIT_OK or EXIT_USAGE. */
 int check_name(const char *name);
 
+struct flaz_vol;
+
+/*
+ * The live flaz volume @name (a name check_name() passed) into @vol, talking to
+ * device-mapper; EXIT_OK, or EXIT_FAIL with a message. Free with flaz_vol_free().
+ */
+int live_volume(const char *name, struct flaz_vol *vol);
+
 int cmd_create(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_resize(int argc, char **argv);

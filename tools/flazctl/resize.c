@@ -71,12 +71,33 @@ static int params_without_cold(const char *in, char out[PARAMS_LEN], char hdd[25
 	return EXIT_OK;
 }
 
+/* Reload @name (now of @vol's table) at @sectors with @params; says what the kernel said. */
+static int reload(const char *name, const struct flaz_vol *vol, uint64_t sectors,
+		  const char *params)
+{
+	/* the kernel says whether the cache stayed (or why not) in its log */
+	int kfd = kmsg_open(), r = EXIT_OK;
+	char why[512];
+
+	if (!dm_reload_flaz(name, sectors, params)) {
+		r = fail(EXIT_FAIL, "cannot reload %s at %" PRIu64 " sectors: %s (see dmsetup info %s)",
+			 name, sectors,
+			 kmsg_flaz_reason(kfd, why, sizeof(why)) ? why : dm_last_error(), name);
+	} else {
+		printf("%s: %" PRIu64 " -> %" PRIu64 " sectors\n", name, vol->sectors, sectors);
+		if (kmsg_flaz_reason(kfd, why, sizeof(why)))
+			printf("%s: kernel: %s\n", name, why);
+	}
+	kmsg_close(kfd);
+	return r;
+}
+
 int cmd_resize(int argc, char **argv)
 {
-	char params[PARAMS_LEN], hdd[256], why[512];
+	char params[PARAMS_LEN], hdd[256];
 	struct flaz_vol vol;
 	uint64_t sectors = 0;
-	int kfd, r;
+	int r;
 
 	if (argc > 1 && argv[1][0] == '-')
 		return fail(EXIT_USAGE, "unknown option %s", argv[1]);
@@ -85,33 +106,17 @@ int cmd_resize(int argc, char **argv)
 	r = check_name(argv[1]);
 	if (r)
 		return r;
-	dm_setup(false);
 	dm_lock();
-	r = dm_ready();
-	if (!r)
-		r = dm_get_flaz(argv[1], &vol, false);
+	r = live_volume(argv[1], &vol);
 	if (r)
 		return r;
 	r = params_without_cold(vol.table, params, hdd);
 	if (!r)
 		r = devno_sectors(hdd, &sectors);
-	if (!r && sectors == vol.sectors) {
+	if (!r && sectors == vol.sectors)
 		printf("%s: already %" PRIu64 " sectors, as its HDD\n", argv[1], sectors);
-		flaz_vol_free(&vol);
-		return EXIT_OK;
-	}
-	/* the kernel says whether the cache stayed (or why not) in its log */
-	kfd = kmsg_open();
-	if (!r && !dm_reload_flaz(argv[1], sectors, params)) {
-		r = fail(EXIT_FAIL, "cannot reload %s at %" PRIu64 " sectors: %s (see dmsetup info %s)",
-			 argv[1], sectors,
-			 kmsg_flaz_reason(kfd, why, sizeof(why)) ? why : dm_last_error(), argv[1]);
-	} else if (!r) {
-		printf("%s: %" PRIu64 " -> %" PRIu64 " sectors\n", argv[1], vol.sectors, sectors);
-		if (kmsg_flaz_reason(kfd, why, sizeof(why)))
-			printf("%s: kernel: %s\n", argv[1], why);
-	}
-	kmsg_close(kfd);
+	else if (!r)
+		r = reload(argv[1], &vol, sectors, params);
 	flaz_vol_free(&vol);
 	return r;
 }

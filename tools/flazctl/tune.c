@@ -129,12 +129,8 @@ int cmd_set(int argc, char **argv)
 	r = check_name(argv[1]);
 	if (!r)
 		r = check_setting(argv[2], argv[3]);
-	if (r)
-		return r;
-	dm_setup(false);
-	r = dm_ready();
 	if (!r)
-		r = dm_get_flaz(argv[1], &vol, false);
+		r = live_volume(argv[1], &vol);
 	if (r)
 		return r;
 	flaz_vol_free(&vol);
@@ -213,12 +209,8 @@ int cmd_get(int argc, char **argv)
 				    key);
 	}
 	r = check_name(name);
-	if (r)
-		return r;
-	dm_setup(false);
-	r = dm_ready();
 	if (!r)
-		r = dm_get_flaz(name, &vol, false);
+		r = live_volume(name, &vol);
 	if (r)
 		return r;
 	if (!table_options(vol.table, value)) {
