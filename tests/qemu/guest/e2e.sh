@@ -16,6 +16,7 @@ done
 . /flaz/e2e-flazctl.sh
 . /flaz/e2e-cache.sh
 . /flaz/e2e-persist.sh
+. /flaz/e2e-order.sh
 . /flaz/e2e-check.sh
 . /flaz/e2e-nbd.sh
 
@@ -156,6 +157,7 @@ once 6.12 persist-ssd-corrupt-reads t_persist_fault corrupt-reads
 once 6.12 persist-ssd-drop-writes t_persist_fault drop-writes
 check persist-ssd-error-writes t_persist_fault error-writes
 check persist-fail-closed t_persist_fail_closed unmarked
+check persist-commit-order t_persist_commit_order
 once 6.12 persist-fail-closed-marked t_persist_fail_closed marked
 once 6.12 persist-fail-closed-hung t_persist_fail_closed hung
 check persist-unusable-ssd t_persist_unusable

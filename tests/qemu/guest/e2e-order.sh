@@ -1,0 +1,136 @@
+# e2e check of the order in which a commit reaches the disks (meta.c: commit()), read from
+# the block layer's trace of the bios the kernel queues (the block_bio_queue tracepoint),
+# not from the code. A crash test sees a wrong order only when a crash state happens to
+# expose it, and the replay's one log records a flush of either disk as a flush of both;
+# the trace names the disk of every flush. What must hold, each a crash-safety rule of
+# meta.c's opening comment:
+#   superblock  every superblock write is PREFLUSH|FUA (rwbs FWF...);
+#   gens        no table block is written after a gen block with no SSD flush between:
+#               an entry on the SSD never carries a generation its gen block lacks;
+#   opening     a commit flushes the SSD before its first gen or table block, so no entry
+#               points at a slot still in the SSD's volatile cache;
+#   hdd         the HDD is flushed after the last write to it before the commit that clears
+#               the last marked region (marked_regions=0): a cleared region's writes are on
+#               the HDD for good, not only in its cache.
+# The load: writes through the volume (marks, evictions), then, with no more writes to the
+# HDD (the quiet tail, where only commits write the superblock), reads of 64 MiB of the
+# HDD through a 16 MiB SSD (fills, evictions, commits with gen and table blocks). The
+# "opening" and "hdd" rules are checked in the tail, "superblock" and "gens" everywhere.
+
+O_TRACE=/sys/kernel/tracing
+O_EVENT=$O_TRACE/events/block/block_bio_queue
+
+# o_dev NAME: the device-mapper device's number as the trace prints it (MAJOR,MINOR).
+o_dev() { dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ' | tr : ,; }
+# o_dev_t MAJOR,MINOR: the same as the tracepoint's dev field holds it, for its filter.
+o_dev_t() { echo "$1" | awk -F, '{ print $1 * 1048576 + $2 }'; }
+
+# o_geo FIELD: a number of the SSD's geometry (flazctl dump --json).
+o_geo() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" /tmp/dump.json | head -n 1; }
+
+# o_judge TRACE: the rules above over the trace's bios of O_SSD and O_HDD (as o_dev prints
+# them); prints "ok ..." or the first breach.
+o_judge() {
+	awk -v ssd="$O_SSD" -v hdd="$O_HDD" -v meta="$(o_geo meta_start)" \
+		-v gen="$(o_geo gen_start)" -v data="$(o_geo data_start)" '
+	function breach(why) { if (!bad) bad = why }
+	/block_bio_queue:/ {
+		for (i = 1; i <= NF && $i != "block_bio_queue:"; i++)
+			;
+		dev = $(i + 1); rwbs = $(i + 2); sec = $(i + 3) + 0; n = $(i + 5) + 0
+		if (dev != ssd && dev != hdd)
+			next
+		# a PREFLUSH (an empty flush, or the superblock write that carries one)
+		fl = rwbs ~ /^F/
+		wr = rwbs ~ /^F?W/ && n > 0
+		k++
+		if (dev == hdd) {
+			if (fl) kind[k] = "HF"
+			else if (wr) { kind[k] = "HW"; last_hw = k }
+			next
+		}
+		if (fl) gen_out = 0
+		if (!wr) { if (fl) kind[k] = "SF"; next }
+		if (sec < meta) {
+			kind[k] = "SB"; nsb++
+			if (rwbs !~ /^FWF/) breach("superblock write " rwbs " at sector " sec ", not PREFLUSH|FUA")
+		} else if (sec >= gen && sec < data) {
+			kind[k] = "GEN"; gen_out = 1; ngen++
+		} else if (sec >= meta && sec < gen) {
+			kind[k] = "TAB"; ntab++
+			if (gen_out) { breach("table block at sector " sec " written after a gen block with no SSD flush between"); }
+			if (saw_gen_since_sb) gens_then_table = 1
+		}
+		if (kind[k] == "GEN") saw_gen_since_sb = 1
+		if (kind[k] == "SB") { if (gens_then_table) ngt++; saw_gen_since_sb = 0; gens_then_table = 0 }
+	}
+	END {
+		if (!last_hw) breach("no HDD write in the trace: the load did not run")
+		# the tail: commits only
+		for (i = last_hw + 1; i <= k; i++) {
+			if (kind[i] == "HF") hf = 1
+			if (kind[i] == "SB") { open = 1; flushed = 0; continue }
+			if (!open) continue
+			if (kind[i] == "SF") flushed = 1
+			if (kind[i] == "GEN" || kind[i] == "TAB") {
+				if (!flushed) breach("a commit wrote a " kind[i] " block (bio " i ") with no SSD flush since the superblock before it")
+				windows++; open = 0
+			}
+		}
+		if (!hf) breach("no HDD flush after the last HDD write (bio " last_hw "), yet the marked regions were cleared")
+		if (!windows) breach("no commit in the quiet tail wrote a gen or table block: the opening flush went unchecked")
+		if (!ngt) breach("no commit wrote gen blocks then table blocks: the gens rule went unchecked")
+		if (bad) { print bad; exit 1 }
+		printf "ok: %d bios of the two disks, %d superblock, %d gen and %d table block writes, %d commits with gens then table blocks, %d tail commits checked\n", k, nsb, ngen, ntab, ngt, windows
+	}' "$1"
+}
+
+t_persist_commit_order() {
+	[ -d $O_TRACE/events ] || mount -t tracefs nodev $O_TRACE || fail "cannot mount tracefs"
+	[ -d $O_EVENT ] || fail "this kernel has no block_bio_queue tracepoint"
+	for d in vda vdb; do
+		# without a volatile cache the block layer drops flushes before the tracepoint
+		grep -q 'write back' /sys/block/$d/queue/write_cache ||
+			fail "$d has no volatile write cache ($(cat /sys/block/$d/queue/write_cache)): no flush would be traced"
+	done
+	must dmsetup create ossd --table "0 $((16 * 2048)) linear $SSD 0"
+	must dmsetup create ohdd --table "0 $((128 * 2048)) linear $HDD 0"
+	# the read phase's data, on the HDD before the volume exists
+	must fio --name=hdd --filename=/dev/mapper/ohdd --ioengine=psync --rw=write --bs=1m \
+		--offset=32m --size=64m --direct=1 --refill_buffers --buffer_compress_percentage=50
+	# no sequential bypass: the load's streams must reach the cache
+	must dmsetup create ov --table "0 $((128 * 2048)) flaz /dev/mapper/ohdd /dev/mapper/ossd 3 cold seq_cutoff_kib 0"
+	O_SSD=$(o_dev ossd)
+	O_HDD=$(o_dev ohdd)
+	flazctl dump /dev/mapper/ossd --json >/tmp/dump.json 2>/tmp/dump.err ||
+		fail "flazctl dump --json: $(cat /tmp/dump.err)"
+	[ -n "$(o_geo gen_start)" ] && [ -n "$(o_geo data_start)" ] ||
+		fail "no gen_start or data_start in flazctl dump --json"
+	echo 0 >$O_TRACE/tracing_on
+	echo 16384 >$O_TRACE/buffer_size_kb
+	: >$O_TRACE/trace
+	echo "dev == $(o_dev_t "$O_HDD") || dev == $(o_dev_t "$O_SSD")" >$O_EVENT/filter ||
+		fail "the tracepoint refused its filter"
+	echo 1 >$O_EVENT/enable
+	echo 1 >$O_TRACE/tracing_on
+	must fio --name=w --filename=/dev/mapper/ov --ioengine=psync --rw=write --bs=64k \
+		--size=24m --direct=1 --refill_buffers --buffer_compress_percentage=50
+	wait_status ov marked_regions -eq 0 60
+	must dd if=/dev/mapper/ov of=/dev/null bs=1M skip=32 count=64 iflag=direct
+	c=$(status_val ov commits)
+	wait_status ov commits -ge $((c + 2)) 30
+	echo 0 >$O_TRACE/tracing_on
+	echo 0 >$O_EVENT/enable
+	cat $O_TRACE/trace >/tmp/trace
+	show_status ov
+	must dmsetup remove ov
+	must dmsetup remove ossd
+	must dmsetup remove ohdd
+	lost=$(grep -h '^overrun:' $O_TRACE/per_cpu/cpu*/stats | awk '{ s += $2 } END { print s + 0 }')
+	[ "$lost" = 0 ] || fail "the trace buffer overran ($lost events lost): the order cannot be judged"
+	head -n 20 /tmp/trace
+	o_judge /tmp/trace >/tmp/judge.out
+	rc=$?
+	[ $rc = 0 ] || fail "$(head -n 1 /tmp/judge.out)"
+	note "$(cat /tmp/judge.out)"
+}
