@@ -11,11 +11,16 @@
 #               points at a slot still in the SSD's volatile cache;
 #   hdd         the HDD is flushed after the last write to it before the commit that clears
 #               the last marked region (marked_regions=0): a cleared region's writes are on
-#               the HDD for good, not only in its cache.
+#               the HDD for good, not only in its cache;
+#   reuse       an extent is written again only after its eviction, and after a gen block
+#               then a superblock written since that eviction: it is reused only once its
+#               new generation is on the SSD (alloc.c, meta.c's free_work), so no entry on
+#               the SSD can point at the new tenant's slots. Evictions are traced by a
+#               kprobe on flaz_meta_evict(). (The SSD here has one gen block.)
 # The load: writes through the volume (marks, evictions), then, with no more writes to the
 # HDD (the quiet tail, where only commits write the superblock), reads of 64 MiB of the
 # HDD through a 16 MiB SSD (fills, evictions, commits with gen and table blocks). The
-# "opening" and "hdd" rules are checked in the tail, "superblock" and "gens" everywhere.
+# "opening" and "hdd" rules are checked in the tail, the others everywhere.
 
 O_TRACE=/sys/kernel/tracing
 O_EVENT=$O_TRACE/events/block/block_bio_queue
@@ -32,8 +37,15 @@ o_geo() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" /tmp/dump.json | head -n 1; }
 # them); prints "ok ..." or the first breach.
 o_judge() {
 	awk -v ssd="$O_SSD" -v hdd="$O_HDD" -v meta="$(o_geo meta_start)" \
-		-v gen="$(o_geo gen_start)" -v data="$(o_geo data_start)" '
+		-v gen="$(o_geo gen_start)" -v data="$(o_geo data_start)" \
+		-v ext="$(o_geo extent_sectors)" '
 	function breach(why) { if (!bad) bad = why }
+	/ evict: \(/ {
+		for (i = 1; i <= NF && $i !~ /^ext=/; i++)
+			;
+		evicted[substr($i, 5) + 0] = ++k; nev++
+		next
+	}
 	/block_bio_queue:/ {
 		for (i = 1; i <= NF && $i != "block_bio_queue:"; i++)
 			;
@@ -54,15 +66,27 @@ o_judge() {
 		if (sec < meta) {
 			kind[k] = "SB"; nsb++
 			if (rwbs !~ /^FWF/) breach("superblock write " rwbs " at sector " sec ", not PREFLUSH|FUA")
-		} else if (sec >= gen && sec < data) {
-			kind[k] = "GEN"; gen_out = 1; ngen++
-		} else if (sec >= meta && sec < gen) {
+			if (gens_then_table) ngt++
+			gen_since_sb = 0; gens_then_table = 0; gen_before_sb = last_gen
+		} else if (sec < gen) {
 			kind[k] = "TAB"; ntab++
-			if (gen_out) { breach("table block at sector " sec " written after a gen block with no SSD flush between"); }
-			if (saw_gen_since_sb) gens_then_table = 1
+			if (gen_out) breach("table block at sector " sec " written after a gen block with no SSD flush between")
+			if (gen_since_sb) gens_then_table = 1
+		} else if (sec < data) {
+			kind[k] = "GEN"; ngen++
+			gen_out = 1; gen_since_sb = 1; last_gen = k
+		} else if ((sec - data) % ext == 0) {
+			# an extent written (the cleaner and the extent buffer start at its first sector)
+			e = (sec - data) / ext
+			if (e in wrote) {
+				nreuse++
+				if (!(e in evicted) || evicted[e] < wrote[e])
+					breach("extent " e " written again (bio " k ") with no eviction since its last write (bio " wrote[e] ")")
+				else if (gen_before_sb < evicted[e])
+					breach("extent " e " written again (bio " k ") with no gen block then superblock written since its eviction (event " evicted[e] ")")
+			}
+			wrote[e] = k
 		}
-		if (kind[k] == "GEN") saw_gen_since_sb = 1
-		if (kind[k] == "SB") { if (gens_then_table) ngt++; saw_gen_since_sb = 0; gens_then_table = 0 }
 	}
 	END {
 		if (!last_hw) breach("no HDD write in the trace: the load did not run")
@@ -80,8 +104,9 @@ o_judge() {
 		if (!hf) breach("no HDD flush after the last HDD write (bio " last_hw "), yet the marked regions were cleared")
 		if (!windows) breach("no commit in the quiet tail wrote a gen or table block: the opening flush went unchecked")
 		if (!ngt) breach("no commit wrote gen blocks then table blocks: the gens rule went unchecked")
+		if (!nreuse || !nev) breach("no extent was evicted and written again: the reuse rule went unchecked")
 		if (bad) { print bad; exit 1 }
-		printf "ok: %d bios of the two disks, %d superblock, %d gen and %d table block writes, %d commits with gens then table blocks, %d tail commits checked\n", k, nsb, ngen, ntab, ngt, windows
+		printf "ok: %d events (bios of the two disks, evictions), %d superblock, %d gen and %d table block writes, %d commits with gens then table blocks, %d tail commits checked, %d extents reused\n", k, nsb, ngen, ntab, ngt, windows, nreuse
 	}' "$1"
 }
 
@@ -104,14 +129,18 @@ t_persist_commit_order() {
 	O_HDD=$(o_dev ohdd)
 	flazctl dump /dev/mapper/ossd --json >/tmp/dump.json 2>/tmp/dump.err ||
 		fail "flazctl dump --json: $(cat /tmp/dump.err)"
-	[ -n "$(o_geo gen_start)" ] && [ -n "$(o_geo data_start)" ] ||
-		fail "no gen_start or data_start in flazctl dump --json"
+	[ -n "$(o_geo gen_start)" ] && [ -n "$(o_geo data_start)" ] && [ -n "$(o_geo extent_sectors)" ] ||
+		fail "no gen_start, data_start or extent_sectors in flazctl dump --json"
+	[ "$(o_geo gen_blocks)" = 1 ] || fail "the SSD has $(o_geo gen_blocks) gen blocks: the reuse rule assumes one"
 	echo 0 >$O_TRACE/tracing_on
 	echo 16384 >$O_TRACE/buffer_size_kb
 	: >$O_TRACE/trace
 	echo "dev == $(o_dev_t "$O_HDD") || dev == $(o_dev_t "$O_SSD")" >$O_EVENT/filter ||
 		fail "the tracepoint refused its filter"
 	echo 1 >$O_EVENT/enable
+	echo 'p:flaz/evict dm_flaz:flaz_meta_evict ext=$arg2:u32' >>$O_TRACE/kprobe_events ||
+		fail "the kernel refused a kprobe on flaz_meta_evict"
+	echo 1 >$O_TRACE/events/flaz/evict/enable
 	echo 1 >$O_TRACE/tracing_on
 	must fio --name=w --filename=/dev/mapper/ov --ioengine=psync --rw=write --bs=64k \
 		--size=24m --direct=1 --refill_buffers --buffer_compress_percentage=50
@@ -121,12 +150,15 @@ t_persist_commit_order() {
 	wait_status ov commits -ge $((c + 2)) 30
 	echo 0 >$O_TRACE/tracing_on
 	echo 0 >$O_EVENT/enable
+	echo 0 >$O_TRACE/events/flaz/evict/enable
 	cat $O_TRACE/trace >/tmp/trace
+	lost=$(grep -h '^overrun:' $O_TRACE/per_cpu/cpu*/stats | awk '{ s += $2 } END { print s + 0 }')
+	# after the read: removing the event empties the buffer
+	echo '-:flaz/evict' >>$O_TRACE/kprobe_events
 	show_status ov
 	must dmsetup remove ov
 	must dmsetup remove ossd
 	must dmsetup remove ohdd
-	lost=$(grep -h '^overrun:' $O_TRACE/per_cpu/cpu*/stats | awk '{ s += $2 } END { print s + 0 }')
 	[ "$lost" = 0 ] || fail "the trace buffer overran ($lost events lost): the order cannot be judged"
 	head -n 20 /tmp/trace
 	o_judge /tmp/trace >/tmp/judge.out
