@@ -5,7 +5,8 @@
  * it packs the slots it moves (first-fit decreasing into a bounded number of
  * extents, neighbours in block order, exact fits, one unit over, no room), and
  * what a move does to a slot (hot ones raw, cooled ones compressed again), and
- * which victims stay where they are for a lap more (mostly hit ones).
+ * which victims stay where they are for a lap more (mostly hit ones), and
+ * where stage two sends the oldest extents.
  */
 #include <kunit/test.h>
 
@@ -230,6 +231,26 @@ static void keep_mostly_hit(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, flaz_cleaner_keep(U32_MAX / 2, U32_MAX));
 }
 
+/*
+ * Stage two: only a hit extent within a lap is passed over; three quarters of
+ * its 4064 bytes for slots live (3048) takes it to main's tail, less to its
+ * FIFO's head while the window has room, else it goes.
+ */
+static void stage_two_fate(struct kunit *test)
+{
+	u32 room = SIZE - BASE;
+
+	/* out of the lap (or compaction off), or not hit: evicted, however live */
+	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(false, true, room, room, true), FLAZ_FATE_EVICT);
+	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(true, false, room, room, true), FLAZ_FATE_EVICT);
+	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(true, true, 3048, room, false), FLAZ_FATE_TAIL);
+	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(true, true, room, room, false), FLAZ_FATE_TAIL);
+	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(true, true, 3047, room, true), FLAZ_FATE_HEAD);
+	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(true, true, 0, room, true), FLAZ_FATE_HEAD);
+	/* the window full: a hit extent not mostly live goes too */
+	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(true, true, 3047, room, false), FLAZ_FATE_EVICT);
+}
+
 static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(pick_fewest_live),
 	KUNIT_CASE(pick_oldest_make_up),
@@ -240,6 +261,7 @@ static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(recode_transitions),
 	KUNIT_CASE(hot_limit),
 	KUNIT_CASE(keep_mostly_hit),
+	KUNIT_CASE(stage_two_fate),
 	{}
 };
 

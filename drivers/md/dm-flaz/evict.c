@@ -52,19 +52,15 @@ void flaz_evict_victims(struct flaz_evict *ev)
 
 /*
  * Stage two: up to @want of the oldest extents go whole, and failed ones.
- * With @spare, while compaction goes on, extents holding slots it moved or
- * kept (hit ones), and those with a slot hit since (main's once), are passed over:
- * one three quarters live to main's tail (a lap more, or promoted whole from
- * probation), the others, up to a window of each FIFO's, at its head for the
- * next pass. A fast stream of fills must not drop the hot set whole, nor hold
- * dead bytes for a lap. Returns how many went.
+ * With @spare, while compaction goes on, hit ones are passed over, a lap of
+ * the extents at most, as flaz_stage_two_fate() says. Returns how many went.
  */
 u32 flaz_evict_oldest(struct flaz_evict *ev, u32 want, bool spare)
 {
 	struct flaz_cache *c = ev->c;
 	u32 ids[EVICT_BATCH], spared[2] = {};
 	u32 n, i, id, done = 0, seen = 0;
-	bool prob;
+	bool prob, hit;
 
 	mutex_lock(&ev->lock);
 	while (done < want) {
@@ -73,40 +69,36 @@ u32 flaz_evict_oldest(struct flaz_evict *ev, u32 want, bool spare)
 		if (!n)
 			break;
 		for (i = 0; i < n; i++) {
-			/* a lap of the extents at most: then even hot ones go */
-			if (spare && seen++ < c->geo->nr_extents &&
-			    (test_bit(ids[i], ev->kept) || test_bit(ids[i], c->hit))) {
+			hit = test_bit(ids[i], ev->kept) || test_bit(ids[i], c->hit);
+			switch (flaz_stage_two_fate(spare && seen++ < c->geo->nr_extents, hit,
+						    flaz_l2p_live(c->l2p, ids[i]),
+						    flaz_extent_room(c),
+						    spared[prob] < ev->window)) {
+			case FLAZ_FATE_TAIL:
 				/*
-				 * Mostly live: a lap more at main's tail (CLOCK), as
-				 * if kept. From probation that promotes it whole,
-				 * unread, its slots not hit too: under pressure
-				 * there is no time to read it, and main's next
-				 * reclaim drops what was not hit.
+				 * CLOCK's lap more, as if kept. From probation that
+				 * promotes it whole, unread, its slots not hit too:
+				 * under pressure there is no time to read it, and
+				 * main's next reclaim drops what was not hit.
 				 */
-				if (flaz_cleaner_keep(flaz_l2p_live(c->l2p, ids[i]),
-						      flaz_extent_room(c))) {
+				clear_bit(ids[i], c->hit);
+				clear_bit(ids[i], ev->kept);
+				if (prob)
+					flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED,
+						       flaz_l2p_slots(c->l2p, ids[i]));
+				flaz_alloc_written(c->alloc, ids[i], true);
+				break;
+			case FLAZ_FATE_HEAD:
+				/* probation's keep their hit bit: a pass reads them only if set */
+				if (!prob)
 					clear_bit(ids[i], c->hit);
-					clear_bit(ids[i], ev->kept);
-					if (prob)
-						flaz_stats_add(c->stats, FLAZ_STAT_SLOTS_PROMOTED,
-							       flaz_l2p_slots(c->l2p, ids[i]));
-					flaz_alloc_written(c->alloc, ids[i], true);
-					continue;
-				}
-				/*
-				 * Else at the head, for the next pass to compact;
-				 * probation's keep their hit bit: a pass reads them
-				 * only if it is set.
-				 */
-				if (spared[prob] < ev->window) {
-					if (!prob)
-						clear_bit(ids[i], c->hit);
-					ev->spared[prob][spared[prob]++] = ids[i];
-					continue;
-				}
+				ev->spared[prob][spared[prob]++] = ids[i];
+				break;
+			case FLAZ_FATE_EVICT:
+				set_bit(ids[i], ev->victims);
+				done++;
+				break;
 			}
-			set_bit(ids[i], ev->victims);
-			done++;
 		}
 	}
 	flaz_alloc_unget(c->alloc, ev->spared[0], spared[0], false);

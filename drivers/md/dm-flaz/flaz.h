@@ -634,6 +634,13 @@ enum flaz_recode {
 	FLAZ_RECODE_COLD,	/* not hot: compressed again with the cold codec */
 };
 
+/* Where stage two sends one of the oldest extents (flaz_evict_oldest()). */
+enum flaz_fate {
+	FLAZ_FATE_EVICT,	/* evicted whole, unread */
+	FLAZ_FATE_TAIL,		/* a lap more at main's tail (promoted, from probation) */
+	FLAZ_FATE_HEAD,		/* back to its FIFO's head, for the next pass */
+};
+
 #define FLAZ_NO_BIN	U32_MAX
 
 struct flaz_cleaner *flaz_cleaner_create(struct flaz_cache *c);
@@ -655,6 +662,7 @@ u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_b
 		      u32 *fill);
 enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);
 bool flaz_cleaner_keep(u32 hot, u32 room);
+enum flaz_fate flaz_stage_two_fate(bool spare, bool hit, u32 live, u32 room, bool head_room);
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
 
 /* fill.c: installing the blocks of completed read misses and writes */

@@ -117,6 +117,25 @@ bool flaz_cleaner_keep(u32 hot, u32 room)
 EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_keep);
 
 /*
+ * Stage two's fate for one of the oldest extents. With @spare (compaction goes
+ * on, and the extent is within a lap of them), one @hit (hit since it was
+ * judged, or holding slots a pass moved or kept) is passed over: mostly live
+ * (@live bytes of @room, as flaz_cleaner_keep() judges hit bytes), a lap more
+ * at main's tail; else back to its FIFO's head for the next pass to compact,
+ * while the window has @head_room. Any other goes whole: a fast stream of fills
+ * must not drop the hot set whole, nor hold dead bytes for a lap.
+ */
+enum flaz_fate flaz_stage_two_fate(bool spare, bool hit, u32 live, u32 room, bool head_room)
+{
+	if (!spare || !hit)
+		return FLAZ_FATE_EVICT;
+	if (flaz_cleaner_keep(live, room))
+		return FLAZ_FATE_TAIL;
+	return head_room ? FLAZ_FATE_HEAD : FLAZ_FATE_EVICT;
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_stage_two_fate);
+
+/*
  * Recoding: a move of a slot with header @flags whose line is @hot (its heat at
  * the top, hot_uncompressed on) stores it raw, flagged hot, when it is
  * compressed and there is @room under hot_max_percent; one stored raw because
