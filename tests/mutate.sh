@@ -10,6 +10,8 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 export FLAZ_CACHE=${FLAZ_CACHE:-$REPO/.cache}
 WORK=$FLAZ_CACHE/mutate
 mkdir -p "$WORK"
+# the cache's path in the tree, if it is in it (else a name no file has)
+CACHE_IN_TREE=$(realpath --relative-to="$REPO" "$FLAZ_CACHE")
 
 # The mutants as NAME<TAB>FILE<TAB>TEST lines; apply NAME DIR patches DIR's copy.
 list() { python3 "$REPO/tests/mutate/mutants.py" list "$REPO/tests/mutate/mutants.txt"; }
@@ -35,8 +37,10 @@ while IFS=$'\t' read -r name file test; do
 	dir=$WORK/$name
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	# the tree's files (tracked, and new ones not ignored), as they are in the working tree
-	(cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
+	# the tree's files (tracked, and new ones not ignored), as they are in the working tree;
+	# never the cache: one inside the tree that .gitignore misses would put every earlier
+	# mutant's copy into each new one (a run of them filled a disk so)
+	(cd "$REPO" && git ls-files -z --cached --others --exclude-standard --exclude="/$CACHE_IN_TREE/" |
 		xargs -0 cp --parents -t "$dir")
 	if ! apply "$name" "$dir"; then
 		echo "BROKEN $name: does not apply to $file"
