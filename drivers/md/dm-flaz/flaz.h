@@ -637,7 +637,7 @@ enum flaz_recode {
 /* Where stage two sends one of the oldest extents (flaz_evict_oldest()). */
 enum flaz_fate {
 	FLAZ_FATE_EVICT,	/* evicted whole, unread */
-	FLAZ_FATE_TAIL,		/* a lap more at main's tail (promoted, from probation) */
+	FLAZ_FATE_TAIL,		/* a lap more at main's tail (from probation: promoted whole) */
 	FLAZ_FATE_HEAD,		/* back to its FIFO's head, for the next pass */
 };
 

@@ -9,14 +9,16 @@
 #               an entry on the SSD never carries a generation its gen block lacks;
 #   opening     a commit flushes the SSD before its first gen or table block, so no entry
 #               points at a slot still in the SSD's volatile cache;
-#   hdd         the HDD is flushed after the last write to it before the commit that clears
-#               the last marked region (marked_regions=0): a cleared region's writes are on
-#               the HDD for good, not only in its cache;
+#   hdd         after the last write to the HDD, an HDD flush, then a superblock, before the
+#               marked regions are seen cleared (marked_regions=0, a trace marker): a cleared
+#               region's writes are on the HDD for good, not only in its cache;
 #   reuse       an extent is written again only after its eviction, and after a gen block
 #               then a superblock written since that eviction: it is reused only once its
 #               new generation is on the SSD (alloc.c, meta.c's free_work), so no entry on
 #               the SSD can point at the new tenant's slots. Evictions are traced by a
 #               kprobe on flaz_meta_evict(). (The SSD here has one gen block.)
+# The order judged is the order the bios were queued in (a flush waits for its completion
+# before the next bio of a commit is queued), on the global trace clock of both CPUs.
 # The load: writes through the volume (marks, evictions), then, with no more writes to the
 # HDD (the quiet tail, where only commits write the superblock), reads of 64 MiB of the
 # HDD through a 16 MiB SSD (fills, evictions, commits with gen and table blocks). The
@@ -40,6 +42,7 @@ o_judge() {
 		-v gen="$(o_geo gen_start)" -v data="$(o_geo data_start)" \
 		-v ext="$(o_geo extent_sectors)" '
 	function breach(why) { if (!bad) bad = why }
+	/tracing_mark_write: flaz: marks cleared/ { mark = ++k; next }
 	/ evict: \(/ {
 		for (i = 1; i <= NF && $i !~ /^ext=/; i++)
 			;
@@ -90,9 +93,11 @@ o_judge() {
 	}
 	END {
 		if (!last_hw) breach("no HDD write in the trace: the load did not run")
+		if (mark < last_hw) breach("no trace marker after the last HDD write")
 		# the tail: commits only
 		for (i = last_hw + 1; i <= k; i++) {
-			if (kind[i] == "HF") hf = 1
+			if (kind[i] == "HF" && i < mark) hf = 1
+			if (kind[i] == "SB" && hf && i < mark) hdd_ok = 1
 			if (kind[i] == "SB") { open = 1; flushed = 0; continue }
 			if (!open) continue
 			if (kind[i] == "SF") flushed = 1
@@ -101,13 +106,35 @@ o_judge() {
 				windows++; open = 0
 			}
 		}
-		if (!hf) breach("no HDD flush after the last HDD write (bio " last_hw "), yet the marked regions were cleared")
+		if (!hdd_ok) breach("no HDD flush then superblock after the last HDD write (bio " last_hw ") before the marked regions were cleared (event " mark ")")
 		if (!windows) breach("no commit in the quiet tail wrote a gen or table block: the opening flush went unchecked")
 		if (!ngt) breach("no commit wrote gen blocks then table blocks: the gens rule went unchecked")
 		if (!nreuse || !nev) breach("no extent was evicted and written again: the reuse rule went unchecked")
 		if (bad) { print bad; exit 1 }
 		printf "ok: %d events (bios of the two disks, evictions), %d superblock, %d gen and %d table block writes, %d commits with gens then table blocks, %d tail commits checked, %d extents reused\n", k, nsb, ngen, ntab, ngt, windows, nreuse
 	}' "$1"
+}
+
+# o_untrace: the tracing this check set, undone (also after a failure).
+o_untrace() {
+	echo 0 >$O_TRACE/tracing_on
+	echo 0 >$O_EVENT/enable
+	echo 0 >$O_EVENT/filter
+	[ -d $O_TRACE/events/flaz/evict ] && echo 0 >$O_TRACE/events/flaz/evict/enable
+	echo '-:flaz/evict' >>$O_TRACE/kprobe_events 2>/dev/null
+	echo local >$O_TRACE/trace_clock
+	echo 1408 >$O_TRACE/buffer_size_kb
+}
+
+# o_load: the load, traced: writes, the marks cleared, reads, two more commits.
+o_load() {
+	must fio --name=w --filename=/dev/mapper/ov --ioengine=psync --rw=write --bs=64k \
+		--size=24m --direct=1 --refill_buffers --buffer_compress_percentage=50
+	wait_status ov marked_regions -eq 0 60
+	echo "flaz: marks cleared" >$O_TRACE/trace_marker
+	must dd if=/dev/mapper/ov of=/dev/null bs=1M skip=32 count=64 iflag=direct
+	c=$(status_val ov commits)
+	wait_status ov commits -ge $((c + 2)) 30
 }
 
 t_persist_commit_order() {
@@ -129,32 +156,29 @@ t_persist_commit_order() {
 	O_HDD=$(o_dev ohdd)
 	flazctl dump /dev/mapper/ossd --json >/tmp/dump.json 2>/tmp/dump.err ||
 		fail "flazctl dump --json: $(cat /tmp/dump.err)"
-	[ -n "$(o_geo gen_start)" ] && [ -n "$(o_geo data_start)" ] && [ -n "$(o_geo extent_sectors)" ] ||
-		fail "no gen_start, data_start or extent_sectors in flazctl dump --json"
+	for f in meta_start gen_start data_start extent_sectors; do
+		[ -n "$(o_geo $f)" ] || fail "no $f in flazctl dump --json"
+	done
 	[ "$(o_geo gen_blocks)" = 1 ] || fail "the SSD has $(o_geo gen_blocks) gen blocks: the reuse rule assumes one"
-	echo 0 >$O_TRACE/tracing_on
+	o_untrace
 	echo 16384 >$O_TRACE/buffer_size_kb
+	echo global >$O_TRACE/trace_clock
 	: >$O_TRACE/trace
 	echo "dev == $(o_dev_t "$O_HDD") || dev == $(o_dev_t "$O_SSD")" >$O_EVENT/filter ||
 		fail "the tracepoint refused its filter"
 	echo 1 >$O_EVENT/enable
 	echo 'p:flaz/evict dm_flaz:flaz_meta_evict ext=$arg2:u32' >>$O_TRACE/kprobe_events ||
-		fail "the kernel refused a kprobe on flaz_meta_evict"
+		{ o_untrace; fail "the kernel refused a kprobe on flaz_meta_evict"; }
 	echo 1 >$O_TRACE/events/flaz/evict/enable
 	echo 1 >$O_TRACE/tracing_on
-	must fio --name=w --filename=/dev/mapper/ov --ioengine=psync --rw=write --bs=64k \
-		--size=24m --direct=1 --refill_buffers --buffer_compress_percentage=50
-	wait_status ov marked_regions -eq 0 60
-	must dd if=/dev/mapper/ov of=/dev/null bs=1M skip=32 count=64 iflag=direct
-	c=$(status_val ov commits)
-	wait_status ov commits -ge $((c + 2)) 30
+	(o_load)
+	load_rc=$?
 	echo 0 >$O_TRACE/tracing_on
-	echo 0 >$O_EVENT/enable
-	echo 0 >$O_TRACE/events/flaz/evict/enable
 	cat $O_TRACE/trace >/tmp/trace
 	lost=$(grep -h '^overrun:' $O_TRACE/per_cpu/cpu*/stats | awk '{ s += $2 } END { print s + 0 }')
-	# after the read: removing the event empties the buffer
-	echo '-:flaz/evict' >>$O_TRACE/kprobe_events
+	# after the read: removing the kprobe empties the buffer
+	o_untrace
+	[ $load_rc = 0 ] || fail "$(cat /tmp/why)"
 	show_status ov
 	must dmsetup remove ov
 	must dmsetup remove ossd
