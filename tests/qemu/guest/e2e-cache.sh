@@ -1259,13 +1259,15 @@ t_cache_move_race() {
 	trap 'kill $mr_hot 2>/dev/null; wait $mr_hot; echo 0 >$mr_param' EXIT
 	echo 200 >$mr_param
 	# rounds over the cold parts until 1,024 slots moved (4,901 in two rounds on a quiet host,
-	# 920 on a loaded one), four at most; the hot writes outlast them (killed below)
-	for round in 1 2 3 4; do
+	# 920 on a loaded one) and 1,000 hot writes came (25 s of them: three quick rounds once
+	# made 963), six at most; the hot writes outlast them (killed below)
+	for round in 1 2 3 4 5 6; do
 		for part in 1 2 3 4 5 6; do
 			# shellcheck disable=SC2046
 			run_fio "verify-cold$part-$round" $(clean_cold $part) --verify_only
 		done
-		[ $(($(status_val vol slots_moved) - m0)) -ge 1024 ] && break
+		[ $(($(status_val vol slots_moved) - m0)) -ge 1024 ] &&
+			[ $(($(status_val vol writes) - w0)) -ge 1000 ] && break
 	done
 	kill -0 $mr_hot 2>/dev/null || fail "the hot reads and writes ended before the rounds did"
 	kill $mr_hot
