@@ -22,7 +22,8 @@
 # The load: writes through the volume (marks, evictions), then, with no more writes to the
 # HDD (the quiet tail, where only commits write the superblock), reads of 64 MiB of the
 # HDD through a 16 MiB SSD (fills, evictions, commits with gen and table blocks). The
-# "opening" and "hdd" rules are checked in the tail, the others everywhere.
+# "opening" and "hdd" rules are checked in the tail, the others everywhere. The volume is
+# e2e-persist.sh's: pv over its 16 MiB SSD and 128 MiB HDD slices (p_slices, p_create).
 
 O_TRACE=/sys/kernel/tracing
 O_EVENT=$O_TRACE/events/block/block_bio_queue
@@ -128,13 +129,13 @@ o_untrace() {
 
 # o_load: the load, traced: writes, the marks cleared, reads, two more commits.
 o_load() {
-	must fio --name=w --filename=/dev/mapper/ov --ioengine=psync --rw=write --bs=64k \
+	must fio --name=w --filename=$PV --ioengine=psync --rw=write --bs=64k \
 		--size=24m --direct=1 --refill_buffers --buffer_compress_percentage=50
-	wait_status ov marked_regions -eq 0 60
+	wait_status pv marked_regions -eq 0 60
 	echo "flaz: marks cleared" >$O_TRACE/trace_marker
-	must dd if=/dev/mapper/ov of=/dev/null bs=1M skip=32 count=64 iflag=direct
-	c=$(status_val ov commits)
-	wait_status ov commits -ge $((c + 2)) 30
+	must dd if=$PV of=/dev/null bs=1M skip=32 count=64 iflag=direct
+	c=$(status_val pv commits)
+	wait_status pv commits -ge $((c + 2)) 30
 }
 
 t_persist_commit_order() {
@@ -145,16 +146,15 @@ t_persist_commit_order() {
 		grep -q 'write back' /sys/block/$d/queue/write_cache ||
 			fail "$d has no volatile write cache ($(cat /sys/block/$d/queue/write_cache)): no flush would be traced"
 	done
-	must dmsetup create ossd --table "0 $((16 * 2048)) linear $SSD 0"
-	must dmsetup create ohdd --table "0 $((128 * 2048)) linear $HDD 0"
+	p_slices
 	# the read phase's data, on the HDD before the volume exists
-	must fio --name=hdd --filename=/dev/mapper/ohdd --ioengine=psync --rw=write --bs=1m \
+	must fio --name=hdd --filename=$PHDD --ioengine=psync --rw=write --bs=1m \
 		--offset=32m --size=64m --direct=1 --refill_buffers --buffer_compress_percentage=50
 	# no sequential bypass: the load's streams must reach the cache
-	must dmsetup create ov --table "0 $((128 * 2048)) flaz /dev/mapper/ohdd /dev/mapper/ossd 3 cold seq_cutoff_kib 0"
-	O_SSD=$(o_dev ossd)
-	O_HDD=$(o_dev ohdd)
-	flazctl dump /dev/mapper/ossd --json >/tmp/dump.json 2>/tmp/dump.err ||
+	p_create cold seq_cutoff_kib 0
+	O_SSD=$(o_dev pssd)
+	O_HDD=$(o_dev phdd)
+	flazctl dump $PSSD --json >/tmp/dump.json 2>/tmp/dump.err ||
 		fail "flazctl dump --json: $(cat /tmp/dump.err)"
 	for f in meta_start gen_start data_start extent_sectors; do
 		[ -n "$(o_geo $f)" ] || fail "no $f in flazctl dump --json"
@@ -165,7 +165,7 @@ t_persist_commit_order() {
 	echo global >$O_TRACE/trace_clock
 	: >$O_TRACE/trace
 	echo "dev == $(o_dev_t "$O_HDD") || dev == $(o_dev_t "$O_SSD")" >$O_EVENT/filter ||
-		fail "the tracepoint refused its filter"
+		{ o_untrace; fail "the tracepoint refused its filter"; }
 	echo 1 >$O_EVENT/enable
 	echo 'p:flaz/evict dm_flaz:flaz_meta_evict ext=$arg2:u32' >>$O_TRACE/kprobe_events ||
 		{ o_untrace; fail "the kernel refused a kprobe on flaz_meta_evict"; }
@@ -179,10 +179,9 @@ t_persist_commit_order() {
 	# after the read: removing the kprobe empties the buffer
 	o_untrace
 	[ $load_rc = 0 ] || fail "$(cat /tmp/why)"
-	show_status ov
-	must dmsetup remove ov
-	must dmsetup remove ossd
-	must dmsetup remove ohdd
+	show_status pv
+	must dmsetup remove pv
+	p_remove_slices
 	[ "$lost" = 0 ] || fail "the trace buffer overran ($lost events lost): the order cannot be judged"
 	head -n 20 /tmp/trace
 	o_judge /tmp/trace >/tmp/judge.out
