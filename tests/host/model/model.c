@@ -1,84 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A randomized model test of the table and its metadata: the module's own
- * l2p.c and resident.c (the table in DRAM), table.c (its blocks on the SSD) and format.c,
- * driven by random interleavings of fills, writes, hits, evictions, cleaner
- * moves, page-outs under a tiny budget, commits, crashes and reloads, and
- * checked after every step against a plain oracle: each HDD block's latest
- * version. What stands in for meta.c, xbuf.c, alloc.c and intent.c here does
- * what they do, in the order they do it (see each function's comment):
- *  - a fill pages the line's page in (read from the SSD as it is now) and puts
- *    a slot in an open extent, whose generation it opened;
- *  - a write marks its region durably first (a superblock write, which flushes
- *    the SSD), then empties the line, then may install its own data;
- *  - eviction bumps the extent's generation; the extent is free only after a
- *    commit; the cleaner moves live slots it still finds pointed at, drops the
- *    rest, and evicts the victim;
- *  - a commit flushes the extents written so far, writes the generations that
- *    changed, flushes, writes the table blocks that changed (reading a page
- *    first when it is out), and a superblock that clears the marks;
- *  - a crash keeps any subset of the SSD writes not yet flushed, forgets DRAM,
- *    and a reload takes free extents from the generations' parity and, before
- *    anything else, pages in the lines of marked regions, dropping them.
- * A hit must return the block's latest data; an entry into a slot that holds
- * another block is a fault (a real SSD would be blamed for it) unless it is a
- * tag alias of the same line. The counters must equal a count of the table.
+ * meta.c, sb.c and paging.c (commits, marks, loading and recovery, paging),
+ * intent.c (write-intent regions), alloc.c (free and written extents), l2p.c
+ * and resident.c (the table in DRAM), table.c and format.c, driven by random
+ * interleavings of fills, writes, hits, evictions, cleaner moves, budgets,
+ * commits, crashes and reloads, and checked after every step against a plain
+ * oracle: each HDD block's latest version.
+ *
+ * The world around them is the model's: devices.c has the two devices with
+ * volatile write caches and the power cuts; this file the volume's users:
+ *  - extents stand in for xbuf.c: slots of (block, version), opened from the
+ *    allocator, written (sealed) later, durable after an SSD flush;
+ *  - writes drop their lines, wait for their regions' marks (intent.c and
+ *    sb.c, as cache.c does), are sent to the HDD when released, complete in
+ *    any order later, and may then be filled (write-through);
+ *  - work items run when the model picks them; while a metadata I/O or a
+ *    FLUSH is in flight, or a page's table blocks load, other work runs
+ *    (fills, writes, evictions, marks beside a commit), as other CPUs would;
+ *  - after a power cut the volume is activated again: the real load, then
+ *    recovery and warming as the load work item runs.
+ * A hit must return the block's latest data (as the HDD holds it after a
+ * crash); an entry into a slot that holds another block is a fault (a real
+ * SSD would be blamed for it) unless it is a tag alias of the same line. What
+ * reaches the SSD is checked against meta.c's rules as it is written, so an
+ * order that only a rare crash would expose fails at once: a table entry only
+ * into a slot already durable and with a generation already durable; a
+ * superblock clears no region with a write in flight or not flushed on the
+ * HDD; an evicted extent is handed out only once its new generation is
+ * durable. The counters must equal a count of the table.
  *
  * Usage: model [steps] [seed] [hdd-lines-ratio]; exits 1 at the first wrong step.
  */
-#include "inc/shim.h"
-#include "flaz.h"
-#include "format.h"
+#include "model.h"
 
-#define EXTENT_KIB	32
-#define OVERBOOK	1000
-#define MAX_SLOTS	(EXTENT_KIB * 1024 / 64)
-#define REGION_SHIFT	6
-
-struct mslot {
-	u32 off, bytes;
-	u64 block;
-	u32 ver;
-};
-
-/* An extent's slots as the SSD returns them now (cur) and after a flush (durable). */
-struct mext {
-	struct mslot cur[MAX_SLOTS], dur[MAX_SLOTS];
-	u32 ncur, ndur;
-	bool pending;		/* cur written, not flushed */
-	enum { FREE, OPEN, WRITTEN, EVICTED, WORN } state;
-	bool unflushed;		/* opened since the last commit's flush */
-	bool written;		/* its write completed (sealed) */
-	u64 evicted_at;		/* the commit count when it was evicted */
-};
-
-/* A metadata block of the SSD: as read now, and as it stays through a crash. */
-struct mblk {
-	u8 cur[FLAZ_BLOCK_SIZE], dur[FLAZ_BLOCK_SIZE];
-	bool pending;
-};
-
-static struct flaz_geometry g;
-static u64 hdd_blocks, nr_pages, page_bytes, budget;
-static u32 *ver;		/* the oracle: per HDD block, its version (0: zeros) */
-static struct mext *ext;
-static struct mblk *tbl, *gen_blk;
-static u64 nr_gen_blocks;
-static unsigned long *marked_dur;	/* the superblock's marks */
-static u64 sb_gen = 0x1234, commits;
-static struct flaz_l2p *t;
-static struct flaz_table_ctx tx;
-static u64 entries[FLAZ_META_ENTRIES];
+struct flaz_geometry g;
+static struct flaz_opts opts;
+static struct dm_target ti;
+struct flaz_cache c;
+struct flaz_meta *m;
+u64 hdd_blocks;
+static u64 page_bytes;
+u32 *ver, *ver_dur;
+unsigned long *hdd_dirty;
+static u32 *held;		/* writes of a block not completed (waiting for marks, in flight) */
+static u32 *wseq;		/* writes of a block started, so a fill sees one that came */
+struct mext *ext;
 static u32 open_ext = U32_MAX;
-static u32 *fifo, fifo_head, fifo_n;	/* written extents, oldest first */
-static bool recovering;
+u64 commits_done;
+struct bio **inflight;
+u64 nr_inflight;
+static u64 *fills_due, nr_fills_due;	/* written blocks to fill (write-through) */
 static u64 rng_state;
-static u64 step;
-static u64 stats[16];
-enum { S_HIT, S_MISS, S_FILL, S_WRITE, S_EVICT, S_MOVE, S_COMMIT, S_CRASH, S_TRIM, S_ALIAS,
-	S_RESTART, S_WORN };
+u64 step;
+u64 stats[S_NR];
+static int busy;		/* other work runs in the model's meanwhile() */
+static bool running;		/* the volume is resumed: user I/O comes */
+unsigned long jiffies = 1000;
 
-static u64 rnd(void)
+u64 rnd(void)
 {
 	rng_state ^= rng_state << 13;
 	rng_state ^= rng_state >> 7;
@@ -86,118 +66,19 @@ static u64 rnd(void)
 	return rng_state;
 }
 
-static u64 below(u64 n)
+u64 below(u64 n)
 {
 	return n ? rnd() % n : 0;
 }
 
-static void fail(const char *what, u64 block)
+/* The first wrong step: @what, about @n (a block, an extent, a line: @what says). */
+void fail(const char *what, u64 n)
 {
-	printf("FAIL step %llu: %s (block %llu)\n", (unsigned long long)step, what,
-	       (unsigned long long)block);
+	printf("FAIL step %llu: %s %llu\n", (unsigned long long)step, what, (unsigned long long)n);
 	exit(1);
 }
 
-static bool durable(void *data, u32 e)
-{
-	(void)data;
-	return !ext[e].unflushed;
-}
-
-static bool marked(void *data, u64 block)
-{
-	(void)data;
-	return test_bit(block >> REGION_SHIFT, marked_dur);
-}
-
-static void blk_write(struct mblk *b, const void *data)
-{
-	memcpy(b->cur, data, FLAZ_BLOCK_SIZE);
-	b->pending = true;
-}
-
-/* A FLUSH: everything written so far is durable. */
-static void ssd_flush(void)
-{
-	u64 i;
-
-	for (i = 0; i < flaz_table_blocks(&g); i++)
-		if (tbl[i].pending) {
-			memcpy(tbl[i].dur, tbl[i].cur, FLAZ_BLOCK_SIZE);
-			tbl[i].pending = false;
-		}
-	for (i = 0; i < nr_gen_blocks; i++)
-		if (gen_blk[i].pending) {
-			memcpy(gen_blk[i].dur, gen_blk[i].cur, FLAZ_BLOCK_SIZE);
-			gen_blk[i].pending = false;
-		}
-	/* an open extent is in DRAM (xbuf.c) until it is sealed */
-	for (i = 0; i < g.nr_extents; i++)
-		if (ext[i].pending && ext[i].written) {
-			memcpy(ext[i].dur, ext[i].cur, sizeof(ext[i].cur));
-			ext[i].ndur = ext[i].ncur;
-			ext[i].pending = false;
-		}
-}
-
-static void install(u64 block);
-static void write_block(u64 block);
-static bool in_page_read;
-
-/*
- * Fills and writes of blocks whose lines are in page @p, which is coming: in
- * the module they run while a page-in loads the page's blocks one by one.
- */
-static void meanwhile(u64 p)
-{
-	u64 b, lines = FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES;
-
-	while (below(4) == 0) {
-		b = p * lines + below(lines);
-		if (b >= g.nr_lines)
-			return;
-		b += below(hdd_blocks / g.nr_lines) * g.nr_lines;
-		/* a fill, then perhaps a write of the same block, before its line loads */
-		install(b);
-		if (below(2))
-			write_block(b);
-	}
-}
-
-/*
- * meta.c page_read(): a page from the SSD as it reads now, marked lines out
- * while recovering; fills and writes of its lines come in between its blocks.
- */
-static int page_read(u64 p)
-{
-	u64 first;
-	u32 n = flaz_l2p_page_blocks(t, p, &first), i;
-	bool outer = !in_page_read;
-	int r;
-
-	r = flaz_l2p_page_in(t, p);
-	if (r)
-		return r;
-	in_page_read = true;
-	for (i = 0; i < n; i++) {
-		if (outer && !recovering)
-			meanwhile(p);
-		if (flaz_table_load(&tx, first + i, tbl[first + i].cur, sb_gen, recovering))
-			flaz_l2p_set_dirty(t, first + i);
-	}
-	if (outer)
-		in_page_read = false;
-	flaz_l2p_page_done(t, p);
-	return 0;
-}
-
-static void page_in_line(u64 line)
-{
-	if (!flaz_l2p_resident(t, line) && page_read(flaz_l2p_page_of(line)))
-		fail("page-in", line);
-}
-
-/* xbuf.c seal: the open extent's write completes; reclaim may take it. */
+/* xbuf.c flaz_xbuf_written(): the open extent's write completes; reclaim may take it. */
 static void seal(void)
 {
 	struct mext *x;
@@ -208,31 +89,39 @@ static void seal(void)
 	x->state = WRITTEN;
 	x->written = true;
 	x->pending = true;
-	fifo[(fifo_head + fifo_n++) % g.nr_extents] = open_ext;
+	set_bit(open_ext, c.written);
+	flaz_alloc_written(c.alloc, open_ext, false);
 	open_ext = U32_MAX;
 }
 
-/* alloc.c get + xbuf.c open_extent(): a free extent, its generation made odd. */
+/* alloc.c get + xbuf.c flaz_xbuf_opened(): a free extent, its generation made odd. */
 static bool open_new(void)
 {
-	u32 e, start = below(g.nr_extents);
+	struct mext *x;
+	u32 e;
 
 	seal();
-	for (e = start; ; ) {
-		if (ext[e].state == FREE)
-			break;
-		e = (e + 1) % g.nr_extents;
-		if (e == start)
-			return false;
-	}
-	flaz_l2p_open_extent(t, e);
-	ext[e].state = OPEN;
-	ext[e].unflushed = true;
-	ext[e].written = false;
-	ext[e].ncur = 0;
-	ext[e].pending = true;
+	if (flaz_alloc_get(c.alloc, &e))
+		return false;
+	x = &ext[e];
+	if (x->state == EVICTED && durable_gen(e) < flaz_l2p_gen(c.l2p, e))
+		fail("an extent handed out before its new generation was durable:", e);
+	if (x->state != FREE && x->state != EVICTED)
+		fail("an extent handed out while in use:", e);
+	set_bit(e, c.unflushed);
+	flaz_l2p_open_extent(c.l2p, e);
+	x->state = OPEN;
+	x->written = false;
+	x->ncur = 0;
+	x->pending = true;
 	open_ext = e;
 	return true;
+}
+
+static u32 next_off(struct mext *x)
+{
+	return x->ncur ? x->cur[x->ncur - 1].off + x->cur[x->ncur - 1].bytes :
+			 sizeof(struct flaz_extent_hdr);
 }
 
 /* Room in the open extent for @bytes: its offset, or 0 when no extent is free. */
@@ -243,30 +132,37 @@ static u32 reserve(u32 bytes, u64 block, u32 v)
 
 	if (open_ext != U32_MAX) {
 		x = &ext[open_ext];
-		off = x->ncur ? x->cur[x->ncur - 1].off + x->cur[x->ncur - 1].bytes :
-				sizeof(struct flaz_extent_hdr);
-		if (off + bytes > EXTENT_KIB * 1024 || x->ncur == MAX_SLOTS)
+		if (next_off(x) + bytes > EXTENT_KIB * 1024 || x->ncur == MAX_SLOTS)
 			seal();
 	}
 	if (open_ext == U32_MAX && !open_new())
 		return 0;
 	x = &ext[open_ext];
-	off = x->ncur ? x->cur[x->ncur - 1].off + x->cur[x->ncur - 1].bytes :
-			sizeof(struct flaz_extent_hdr);
+	off = next_off(x);
 	x->cur[x->ncur++] = (struct mslot){ .off = off, .bytes = bytes, .block = block, .ver = v };
 	x->pending = true;
 	return off;
 }
 
-/* fill.c install(): the block's current data into a slot (or a zero flag), its line at it. */
+/*
+ * fill.c install(): the block's current data into a slot (or a zero flag), its
+ * line at it; a write of the block waiting for its mark, or one that started
+ * while the page came in, makes the data stale (records.c); a page that is out
+ * is read first unless paging is busy (the fill would wait: it comes later).
+ */
 static void install(u64 block)
 {
-	u64 line = flaz_l2p_line(t, block);
+	u64 line = flaz_l2p_line(c.l2p, block);
 	struct flaz_entry e = {}, old;
-	u32 bytes = (2 + below(128)) * FLAZ_SLOT_ALIGN;
+	u32 bytes = (2 + below(128)) * FLAZ_SLOT_ALIGN, seen = wseq[block];
 
-	page_in_line(line);
-	if (!ver[block] && flaz_l2p_zero_fits(t)) {
+	if (held[block])
+		return;
+	if (!flaz_l2p_resident(c.l2p, line) && m->page_lock.held)
+		return;
+	if (flaz_meta_page_in(m, line, false) || wseq[block] != seen)
+		return;
+	if (!ver[block] && flaz_l2p_zero_fits(c.l2p)) {
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
 		e.off = reserve(bytes, block, ver[block]);
@@ -276,82 +172,309 @@ static void install(u64 block)
 		e.ext = open_ext;
 		e.bytes = bytes;
 	}
-	flaz_l2p_lock(t, line);
-	flaz_l2p_set(t, block, &e, &old);
-	flaz_l2p_unlock(t, line);
-	stats[S_FILL]++;
+	flaz_l2p_lock(c.l2p, line);
+	if (flaz_l2p_set(c.l2p, block, &e, &old))
+		stats[S_FILL]++;
+	flaz_l2p_unlock(c.l2p, line);
 }
 
-/* A write: its region marked durably (a superblock with PREFLUSH), the line emptied. */
+/* Writes sent to the HDD and not yet completed (inflight), in no order. */
+static void send(struct bio *bio)
+{
+	inflight[nr_inflight++] = bio;
+}
+
+/* A write completes on the HDD (in its volatile cache): a new version, or zeros. */
+static void write_done(struct bio *bio)
+{
+	u64 b = bio->block;
+
+	ver[b] = below(8) ? (u32)step + 1 : 0;
+	set_bit(b, hdd_dirty);
+	flaz_intent_end(c.intent, b, b);
+	held[b]--;
+	free(bio);
+	if (below(2) && nr_fills_due < hdd_blocks)
+		fills_due[nr_fills_due++] = b;
+	stats[S_WRITE]++;
+}
+
+/* cache.c release_writes(): writes whose marks are on the SSD go to the HDD. */
+static void release_writes(struct flaz_cache *cc, struct bio_list *bios)
+{
+	struct bio *bio;
+
+	(void)cc;
+	while ((bio = bio_list_pop(bios)))
+		send(bio);
+}
+
+/* One of the writes in flight completes. */
+static void complete_one(void)
+{
+	u64 i = below(nr_inflight);
+	struct bio *bio;
+
+	if (!nr_inflight)
+		return;
+	bio = inflight[i];
+	inflight[i] = inflight[--nr_inflight];
+	write_done(bio);
+}
+
+static bool space_short(struct flaz_cache *cc)
+{
+	(void)cc;
+	return !below(4);
+}
+
+static const struct flaz_events events = {
+	.space_short = space_short,
+	.release_writes = release_writes,
+};
+
+/* cache.c map_write_drop(): the line dropped, then the write sent once its region is marked. */
 static void write_block(u64 block)
 {
-	u64 line = flaz_l2p_line(t, block);
+	u64 line = flaz_l2p_line(c.l2p, block);
+	struct bio *bio = calloc(1, sizeof(*bio));
 
-	if (!test_bit(block >> REGION_SHIFT, marked_dur)) {
-		ssd_flush();
-		set_bit(block >> REGION_SHIFT, marked_dur);
-	}
-	flaz_l2p_lock(t, line);
-	flaz_l2p_drop_block(t, block);
-	flaz_l2p_unlock(t, line);
-	ver[block] = below(8) ? (u32)step + 1 : 0;
-	stats[S_WRITE]++;
-	if (below(2))
-		install(block);
+	flaz_l2p_lock(c.l2p, line);
+	flaz_l2p_drop_block(c.l2p, block);
+	flaz_l2p_unlock(c.l2p, line);
+	bio->block = block;
+	held[block]++;
+	wseq[block]++;
+	if (flaz_intent_start(c.intent, block, block, bio))
+		send(bio);
+	else
+		flaz_meta_mark(m);
 }
 
-/* cleaner.c retire(): a new generation; free after the next commit, or never once worn. */
+/* evict.c evict_extent(): a new generation; free after the next commit, or never once worn. */
 static void evict(u32 e)
 {
-	bool worn;
-
-	flaz_l2p_evict_extent(t, e, &worn);
-	ext[e].state = worn ? WORN : EVICTED;
-	ext[e].evicted_at = commits;
-	stats[worn ? S_WORN : S_EVICT]++;
+	clear_bit(e, c.failed);
+	flaz_meta_evict(m, e);
+	flaz_alloc_retire(c.alloc, e);
+	if (flaz_l2p_worn(c.l2p, e)) {
+		ext[e].state = WORN;
+		stats[S_WORN]++;
+		return;
+	}
+	ext[e].state = EVICTED;
+	stats[S_EVICT]++;
 }
 
 static u32 take_oldest(void)
 {
+	bool probation;
 	u32 e;
 
-	if (!fifo_n)
-		return U32_MAX;
-	e = fifo[fifo_head];
-	fifo_head = (fifo_head + 1) % g.nr_extents;
-	fifo_n--;
-	return e;
+	return flaz_alloc_take_oldest(c.alloc, &e, 1, 0, &probation) ? e : U32_MAX;
+}
+
+/*
+ * Whether reclaim runs: mostly when free extents run short, as the cleaner
+ * does, so the cache fills; in every other stretch of steps only once none is
+ * free, so an extent freed is handed out again at once.
+ */
+static bool reclaim_due(void)
+{
+	u32 low = (step >> 16) & 1 ? 0 : g.nr_extents / 8;
+
+	return flaz_alloc_nr_free(c.alloc) <= low || !below(16);
+}
+
+/* Stage two: a whole extent, unread. */
+static void evict_oldest(void)
+{
+	u32 e;
+
+	if (!reclaim_due())
+		return;
+	e = take_oldest();
+	if (e != U32_MAX)
+		evict(e);
+}
+
+/* Check block @b: a hit must be its latest data. */
+static void check_block(u64 b)
+{
+	u64 line = flaz_l2p_line(c.l2p, b);
+	struct flaz_entry e;
+	struct mext *x;
+	bool hit;
+	u32 i;
+
+	flaz_l2p_lock(c.l2p, line);
+	hit = flaz_l2p_lookup(c.l2p, b, &e);
+	flaz_l2p_unlock(c.l2p, line);
+	if (!hit) {
+		stats[S_MISS]++;
+		return;
+	}
+	stats[S_HIT]++;
+	if (e.kind == FLAZ_ENTRY_ZERO) {
+		if (ver[b])
+			fail("stale: a zero entry for a block written since: block", b);
+		return;
+	}
+	x = &ext[e.ext];
+	if (x->state == FREE || x->state == EVICTED || x->state == WORN)
+		fail("an entry into an extent not in use: block", b);
+	for (i = 0; i < x->ncur && x->cur[i].off != e.off; i++)
+		;
+	if (i == x->ncur || x->cur[i].bytes != e.bytes)
+		fail("an entry into no slot (fault): block", b);
+	if (x->cur[i].block != b) {
+		if (x->cur[i].block % g.nr_lines != line ||
+		    ((x->cur[i].block / g.nr_lines) ^ (b / g.nr_lines)) % (1 << FLAZ_TAG_BITS))
+			fail("an entry into another block's slot (fault): block", b);
+		stats[S_ALIAS]++;
+		return;
+	}
+	if (x->cur[i].ver != ver[b])
+		fail("stale: a hit returned old data: block", b);
+}
+
+/*
+ * Every line of page @p, read in if it is out: an entry into a slot the SSD
+ * does not hold is a fault whichever block asks; one into a slot is checked as
+ * its block, a zero entry as the block its tag names.
+ */
+static void check_page(u64 p)
+{
+	u64 lines = FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES, line;
+	struct flaz_entry e;
+	struct mext *x;
+	u32 i;
+
+	for (line = p * lines; line < min(g.nr_lines, (p + 1) * lines); line++) {
+		if (!flaz_l2p_resident(c.l2p, line) && flaz_meta_page_in(m, line, true))
+			return;
+		flaz_l2p_lock(c.l2p, line);
+		flaz_l2p_get(c.l2p, line, &e);
+		flaz_l2p_unlock(c.l2p, line);
+		if (e.kind == FLAZ_ENTRY_ZERO) {
+			if (e.tag * g.nr_lines + line < hdd_blocks)
+				check_block(e.tag * g.nr_lines + line);
+			continue;
+		}
+		if (e.kind != FLAZ_ENTRY_SLOT)
+			continue;
+		x = &ext[e.ext];
+		for (i = 0; i < x->ncur && x->cur[i].off != e.off; i++)
+			;
+		if (i == x->ncur || x->cur[i].bytes != e.bytes)
+			fail("an entry into no slot (fault): line", line);
+		check_block(x->cur[i].block);
+	}
+}
+
+/* cache.c: a read whose page is out waits for it (clean pages make room), then hits or fills. */
+static void read_block(u64 b)
+{
+	u64 line = flaz_l2p_line(c.l2p, b);
+
+	if (!flaz_l2p_resident(c.l2p, line) && !m->page_lock.held)
+		flaz_meta_page_in(m, line, true);
+	check_block(b);
+	if (!flaz_l2p_lookup(c.l2p, b, &(struct flaz_entry){}) && below(2))
+		install(b);
+}
+
+static u64 pick_block(void)
+{
+	/* mostly a hot set, so entries live long enough to be paged and evicted */
+	return below(4) ? below(g.nr_lines / 4) * (hdd_blocks / g.nr_lines) % hdd_blocks :
+			  below(hdd_blocks);
+}
+
+/*
+ * Work that runs while a metadata I/O or FLUSH is in flight, or a page loads:
+ * reads, fills and writes, evictions, and the marks' own work item beside a
+ * commit (it holds sb_lock only for a superblock of its own).
+ */
+void meanwhile(void)
+{
+	u32 n;
+
+	if (busy || !running || below(3))
+		return;
+	busy = 1;
+	for (n = 1 + below(3); n; n--) {
+		switch (below(10)) {
+		case 0 ... 4:
+			read_block(pick_block());
+			break;
+		case 5:
+			if (below(2))
+				write_block(pick_block());
+			else
+				complete_one();
+			break;
+		case 6:
+			evict_oldest();
+			break;
+		case 7:
+			if (m->mark_work.pending && !m->sb_lock.held && flush_work(&m->mark_work))
+				stats[S_BESIDE]++;
+			break;
+		case 8:
+			if (flush_work(&m->free_work))
+				stats[S_BESIDE]++;
+			break;
+		default:
+			/* a user's FLUSH */
+			hdd_flush();
+			flaz_meta_kick(m);
+		}
+	}
+	busy = 0;
+}
+
+/* paging.c page_load(): fills and writes of the page's lines come in between its blocks. */
+int __real_flaz_table_load(const struct flaz_table_ctx *x, u64 idx, const void *blk, u64 gen,
+			   bool unclean);
+int __wrap_flaz_table_load(const struct flaz_table_ctx *x, u64 idx, const void *blk, u64 gen,
+			   bool unclean)
+{
+	u64 lines = FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES, first, b;
+
+	first = idx / FLAZ_L2P_PAGE_BLOCKS * lines;
+	while (running && !busy && !below(4)) {
+		b = first + below(lines);
+		if (b >= g.nr_lines)
+			break;
+		b += below(hdd_blocks / g.nr_lines) * g.nr_lines;
+		busy = 1;
+		install(b);
+		if (below(2))
+			write_block(b);
+		busy = 0;
+	}
+	return __real_flaz_table_load(x, idx, blk, gen, unclean);
 }
 
 /*
  * cleaner.c pass on one victim, in two halves with other steps between them,
  * as its reads and writes take time: first the victim is judged (live slots
- * listed, some given a place in an open extent), later the moves whose lines
- * still point at the victim are made and it is evicted; a slot not moved is
- * left, the victim's eviction voids it.
+ * listed), later the moves are written, then the lines that still point at the
+ * victim are moved and it is evicted; a slot not moved is left, the victim's
+ * eviction voids it.
  */
 static u32 victim = U32_MAX, nr_moves;
-
-/* The version the slot at @off of extent @e holds. */
-static u32 slot_ver(u32 e, u32 off)
-{
-	u32 i;
-
-	for (i = 0; i < ext[e].ncur; i++)
-		if (ext[e].cur[i].off == off)
-			return ext[e].cur[i].ver;
-	fail("no slot to move", off);
-	return 0;
-}
-static struct { u64 block; u32 voff, off, bytes; u32 to; } moves[MAX_SLOTS];
+static struct { u64 block; u32 voff, off, bytes, ver, to; } moves[MAX_SLOTS];
 
 static void clean_start(void)
 {
-	u32 i, heat;
 	struct mext *x;
+	u32 i, heat;
+	bool live;
 	u64 line;
 
-	if (victim != U32_MAX)
+	if (victim != U32_MAX || !reclaim_due())
 		return;
 	victim = take_oldest();
 	if (victim == U32_MAX)
@@ -360,14 +483,14 @@ static void clean_start(void)
 	nr_moves = 0;
 	for (i = 0; i < x->ncur; i++) {
 		struct mslot s = x->cur[i];
-		u32 off;
 
-		line = flaz_l2p_line(t, s.block);
-		flaz_l2p_lock(t, line);
-		heat = flaz_l2p_points(t, s.block, victim, s.off, &heat);
-		flaz_l2p_unlock(t, line);
-		if (heat && below(2))
-			moves[nr_moves++] = (typeof(moves[0])){ s.block, s.off, 0, s.bytes, 0 };
+		line = flaz_l2p_line(c.l2p, s.block);
+		flaz_l2p_lock(c.l2p, line);
+		live = flaz_l2p_points(c.l2p, s.block, victim, s.off, &heat);
+		flaz_l2p_unlock(c.l2p, line);
+		if (live && below(2))
+			moves[nr_moves++] = (typeof(moves[0])){ .block = s.block, .voff = s.off,
+							    .bytes = s.bytes, .ver = s.ver };
 	}
 }
 
@@ -379,23 +502,23 @@ static void clean_end(void)
 
 	if (victim == U32_MAX)
 		return;
-	/* the bins are written, then the lines that still point at the victim moved */
 	for (i = 0; i < nr_moves; i++) {
-		moves[i].off = reserve(moves[i].bytes, moves[i].block,
-				       slot_ver(victim, moves[i].voff));
+		moves[i].off = reserve(moves[i].bytes, moves[i].block, moves[i].ver);
 		moves[i].to = open_ext;
 	}
+	/* the bins' writes complete before any line points into them */
+	seal();
 	for (i = 0; i < nr_moves; i++) {
-		line = flaz_l2p_line(t, moves[i].block);
-		flaz_l2p_lock(t, line);
+		line = flaz_l2p_line(c.l2p, moves[i].block);
+		flaz_l2p_lock(c.l2p, line);
 		if (moves[i].off &&
-		    flaz_l2p_points(t, moves[i].block, victim, moves[i].voff, &heat)) {
+		    flaz_l2p_points(c.l2p, moves[i].block, victim, moves[i].voff, &heat)) {
 			e = (struct flaz_entry){ .kind = FLAZ_ENTRY_SLOT, .ext = moves[i].to,
 						 .off = moves[i].off, .bytes = moves[i].bytes };
-			flaz_l2p_move(t, moves[i].block, &e);
+			flaz_l2p_move(c.l2p, moves[i].block, &e);
 			stats[S_MOVE]++;
 		}
-		flaz_l2p_unlock(t, line);
+		flaz_l2p_unlock(c.l2p, line);
 	}
 	evict(victim);
 	victim = U32_MAX;
@@ -406,175 +529,115 @@ static void invalidate(void)
 {
 	u32 e;
 
-	flaz_l2p_drop_all(t);
+	flaz_l2p_drop_all(c.l2p);
 	while ((e = take_oldest()) != U32_MAX)
 		evict(e);
 }
 
-/* meta.c commit(), in its order. */
-static void commit(void)
+/* The metadata's work items, as the model runs them. */
+static struct work_struct *work_item(u32 i)
 {
-	u64 idx, nr = flaz_table_blocks(&g), p, c0 = commits;
-	u8 blk[FLAZ_BLOCK_SIZE];
-	bool gens = false;
-	u32 e;
+	struct work_struct *w[] = { &m->work, &m->mark_work, &m->free_work, &m->load_work,
+				    &m->tick.work, &m->retry.work, &m->later.work };
 
-	if (recovering)
-		return;
-	/* extents whose write completed: durable after this flush */
-	for (e = 0; e < g.nr_extents; e++)
-		if (ext[e].written)
-			ext[e].unflushed = false;
-	ssd_flush();
-	for (idx = flaz_l2p_next_gen_dirty(t, 0); idx < nr_gen_blocks;
-	     idx = flaz_l2p_next_gen_dirty(t, idx + 1)) {
-		flaz_l2p_take_gen_dirty(t, idx);
-		flaz_gen_encode(blk, sb_gen, commits + 1, idx,
-				flaz_l2p_gens(t) + idx * FLAZ_GEN_ENTRIES);
-		blk_write(&gen_blk[idx], blk);
-		gens = true;
-	}
-	if (gens)
-		ssd_flush();
-	for (idx = flaz_l2p_next_dirty(t, 0); idx < nr; idx = flaz_l2p_next_dirty(t, idx + 1)) {
-		p = idx / FLAZ_L2P_PAGE_BLOCKS;
-		if (!flaz_l2p_resident(t, idx * FLAZ_META_ENTRIES) && !flaz_l2p_void_block(t, idx) &&
-		    page_read(p))
-			fail("commit page-in", idx);
-		if (!flaz_l2p_take_dirty(t, idx))
-			continue;
-		if (flaz_table_encode(&tx, idx, sb_gen, commits + 1, blk))
-			flaz_l2p_set_dirty(t, idx);
-		blk_write(&tbl[idx], blk);
-	}
-	/* the superblock: PREFLUSH|FUA, and the marks go (every write is in the table) */
-	ssd_flush();
-	commits++;
-	bitmap_zero(marked_dur, DIV_ROUND_UP_ULL(hdd_blocks, 1ULL << REGION_SHIFT));
-	/* extents evicted before the commit began are free now */
-	for (e = 0; e < g.nr_extents; e++)
-		if (ext[e].state == EVICTED && ext[e].evicted_at <= c0)
-			ext[e].state = FREE;
-	stats[S_COMMIT]++;
+	return i < ARRAY_SIZE(w) ? w[i] : NULL;
 }
 
-/* A power cut: any subset of what was not flushed stays. */
-static void crash_ssd(void)
+/* Run one pending work item, from a random one on; false if none was. */
+static bool run_work(void)
 {
-	u64 i;
+	u32 i, start = below(7);
 
-	for (i = 0; i < flaz_table_blocks(&g); i++)
-		if (tbl[i].pending && below(2))
-			memcpy(tbl[i].dur, tbl[i].cur, FLAZ_BLOCK_SIZE);
-	for (i = 0; i < nr_gen_blocks; i++)
-		if (gen_blk[i].pending && below(2))
-			memcpy(gen_blk[i].dur, gen_blk[i].cur, FLAZ_BLOCK_SIZE);
-	for (i = 0; i < g.nr_extents; i++) {
-		if (ext[i].pending && ext[i].written && below(2)) {
-			memcpy(ext[i].dur, ext[i].cur, sizeof(ext[i].cur));
-			ext[i].ndur = ext[i].ncur;
-		}
-	}
-	for (i = 0; i < flaz_table_blocks(&g); i++) {
-		memcpy(tbl[i].cur, tbl[i].dur, FLAZ_BLOCK_SIZE);
-		tbl[i].pending = false;
-	}
-	for (i = 0; i < nr_gen_blocks; i++) {
-		memcpy(gen_blk[i].cur, gen_blk[i].dur, FLAZ_BLOCK_SIZE);
-		gen_blk[i].pending = false;
-	}
-	for (i = 0; i < g.nr_extents; i++) {
-		memcpy(ext[i].cur, ext[i].dur, sizeof(ext[i].cur));
-		ext[i].ncur = ext[i].ndur;
-		ext[i].pending = false;
-	}
+	for (i = 0; i < 7; i++)
+		if (flush_work(work_item((start + i) % 7)))
+			return true;
+	return false;
 }
 
-/* meta.c load(): generations, free extents by parity, then recovery of marked lines. */
-static void reload(void)
+/* The volume's DRAM state, made at activation (cache.c), then the metadata's load. */
+static void activate(bool cold)
 {
-	u64 i, commit, b, line;
-	u16 *gens;
+	char *error = NULL;
 	u32 e;
-	int r;
 
-	flaz_l2p_destroy(t);
-	t = flaz_l2p_create(g.nr_lines, g.nr_extents, EXTENT_KIB * 1024, hdd_blocks, false);
-	if (IS_ERR(t))
-		fail("l2p create", 0);
-	tx.l2p = t;
-	gens = flaz_l2p_gens(t);
-	for (i = 0; i < nr_gen_blocks; i++) {
-		r = flaz_gen_decode(gen_blk[i].cur, sb_gen, i, &commit, gens + i * FLAZ_GEN_ENTRIES);
-		if (r == -ENODATA)
-			memset(gens + i * FLAZ_GEN_ENTRIES, 0, FLAZ_GEN_ENTRIES * sizeof(u16));
-		else if (r)
-			fail("gen block", i);
+	c.l2p = flaz_l2p_create(g.nr_lines, g.nr_extents, EXTENT_KIB * 1024, hdd_blocks, false);
+	c.alloc = flaz_alloc_create(g.nr_extents);
+	c.intent = flaz_intent_create(hdd_blocks);
+	if (IS_ERR_OR_NULL(c.l2p) || !c.alloc || !c.intent)
+		fail("cannot create the volume's state", 0);
+	bitmap_zero(c.unflushed, g.nr_extents);
+	bitmap_zero(c.written, g.nr_extents);
+	bitmap_zero(c.failed, g.nr_extents);
+	m = flaz_meta_create(&c, cold, &error);
+	if (IS_ERR(m)) {
+		printf("%s\n", error);
+		fail("cannot create the metadata", 0);
 	}
+	c.meta = m;
+	if (flaz_meta_resume(m, cold))
+		fail("the resume failed", 0);
+	running = true;
+	/* the extents as the load found them: in use, worn out, or free */
 	open_ext = U32_MAX;
 	victim = U32_MAX;
-	fifo_head = 0;
-	fifo_n = 0;
+	nr_fills_due = 0;
+	memset(held, 0, hdd_blocks * sizeof(*held));
 	for (e = 0; e < g.nr_extents; e++) {
-		ext[e].unflushed = false;
 		ext[e].written = false;
-		if (flaz_l2p_worn(t, e)) {
+		if (flaz_l2p_worn(c.l2p, e))
 			ext[e].state = WORN;
-		} else if (flaz_l2p_in_use(t, e)) {
+		else if (flaz_l2p_in_use(c.l2p, e))
 			ext[e].state = WRITTEN;
-			fifo[(fifo_head + fifo_n++) % g.nr_extents] = e;
-		} else {
+		else
 			ext[e].state = FREE;
-		}
 	}
-	/* recovery: every page holding a line of a block in a marked region, before any commit */
-	recovering = true;
-	for (b = 0; b < hdd_blocks; b++) {
-		line = flaz_l2p_line(t, b);
-		if (marked(NULL, b) && !flaz_l2p_resident(t, line))
-			page_in_line(line);
-	}
-	recovering = false;
 }
 
-/* Check block @b: a hit must be its latest data. */
-static void check_block(u64 b)
+static void teardown(void)
 {
-	u64 line = flaz_l2p_line(t, b);
-	struct flaz_entry e;
-	struct mext *x;
-	bool hit;
-	u32 i;
+	running = false;
+	flaz_meta_stop(m);
+	flaz_meta_destroy(m);
+	m = NULL;
+	flaz_intent_destroy(c.intent);
+	flaz_alloc_destroy(c.alloc);
+	flaz_l2p_destroy(c.l2p);
+}
 
-	flaz_l2p_lock(t, line);
-	hit = flaz_l2p_lookup(t, b, &e);
-	flaz_l2p_unlock(t, line);
-	if (!hit) {
-		stats[S_MISS]++;
-		return;
+/* The power cut taken (take_cut()) happens: DRAM is lost, the devices keep what it left. */
+static void crash(void)
+{
+	static u8 scratch[FLAZ_SB_BITMAP_BYTES];
+	struct bio_list lost = BIO_EMPTY_LIST;
+	struct bio *bio;
+
+	devices_after_cut();
+	/* writes waiting for their marks, or in flight after the cut, never reached the HDD */
+	flaz_intent_snapshot(c.intent, false, false, scratch, &lost);
+	while ((bio = bio_list_pop(&lost)))
+		free(bio);
+	while (nr_inflight)
+		free(inflight[--nr_inflight]);
+	teardown();
+	activate(false);
+	stats[S_CRASH]++;
+}
+
+/* A clean stop: writes released, the open extent written, a clean commit, then loaded again. */
+static void restart(void)
+{
+	while (flaz_intent_waiting(c.intent) || nr_inflight) {
+		queue_work(NULL, &m->mark_work);
+		flush_work(&m->mark_work);
+		while (nr_inflight)
+			complete_one();
 	}
-	stats[S_HIT]++;
-	if (e.kind == FLAZ_ENTRY_ZERO) {
-		if (ver[b])
-			fail("stale: a zero entry for a block written since", b);
-		return;
-	}
-	x = &ext[e.ext];
-	if (x->state == FREE || x->state == EVICTED || x->state == WORN)
-		fail("an entry into an extent not in use", b);
-	for (i = 0; i < x->ncur && x->cur[i].off != e.off; i++)
-		;
-	if (i == x->ncur || x->cur[i].bytes != e.bytes)
-		fail("an entry into no slot (fault)", b);
-	if (x->cur[i].block != b) {
-		if (x->cur[i].block % g.nr_lines != line ||
-		    ((x->cur[i].block / g.nr_lines) ^ (b / g.nr_lines)) % (1 << FLAZ_TAG_BITS))
-			fail("an entry into another block's slot (fault)", b);
-		stats[S_ALIAS]++;
-		return;
-	}
-	if (x->cur[i].ver != ver[b])
-		fail("stale: a hit returned old data", b);
+	seal();
+	running = false;
+	flaz_meta_suspend(m);
+	teardown();
+	activate(false);
+	stats[S_RESTART]++;
 }
 
 /* The counters against a count of the resident entries. */
@@ -584,9 +647,9 @@ static void check_counts(void)
 	struct flaz_entry e;
 
 	for (line = 0; line < g.nr_lines; line++) {
-		if (!flaz_l2p_resident(t, line))
+		if (!flaz_l2p_resident(c.l2p, line))
 			continue;
-		flaz_l2p_get(t, line, &e);
+		flaz_l2p_get(c.l2p, line, &e);
 		if (e.kind == FLAZ_ENTRY_NONE)
 			continue;
 		blocks++;
@@ -597,8 +660,8 @@ static void check_counts(void)
 				raw += e.bytes;
 		}
 	}
-	flaz_l2p_usage(t, &cb, &cl, &cp);
-	flaz_l2p_codec_usage(t, &cr, &cc);
+	flaz_l2p_usage(c.l2p, &cb, &cl, &cp);
+	flaz_l2p_codec_usage(c.l2p, &cr, &cc);
 	if (cb != blocks || cl != logical || cp != physical || cr != raw) {
 		printf("counted %llu/%llu/%llu/%llu, counters %llu/%llu/%llu/%llu\n",
 		       (unsigned long long)blocks, (unsigned long long)logical,
@@ -614,97 +677,122 @@ int main(int argc, char **argv)
 	u64 steps = argc > 1 ? strtoull(argv[1], NULL, 0) : 1000000;
 	u64 seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
 	u64 ratio = argc > 3 ? strtoull(argv[3], NULL, 0) : 3;
-	u64 b, hot, i;
+	u64 b, i, table_kib, swept = 0;
+	u16 *gens;
 	u32 op;
 
 	rng_state = seed * 2654435761ULL + 1;
 	/* 32 KiB extents, overbook 1000: ten lines per block of cache */
 	if (flaz_geometry_init(&g, 600 * 64 + 4096, EXTENT_KIB, OVERBOOK))
-		fail("geometry", 0);
+		fail("no geometry", 0);
 	hdd_blocks = g.nr_lines * ratio + 17;
-	nr_pages = DIV_ROUND_UP_ULL(g.nr_lines, FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES);
-	nr_gen_blocks = flaz_gen_blocks(&g);
 	ver = calloc(hdd_blocks, sizeof(*ver));
+	ver_dur = calloc(hdd_blocks, sizeof(*ver_dur));
+	hdd_dirty = bitmap_zalloc(hdd_blocks, 0);
+	held = calloc(hdd_blocks, sizeof(*held));
+	wseq = calloc(hdd_blocks, sizeof(*wseq));
+	inflight = calloc(hdd_blocks * 256, sizeof(*inflight));
+	fills_due = calloc(hdd_blocks, sizeof(*fills_due));
 	ext = calloc(g.nr_extents, sizeof(*ext));
-	tbl = calloc(flaz_table_blocks(&g), sizeof(*tbl));
-	gen_blk = calloc(nr_gen_blocks, sizeof(*gen_blk));
-	fifo = calloc(g.nr_extents, sizeof(*fifo));
-	marked_dur = calloc(BITS_TO_LONGS(DIV_ROUND_UP_ULL(hdd_blocks, 1ULL << REGION_SHIFT)),
-			    sizeof(long));
-	tx = (struct flaz_table_ctx){ .geo = &g, .hdd_blocks = hdd_blocks, .durable = durable,
-				      .marked = marked, .entries = entries };
-	t = flaz_l2p_create(g.nr_lines, g.nr_extents, EXTENT_KIB * 1024, hdd_blocks, false);
-	if (IS_ERR(t))
-		fail("l2p create", 0);
-	tx.l2p = t;
-	/* an eighth of the extents start near their last generation: they wear out in the run */
-	for (i = 0; i < g.nr_extents; i += 8)
-		flaz_l2p_gens(t)[i] = (1U << g.gen_bits) - 2 - 2 * 4;
-	for (i = 0; i < g.nr_extents; i++)
-		ext[i].state = FREE;
+	devices_init();
+	opts.val[FLAZ_OPT_EXTENT_KIB] = EXTENT_KIB;
+	opts.val[FLAZ_OPT_OVERBOOK] = OVERBOOK;
+	opts.val[FLAZ_OPT_SSD_HOLD_S] = FLAZ_DEF_SSD_HOLD_S;
+	ti.len = hdd_blocks * FLAZ_BLOCK_SECTORS;
+	c = (struct flaz_cache){ .ev = &events, .ti = &ti, .hdd = &hdd_dev, .ssd = &ssd_dev,
+				 .geo = &g, .opts = &opts, .extent_bytes = EXTENT_KIB * 1024,
+				 .hdd_blocks = hdd_blocks };
+	c.unflushed = bitmap_zalloc(g.nr_extents, 0);
+	c.written = bitmap_zalloc(g.nr_extents, 0);
+	c.failed = bitmap_zalloc(g.nr_extents, 0);
 	/* a quarter of the table, or less: most of it is out at any time */
-	page_bytes = flaz_l2p_bytes(t) / nr_pages;
-	hot = g.nr_lines / 4;
+	table_kib = 1;
+	opts.val[FLAZ_OPT_TABLE_CACHE_KIB] = table_kib;
+	activate(true);
+	page_bytes = flaz_l2p_page_bytes(c.l2p, 0);
+	/* an eighth of the extents start near their last generation: they wear out in the run */
+	gens = flaz_l2p_gens(c.l2p);
+	for (i = 0; i < g.nr_extents; i += 8) {
+		gens[i] = (1U << g.gen_bits) - 2 - 2 * 4;
+		flaz_l2p_set_gen_dirty(c.l2p, i / FLAZ_GEN_ENTRIES);
+	}
 
 	for (step = 0; step < steps; step++) {
+		jiffies += below(60);
 		op = below(1000);
-		/* mostly a hot set, so entries live long enough to be paged and evicted */
-		b = below(4) ? below(hot) * ratio % hdd_blocks : below(hdd_blocks);
-		if (op < 300) {
-			check_block(b);
-			if (!flaz_l2p_lookup(t, b, &(struct flaz_entry){}) && below(2))
-				install(b);
-		} else if (op < 550) {
+		b = pick_block();
+		if (op < 410) {
+			read_block(b);
+		} else if (op < 450) {
 			write_block(b);
-		} else if (op < 600) {
-			u32 v = take_oldest();
-
-			if (v != U32_MAX)
-				evict(v);
-		} else if (op < 615) {
+		} else if (op < 490) {
+			if (nr_fills_due)
+				install(fills_due[--nr_fills_due]);
+		} else if (op < 530) {
+			complete_one();
+		} else if (op < 580) {
+			evict_oldest();
+		} else if (op < 595) {
 			clean_start();
-		} else if (op < 630) {
+		} else if (op < 610) {
 			clean_end();
-		} else if (op < 700) {
-			budget = below(flaz_l2p_bytes(t) / 4 + page_bytes);
-			/* a commit's trim, or a page-in's room (a few steps of the clock) */
-			if (op < 665)
-				flaz_l2p_trim(t, budget);
-			else
-				flaz_l2p_make_room(t, budget, 1 + below(64));
+		} else if (op < 640) {
+			/* table_cache_kib changed online: the next trim goes down to it */
+			table_kib = 1 + below((flaz_l2p_bytes(c.l2p) / 4 + page_bytes) >> 10);
+			opts.val[FLAZ_OPT_TABLE_CACHE_KIB] = table_kib;
+			meta_trim(m);
 			stats[S_TRIM]++;
-		} else if (op < 740) {
-			commit();
-		} else if (op < 742) {
-			crash_ssd();
-			reload();
-			stats[S_CRASH]++;
-		} else if (op < 743) {
-			/* a clean stop: everything written, then loaded again */
-			seal();
-			commit();
-			reload();
-			stats[S_RESTART]++;
-		} else if (op == 743 && !below(10)) {
+		} else if (op < 760) {
+			run_work();
+		} else if (op < 800) {
+			flaz_meta_kick(m);
+		} else if (op < 815) {
+			/* a user's FLUSH: the HDD's cache, and a commit soon */
+			hdd_flush();
+			flaz_meta_kick(m);
+		} else if (op < 816) {
+			cut_power();
+		} else if (op < 817 && below(2)) {
+			restart();
+		} else if (op == 818 && !below(200)) {
 			invalidate();
 		} else {
 			check_block(b);
 		}
+		if (power_cut()) {
+			crash();
+			continue;
+		}
 		for (i = 0; i < 4; i++)
 			check_block(below(hdd_blocks));
+		/* and blocks that were cached once: most checks would miss otherwise */
+		for (i = 0; i < 4; i++) {
+			struct mext *x = &ext[below(g.nr_extents)];
+
+			if (x->ncur)
+				check_block(x->cur[below(x->ncur)].block);
+		}
+		/* a whole page now and then, most often right after a crash */
+		if (!(step % 64) || stats[S_CRASH] != swept) {
+			swept = stats[S_CRASH];
+			check_page(below(flaz_l2p_nr_pages(c.l2p)));
+		}
 		if (!(step % 4096))
 			check_counts();
 	}
 	check_counts();
-	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu\n",
+	stats[S_COMMIT] = commits_done;
+	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu faults %llu\n",
 	       (unsigned long long)steps, (unsigned long long)seed,
 	       (unsigned long long)g.nr_lines, (unsigned long long)g.nr_extents,
-	       (unsigned long long)nr_pages, (unsigned long long)stats[S_HIT],
+	       (unsigned long long)flaz_l2p_nr_pages(c.l2p), (unsigned long long)stats[S_HIT],
 	       (unsigned long long)stats[S_MISS], (unsigned long long)stats[S_ALIAS],
 	       (unsigned long long)stats[S_FILL], (unsigned long long)stats[S_WRITE],
+	       (unsigned long long)stats[S_MARK],
 	       (unsigned long long)stats[S_EVICT], (unsigned long long)stats[S_WORN],
 	       (unsigned long long)stats[S_MOVE], (unsigned long long)stats[S_COMMIT],
 	       (unsigned long long)stats[S_TRIM], (unsigned long long)stats[S_CRASH],
-	       (unsigned long long)stats[S_RESTART]);
+	       (unsigned long long)stats[S_RESTART], (unsigned long long)stats[S_BESIDE],
+	       (unsigned long long)stats[S_FAULT]);
 	return 0;
 }

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The model test's world below the metadata: what the kernel and the module's
+ * other files would do for meta.c, sb.c and paging.c, and the two devices.
+ * Each device has a volatile write cache: the SSD's metadata blocks read as
+ * last written and are durable only after a FLUSH (or written FUA); the HDD's
+ * blocks (a version each) likewise. The SSD fails a table or gen-block write,
+ * or a FLUSH, now and then. While an I/O or FLUSH is in flight other work runs
+ * (model.c's meanwhile()), and the power may go: a cut keeps any subset of
+ * what was not durable on either device. What reaches the SSD is checked
+ * against meta.c's rules as it is written (check_table_write(),
+ * check_sb_write()).
+ */
+#include "model.h"
+
+struct block_device ssd_dev = { .bd_dev = 0x800010 }, hdd_dev = { .bd_dev = 0x800020 };
+static u8 *ssd_cur, *ssd_dur;	/* the SSD's metadata area */
+static unsigned long *ssd_pending;
+static u64 ssd_meta_blocks;
+static u64 dur_changes = 1;	/* bumped whenever what the SSD holds durably changes */
+static u64 entries[FLAZ_META_ENTRIES];
+/*
+ * A power cut taken part way through work (a commit, a mark, a page-in): the
+ * devices' state as it would stay is taken at an I/O, the work goes on, and
+ * the volume is thrown away after the step.
+ */
+static bool cut_armed, cut_taken;
+static u64 cut_armed_at;
+static u8 *cut_ssd;
+static struct { struct mslot s[MAX_SLOTS]; u32 n; } *cut_ext;
+static u32 *cut_ver;
+
+/* What the module's other files and the kernel would do. */
+void model_log(const char *level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+
+u64 get_random_u64(void)
+{
+	return rnd();
+}
+
+u64 ktime_get_ns(void)
+{
+	return (u64)jiffies * 1000000;
+}
+
+enum flaz_mode flaz_mode_get(struct flaz_cache *cc)
+{
+	(void)cc;
+	return FLAZ_MODE_NORMAL;
+}
+
+void flaz_stats_add(struct flaz_stats *s, enum flaz_stat stat, u64 n)
+{
+	(void)s;
+	if (stat == FLAZ_STAT_COMMITS)
+		commits_done += n;
+	if (stat == FLAZ_STAT_MARKS)
+		stats[S_MARK] += n;
+}
+
+/*
+ * The SSD fails a write of table or gen blocks, or a FLUSH, now and then;
+ * nothing else fails here, so any other fault or refusal is a bug of the model
+ * or the module.
+ */
+static bool ssd_fails(void)
+{
+	return !below(500);
+}
+
+void flaz_report_fault(struct flaz_cache *cc, enum flaz_stat stat)
+{
+	(void)cc;
+	if (stat != FLAZ_STAT_META_ERRORS)
+		fail("a fault, stat", stat);
+	stats[S_FAULT]++;
+}
+
+void flaz_report_no_mark(struct flaz_cache *cc)
+{
+	(void)cc;
+	fail("a mark did not reach the SSD:", 0);
+}
+
+void flaz_report_unusable(struct flaz_cache *cc, enum flaz_why why)
+{
+	(void)cc;
+	fail("the SSD was found unusable, why", why);
+}
+
+/* no reads of slots are in flight in the model */
+void flaz_hit_drain(struct flaz_cache *cc)
+{
+	(void)cc;
+}
+
+/* A FLUSH of the SSD: every write so far is durable; an open extent is in DRAM (xbuf.c). */
+static void ssd_flush(void)
+{
+	u64 i;
+
+	for_each_set_bit(i, ssd_pending, ssd_meta_blocks) {
+		memcpy(ssd_dur + i * FLAZ_BLOCK_SIZE, ssd_cur + i * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
+		clear_bit(i, ssd_pending);
+		dur_changes++;
+	}
+	for (i = 0; i < g.nr_extents; i++)
+		if (ext[i].pending && ext[i].written) {
+			memcpy(ext[i].dur, ext[i].cur, sizeof(ext[i].cur));
+			ext[i].ndur = ext[i].ncur;
+			ext[i].pending = false;
+		}
+}
+
+void hdd_flush(void)
+{
+	u64 b;
+
+	for_each_set_bit(b, hdd_dirty, hdd_blocks) {
+		ver_dur[b] = ver[b];
+		clear_bit(b, hdd_dirty);
+	}
+}
+
+/* What a power cut now leaves: of what was not durable on either device, any subset. */
+static void take_cut(void)
+{
+	u64 i;
+
+	memcpy(cut_ssd, ssd_dur, ssd_meta_blocks * FLAZ_BLOCK_SIZE);
+	for_each_set_bit(i, ssd_pending, ssd_meta_blocks)
+		if (below(2))
+			memcpy(cut_ssd + i * FLAZ_BLOCK_SIZE, ssd_cur + i * FLAZ_BLOCK_SIZE,
+			       FLAZ_BLOCK_SIZE);
+	for (i = 0; i < g.nr_extents; i++) {
+		bool cur = ext[i].pending && ext[i].written && below(2);
+
+		cut_ext[i].n = cur ? ext[i].ncur : ext[i].ndur;
+		memcpy(cut_ext[i].s, cur ? ext[i].cur : ext[i].dur, cut_ext[i].n * sizeof(struct mslot));
+	}
+	memcpy(cut_ver, ver_dur, hdd_blocks * sizeof(*cut_ver));
+	for_each_set_bit(i, hdd_dirty, hdd_blocks)
+		if (below(2))
+			cut_ver[i] = ver[i];
+	cut_taken = true;
+	cut_armed = false;
+}
+
+/* Before an I/O or a FLUSH: perhaps the power goes, perhaps other work runs. */
+static void in_flight(void)
+{
+	if (cut_armed && !below(4))
+		take_cut();
+	meanwhile();
+}
+
+int blkdev_issue_flush(struct block_device *bdev)
+{
+	in_flight();
+	if (bdev == &ssd_dev && ssd_fails())
+		return -EIO;
+	if (bdev == &ssd_dev)
+		ssd_flush();
+	else
+		hdd_flush();
+	return 0;
+}
+
+/*
+ * Extent @e's generation as the SSD's gen blocks hold it durably (0 before
+ * any), decoded again only when what is durable changed.
+ */
+u16 durable_gen(u32 e)
+{
+	static u64 *seen;
+	static u16 *gens;
+	u64 idx = e / FLAZ_GEN_ENTRIES, commit, key = dur_changes ^ m->sb.gen;
+	int r;
+
+	if (!seen) {
+		seen = calloc(flaz_gen_blocks(&g), sizeof(*seen));
+		gens = calloc(flaz_gen_blocks(&g), FLAZ_GEN_ENTRIES * sizeof(*gens));
+	}
+	if (seen[idx] != key) {
+		r = flaz_gen_decode(ssd_dur + (g.gen_start / FLAZ_BLOCK_SECTORS + idx) *
+				    FLAZ_BLOCK_SIZE, m->sb.gen, idx, &commit,
+				    gens + idx * FLAZ_GEN_ENTRIES);
+		if (r == -ENODATA)
+			memset(gens + idx * FLAZ_GEN_ENTRIES, 0, FLAZ_GEN_ENTRIES * sizeof(*gens));
+		else if (r)
+			fail("a damaged gen block:", idx);
+		seen[idx] = key;
+	}
+	return gens[e];
+}
+
+/*
+ * A table block @idx about to be written (@blk), checked against meta.c's
+ * rules: an entry carries no generation its extent's gen block has not
+ * durably reached, and one its gen block still validates points at a slot
+ * that is durable already (so the SSD cannot keep the entry and lose the slot).
+ */
+static void check_table_write(u64 idx, const u8 *blk)
+{
+	struct flaz_entry_info ei;
+	struct mext *x;
+	u64 commit;
+	u16 dg;
+	u32 i, j;
+
+	if (flaz_meta_decode(blk, m->enc_gen, idx, &commit, entries))
+		fail("a table block written that does not decode:", idx);
+	for (i = 0; i < FLAZ_META_ENTRIES; i++) {
+		flaz_entry_unpack(entries[i], &g, &ei);
+		if (!ei.units || ei.units == FLAZ_ENTRY_ZERO_UNITS)
+			continue;
+		dg = durable_gen(ei.ext);
+		if (dg < ei.gen)
+			fail("a table entry written before its generation is durable: extent", ei.ext);
+		if (dg != ei.gen)
+			continue;
+		x = &ext[ei.ext];
+		for (j = 0; j < x->ndur; j++)
+			if (x->dur[j].off == ei.off && x->dur[j].bytes == ei.units * FLAZ_SLOT_ALIGN)
+				break;
+		if (j == x->ndur)
+			fail("a table entry written into a slot not yet durable: extent", ei.ext);
+	}
+}
+
+/*
+ * A superblock about to be written (@blk), checked against sb.c's and
+ * intent.c's rules: a region it leaves unmarked has no write in flight and
+ * none the HDD holds only in its volatile cache, so a crash after it finds
+ * every line of an unmarked region as current as the HDD.
+ */
+static void check_sb_write(const u8 *blk)
+{
+	const u8 *bits = flaz_sb_bitmap(blk);
+	u32 shift = flaz_intent_shift(c.intent);
+	struct flaz_sb_info info;
+	u64 b, i;
+
+	if (flaz_sb_decode(blk, &info))
+		fail("a superblock written that does not decode", 0);
+	for (i = 0; i < nr_inflight; i++) {
+		b = inflight[i]->block >> shift;
+		if (!(bits[b / 8] & (1U << (b % 8))))
+			fail("a superblock clears a region with a write in flight: block", inflight[i]->block);
+	}
+	for_each_set_bit(i, hdd_dirty, hdd_blocks) {
+		b = i >> shift;
+		if (!(bits[b / 8] & (1U << (b % 8))))
+			fail("a superblock clears a region the HDD has not flushed: block", i);
+	}
+}
+
+/* The HDD's first block, which the superblock fingerprints: the same bytes always. */
+static void hdd_read(u64 sector, u64 count, u8 *buf)
+{
+	u64 i;
+
+	for (i = 0; i < count << SECTOR_SHIFT; i++)
+		buf[i] = (u8)((sector << SECTOR_SHIFT) + i) * 7;
+}
+
+int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
+	  unsigned long *error_bits, int ioprio)
+{
+	bool w = (req->bi_opf & REQ_OP_MASK) == REQ_OP_WRITE;
+	u8 *buf = req->mem.type == DM_IO_VMA ? req->mem.ptr.vma : req->mem.ptr.addr;
+	u64 first = where->sector / FLAZ_BLOCK_SECTORS, i;
+	u64 nr = where->count / FLAZ_BLOCK_SECTORS;
+	int err = 0;
+
+	(void)n; (void)error_bits; (void)ioprio;
+	/* other CPUs go on while it is in flight; the power may go */
+	in_flight();
+	if (where->bdev == &hdd_dev) {
+		assert(!w);
+		hdd_read(where->sector, where->count, buf);
+	} else {
+		assert(where->sector % FLAZ_BLOCK_SECTORS == 0 && first + nr <= ssd_meta_blocks);
+		if (req->bi_opf & REQ_PREFLUSH)
+			ssd_flush();
+		if (w && first < FLAZ_SB_COPIES)
+			check_sb_write(buf);
+		/* a table or gen write that fails may leave any of its blocks written */
+		if (w && first >= FLAZ_SB_COPIES && ssd_fails())
+			err = -EIO;
+		if (w) {
+			for (i = first; i < first + nr; i++) {
+				if (i >= g.meta_start / FLAZ_BLOCK_SECTORS &&
+				    i < g.gen_start / FLAZ_BLOCK_SECTORS)
+					check_table_write(i - g.meta_start / FLAZ_BLOCK_SECTORS,
+							  buf + (i - first) * FLAZ_BLOCK_SIZE);
+				if (err && below(2))
+					continue;
+				memcpy(ssd_cur + i * FLAZ_BLOCK_SIZE, buf + (i - first) * FLAZ_BLOCK_SIZE,
+				       FLAZ_BLOCK_SIZE);
+				set_bit(i, ssd_pending);
+			}
+			if (req->bi_opf & REQ_FUA)
+				ssd_flush();
+		} else {
+			memcpy(buf, ssd_cur + first * FLAZ_BLOCK_SIZE, nr * FLAZ_BLOCK_SIZE);
+		}
+	}
+	if (req->notify.fn) {
+		req->notify.fn(!!err, req->notify.context);
+		return 0;
+	}
+	return err;
+}
+
+void devices_init(void)
+{
+	ssd_meta_blocks = flaz_extent_sector(&g, 0) / FLAZ_BLOCK_SECTORS;
+	ssd_cur = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
+	ssd_dur = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
+	ssd_pending = bitmap_zalloc(ssd_meta_blocks, 0);
+	cut_ssd = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
+	cut_ext = calloc(g.nr_extents, sizeof(*cut_ext));
+	cut_ver = calloc(hdd_blocks, sizeof(*cut_ver));
+}
+
+/* The power goes now, or at one of the next I/Os (a commit's, a mark's, a page-in's). */
+void cut_power(void)
+{
+	if (below(2)) {
+		take_cut();
+	} else if (!cut_armed) {
+		cut_armed = true;
+		cut_armed_at = step;
+	}
+}
+
+/* Whether the power went (a cut armed a thousand steps ago goes now). */
+bool power_cut(void)
+{
+	if (cut_armed && step - cut_armed_at > 1000)
+		take_cut();
+	return cut_taken;
+}
+
+/* The devices after the cut: what it left, all of it durable. */
+void devices_after_cut(void)
+{
+	u64 i;
+
+	memcpy(ssd_cur, cut_ssd, ssd_meta_blocks * FLAZ_BLOCK_SIZE);
+	memcpy(ssd_dur, cut_ssd, ssd_meta_blocks * FLAZ_BLOCK_SIZE);
+	bitmap_zero(ssd_pending, ssd_meta_blocks);
+	dur_changes++;
+	for (i = 0; i < g.nr_extents; i++) {
+		ext[i].ncur = ext[i].ndur = cut_ext[i].n;
+		memcpy(ext[i].cur, cut_ext[i].s, cut_ext[i].n * sizeof(struct mslot));
+		memcpy(ext[i].dur, cut_ext[i].s, cut_ext[i].n * sizeof(struct mslot));
+		ext[i].pending = false;
+	}
+	memcpy(ver, cut_ver, hdd_blocks * sizeof(*ver));
+	memcpy(ver_dur, cut_ver, hdd_blocks * sizeof(*ver));
+	bitmap_zero(hdd_dirty, hdd_blocks);
+	cut_taken = false;
+}
