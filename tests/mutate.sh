@@ -1,7 +1,8 @@
 #!/bin/bash
 # Mutation check: apply each deliberate bug of tests/mutate/mutants.txt to a scratch copy
 # of the tree, one at a time, run the test it names there, and report whether the test
-# caught it (KILLED) or not (SURVIVED). Slow (each uml or e2e mutant boots a kernel), so
+# caught it (KILLED) or not (SURVIVED); a mutant that names several tests is killed only
+# when each of them catches it. Slow (each uml or e2e mutant boots a kernel), so
 # not part of make test: run it once per change to the core, and add a mutant for every
 # bug found. usage: tests/mutate.sh [NAME...]   (default: every mutant)
 # Exits 1 if a mutant survived or could not be applied.
@@ -47,17 +48,26 @@ while IFS=$'\t' read -r name file test; do
 		broken=$((broken + 1))
 		continue
 	fi
-	if FLAZ_CACHE=$dir/.cache run_test "$dir" "$test" >"$dir.log" 2>&1; then
-		echo "SURVIVED $name ($test): $file"
-		survived=$((survived + 1))
-	elif why=$(grep -m1 '^FAIL' "$dir.log"); then
-		echo "KILLED $name by $(cut -c1-200 <<<"${why#FAIL }")"
-		killed=$((killed + 1))
-	else
-		# a test that failed without naming a check did not catch anything
-		echo "BROKEN $name: $test failed to run (see $dir.log)"
-		broken=$((broken + 1))
-	fi
+	# every test it names must catch it
+	verdict=KILLED why=
+	for t in $test; do
+		log=$dir.${t//[:,]/_}.log
+		if FLAZ_CACHE=$dir/.cache run_test "$dir" "$t" >"$log" 2>&1; then
+			verdict=SURVIVED why=$t
+			break
+		elif w=$(grep -m1 '^FAIL' "$log"); then
+			why+="${why:+; }$(cut -c1-200 <<<"${w#FAIL }")"
+		else
+			# a test that failed without naming a check did not catch anything
+			verdict=BROKEN why="$t failed to run (see $log)"
+			break
+		fi
+	done
+	case $verdict in
+	KILLED) echo "KILLED $name by $why"; killed=$((killed + 1)) ;;
+	SURVIVED) echo "SURVIVED $name ($why): $file"; survived=$((survived + 1)) ;;
+	*) echo "BROKEN $name: $why"; broken=$((broken + 1)) ;;
+	esac
 done < <(list)
 echo "mutants: $killed killed, $survived survived, $broken broken"
 [ $survived -eq 0 ] && [ $broken -eq 0 ]
