@@ -109,7 +109,7 @@ static void ssd_flush(void)
 		dur_changes++;
 	}
 	for (i = 0; i < g.nr_extents; i++)
-		if (ext[i].pending && ext[i].written) {
+		if (ext[i].pending && ext[i].sealed) {
 			memcpy(ext[i].dur, ext[i].cur, sizeof(ext[i].cur));
 			ext[i].ndur = ext[i].ncur;
 			ext[i].pending = false;
@@ -137,7 +137,7 @@ static void take_cut(void)
 			memcpy(cut_ssd + i * FLAZ_BLOCK_SIZE, ssd_cur + i * FLAZ_BLOCK_SIZE,
 			       FLAZ_BLOCK_SIZE);
 	for (i = 0; i < g.nr_extents; i++) {
-		bool cur = ext[i].pending && ext[i].written && below(2);
+		bool cur = ext[i].pending && ext[i].sealed && below(2);
 
 		cut_ext[i].n = cur ? ext[i].ncur : ext[i].ndur;
 		memcpy(cut_ext[i].s, cur ? ext[i].cur : ext[i].dur, cut_ext[i].n * sizeof(struct mslot));
@@ -146,6 +146,10 @@ static void take_cut(void)
 	for_each_set_bit(i, hdd_dirty, hdd_blocks)
 		if (below(2))
 			cut_ver[i] = ver[i];
+	/* a write in flight may have reached the disk: data no slot holds */
+	for (i = 0; i < nr_inflight; i++)
+		if (below(2))
+			cut_ver[inflight[i]->block] = new_version();
 	cut_taken = true;
 	cut_armed = false;
 }
@@ -158,16 +162,30 @@ static void in_flight(void)
 	meanwhile();
 }
 
-int blkdev_issue_flush(struct block_device *bdev)
+/*
+ * A FLUSH covers what completed before it was sent: other work runs before it
+ * reaches the device or after it is done. Returns the flush's error.
+ */
+static int flush(struct block_device *bdev)
 {
-	in_flight();
+	bool after = below(2);
+
+	if (!after)
+		in_flight();
 	if (bdev == &ssd_dev && ssd_fails())
 		return -EIO;
 	if (bdev == &ssd_dev)
 		ssd_flush();
 	else
 		hdd_flush();
+	if (after)
+		in_flight();
 	return 0;
+}
+
+int blkdev_issue_flush(struct block_device *bdev)
+{
+	return flush(bdev);
 }
 
 /*
@@ -199,6 +217,31 @@ u16 durable_gen(u32 e)
 }
 
 /*
+ * Whether HDD block @b's region is marked in the newest superblock the SSD
+ * holds durably: a write may go to the HDD only then.
+ */
+bool durable_mark(u64 b)
+{
+	static u8 sb[FLAZ_BLOCK_SIZE];
+	static u64 seen;
+	struct flaz_sb_info info;
+	u64 best = 0, r = b >> flaz_intent_shift(c.intent);
+	u32 copy;
+
+	if (seen != dur_changes) {
+		memset(sb, 0, sizeof(sb));
+		for (copy = 0; copy < FLAZ_SB_COPIES; copy++)
+			if (!flaz_sb_decode(ssd_dur + copy * FLAZ_BLOCK_SIZE, &info) &&
+			    info.seq >= best) {
+				best = info.seq;
+				memcpy(sb, ssd_dur + copy * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
+			}
+		seen = dur_changes;
+	}
+	return ((const u8 *)flaz_sb_bitmap(sb))[r / 8] & (1U << (r % 8));
+}
+
+/*
  * A table block @idx about to be written (@blk), checked against meta.c's
  * rules: an entry carries no generation its extent's gen block has not
  * durably reached, and one its gen block still validates points at a slot
@@ -223,9 +266,12 @@ static void check_table_write(u64 idx, const u8 *blk)
 			fail("a table entry written before its generation is durable: extent", ei.ext);
 		if (dg != ei.gen)
 			continue;
+		/* the slot durable in it now: this line's block's, not an earlier tenant's */
 		x = &ext[ei.ext];
 		for (j = 0; j < x->ndur; j++)
-			if (x->dur[j].off == ei.off && x->dur[j].bytes == ei.units * FLAZ_SLOT_ALIGN)
+			if (x->dur[j].off == ei.off && x->dur[j].bytes == ei.units * FLAZ_SLOT_ALIGN &&
+			    x->dur[j].block % g.nr_lines == idx * FLAZ_META_ENTRIES + i &&
+			    (x->dur[j].block / g.nr_lines) % (1U << FLAZ_TAG_BITS) == ei.tag)
 				break;
 		if (j == x->ndur)
 			fail("a table entry written into a slot not yet durable: extent", ei.ext);
@@ -286,7 +332,7 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 	} else {
 		assert(where->sector % FLAZ_BLOCK_SECTORS == 0 && first + nr <= ssd_meta_blocks);
 		if (req->bi_opf & REQ_PREFLUSH)
-			ssd_flush();
+			ssd_flush();	/* other work ran before: in_flight() above */
 		if (w && first < FLAZ_SB_COPIES)
 			check_sb_write(buf);
 		/* a table or gen write that fails may leave any of its blocks written */

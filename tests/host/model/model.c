@@ -71,6 +71,14 @@ u64 below(u64 n)
 	return n ? rnd() % n : 0;
 }
 
+/* A version no block had before: what a write puts on the HDD. */
+u32 new_version(void)
+{
+	static u32 last;
+
+	return ++last;
+}
+
 /* The first wrong step: @what, about @n (a block, an extent, a line: @what says). */
 void fail(const char *what, u64 n)
 {
@@ -87,7 +95,7 @@ static void seal(void)
 		return;
 	x = &ext[open_ext];
 	x->state = WRITTEN;
-	x->written = true;
+	x->sealed = true;
 	x->pending = true;
 	set_bit(open_ext, c.written);
 	flaz_alloc_written(c.alloc, open_ext, false);
@@ -104,6 +112,8 @@ static bool open_new(void)
 	if (flaz_alloc_get(c.alloc, &e))
 		return false;
 	x = &ext[e];
+	if (flaz_l2p_worn(c.l2p, e))
+		fail("a worn extent handed out:", e);
 	if (x->state == EVICTED && durable_gen(e) < flaz_l2p_gen(c.l2p, e))
 		fail("an extent handed out before its new generation was durable:", e);
 	if (x->state != FREE && x->state != EVICTED)
@@ -111,7 +121,7 @@ static bool open_new(void)
 	set_bit(e, c.unflushed);
 	flaz_l2p_open_extent(c.l2p, e);
 	x->state = OPEN;
-	x->written = false;
+	x->sealed = false;
 	x->ncur = 0;
 	x->pending = true;
 	open_ext = e;
@@ -148,7 +158,8 @@ static u32 reserve(u32 bytes, u64 block, u32 v)
  * fill.c install(): the block's current data into a slot (or a zero flag), its
  * line at it; a write of the block waiting for its mark, or one that started
  * while the page came in, makes the data stale (records.c); a page that is out
- * is read first unless paging is busy (the fill would wait: it comes later).
+ * is read first unless paging is busy (the fill would wait: here it is dropped,
+ * as a skipped fill is).
  */
 static void install(u64 block)
 {
@@ -178,9 +189,11 @@ static void install(u64 block)
 	flaz_l2p_unlock(c.l2p, line);
 }
 
-/* Writes sent to the HDD and not yet completed (inflight), in no order. */
+/* A write goes to the HDD (inflight, completed in any order): its mark is durable by now. */
 static void send(struct bio *bio)
 {
+	if (!durable_mark(bio->block))
+		fail("a write sent to the HDD before its region's mark was durable: block", bio->block);
 	inflight[nr_inflight++] = bio;
 }
 
@@ -189,7 +202,7 @@ static void write_done(struct bio *bio)
 {
 	u64 b = bio->block;
 
-	ver[b] = below(8) ? (u32)step + 1 : 0;
+	ver[b] = below(8) ? new_version() : 0;
 	set_bit(b, hdd_dirty);
 	flaz_intent_end(c.intent, b, b);
 	held[b]--;
@@ -366,8 +379,8 @@ static void check_page(u64 p)
 		x = &ext[e.ext];
 		for (i = 0; i < x->ncur && x->cur[i].off != e.off; i++)
 			;
-		if (i == x->ncur || x->cur[i].bytes != e.bytes)
-			fail("an entry into no slot (fault): line", line);
+		if (i == x->ncur || x->cur[i].bytes != e.bytes || x->cur[i].block % g.nr_lines != line)
+			fail("an entry into no slot of its line (fault): line", line);
 		check_block(x->cur[i].block);
 	}
 }
@@ -423,6 +436,10 @@ void meanwhile(void)
 			break;
 		case 8:
 			if (flush_work(&m->free_work))
+				stats[S_BESIDE]++;
+			/* recovery or warming, or a trim, while paging is free */
+			if (!m->page_lock.held && (below(2) ? flush_work(&m->load_work) :
+						   (meta_trim(m), true)))
 				stats[S_BESIDE]++;
 			break;
 		default:
@@ -583,7 +600,7 @@ static void activate(bool cold)
 	nr_fills_due = 0;
 	memset(held, 0, hdd_blocks * sizeof(*held));
 	for (e = 0; e < g.nr_extents; e++) {
-		ext[e].written = false;
+		ext[e].sealed = false;
 		if (flaz_l2p_worn(c.l2p, e))
 			ext[e].state = WORN;
 		else if (flaz_l2p_in_use(c.l2p, e))
@@ -705,7 +722,7 @@ int main(int argc, char **argv)
 	c.unflushed = bitmap_zalloc(g.nr_extents, 0);
 	c.written = bitmap_zalloc(g.nr_extents, 0);
 	c.failed = bitmap_zalloc(g.nr_extents, 0);
-	/* a quarter of the table, or less: most of it is out at any time */
+	/* a budget of a page at first; later up to a quarter of the table (below) */
 	table_kib = 1;
 	opts.val[FLAZ_OPT_TABLE_CACHE_KIB] = table_kib;
 	activate(true);
@@ -713,7 +730,7 @@ int main(int argc, char **argv)
 	/* an eighth of the extents start near their last generation: they wear out in the run */
 	gens = flaz_l2p_gens(c.l2p);
 	for (i = 0; i < g.nr_extents; i += 8) {
-		gens[i] = (1U << g.gen_bits) - 2 - 2 * 4;
+		gens[i] = (1U << g.gen_bits) - 2 - 2 * 2;
 		flaz_l2p_set_gen_dirty(c.l2p, i / FLAZ_GEN_ENTRIES);
 	}
 

@@ -27,7 +27,7 @@ struct mext {
 	u32 ncur, ndur;
 	bool pending;		/* cur written, not flushed */
 	enum { FREE, OPEN, WRITTEN, EVICTED, WORN } state;
-	bool written;		/* its write completed (sealed) */
+	bool sealed;		/* its write completed (xbuf.c flaz_xbuf_written()) */
 };
 
 enum { S_HIT, S_MISS, S_FILL, S_WRITE, S_EVICT, S_MOVE, S_COMMIT, S_CRASH, S_TRIM, S_ALIAS,
@@ -46,6 +46,7 @@ extern u64 nr_inflight;
 extern u64 step, stats[S_NR], commits_done;
 u64 rnd(void);
 u64 below(u64 n);
+u32 new_version(void);
 void fail(const char *what, u64 n);
 void meanwhile(void);
 
@@ -54,6 +55,7 @@ extern struct block_device ssd_dev, hdd_dev;
 void devices_init(void);
 void hdd_flush(void);
 u16 durable_gen(u32 e);
+bool durable_mark(u64 b);
 void cut_power(void);
 bool power_cut(void);
 void devices_after_cut(void);

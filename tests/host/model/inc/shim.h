@@ -5,7 +5,8 @@
  * build in userspace, single-threaded: spinlocks are no-ops, atomics plain
  * arithmetic; a mutex taken twice, or a wait for what has not happened, aborts
  * (one thread would deadlock). Work items, I/O and flushes are the model's
- * (model.c): queue_work() only marks an item pending, the model runs it later.
+ * (model.c, devices.c): queue_work() only marks an item pending, the model runs
+ * it later.
  */
 #ifndef FLAZ_MODEL_SHIM_H
 #define FLAZ_MODEL_SHIM_H
