@@ -27,8 +27,9 @@
  * order that only a rare crash would expose fails at once: a table entry only
  * into a slot already durable and with a generation already durable; a
  * superblock clears no region with a write in flight or not flushed on the
- * HDD; an evicted extent is handed out only once its new generation is
- * durable. The counters must equal a count of the table.
+ * HDD; a write goes to the HDD only once its region's mark is durable; an
+ * evicted extent is handed out only once its new generation is durable, and
+ * never once worn out. The counters must equal a count of the table.
  *
  * Usage: model [steps] [seed] [hdd-lines-ratio]; exits 1 at the first wrong step.
  */
