@@ -289,9 +289,12 @@ static int map_write_drop(struct flaz_cache *c, struct bio *bio, struct flaz_bio
 		return DM_MAPIO_SUBMITTED;
 	}
 	remap(c, bio);
-	if (pb->mode == FLAZ_MODE_PASSTHROUGH)
-		return DM_MAPIO_REMAPPED;
 	pb->intent = true;
+	/* unmarked, but counted in flight: no region is cleared under it later */
+	if (pb->mode == FLAZ_MODE_PASSTHROUGH) {
+		flaz_intent_track(c->intent, pb->rec.first, pb->rec.last);
+		return DM_MAPIO_REMAPPED;
+	}
 	pb->held_ns = ktime_get_ns();
 	if (flaz_intent_start(c->intent, pb->rec.first, pb->rec.last, bio))
 		return DM_MAPIO_REMAPPED;

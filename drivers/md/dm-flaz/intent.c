@@ -101,11 +101,18 @@ u32 flaz_intent_nr(struct flaz_intent *in)
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_intent_nr);
 
-/* The bitmap as found on the SSD at load (FLAZ_SB_BITMAP_BYTES, little-endian bits). */
-void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
+/*
+ * The bitmap as found on the SSD (FLAZ_SB_BITMAP_BYTES, little-endian bits): at
+ * load, or a new generation's (sb.c meta_format()), which may come while writes
+ * are in flight or waiting for a mark. Their regions are added to @bitmap, for
+ * the new generation's first superblock to carry before any commit, and stay
+ * marked and touched in memory, so no commit clears them before their writes
+ * end; durable is only what the SSD held.
+ */
+void flaz_intent_load(struct flaz_intent *in, void *bitmap)
 {
-	const u8 *b = bitmap;
 	unsigned long flags;
+	u8 *b = bitmap;
 	u32 r;
 
 	spin_lock_irqsave(&in->lock, flags);
@@ -117,6 +124,12 @@ void flaz_intent_load(struct flaz_intent *in, const void *bitmap)
 	bitmap_zero(in->touched, FLAZ_MAX_REGIONS);
 	bitmap_zero(in->recent, FLAZ_MAX_REGIONS);
 	bitmap_zero(in->older, FLAZ_MAX_REGIONS);
+	for (r = 0; r < in->nr; r++)
+		if (in->inflight[r]) {
+			__set_bit(r, in->bits);
+			__set_bit(r, in->touched);
+			b[r / 8] |= 1U << (r % 8);
+		}
 	spin_unlock_irqrestore(&in->lock, flags);
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_intent_load);
@@ -161,6 +174,24 @@ bool flaz_intent_start(struct flaz_intent *in, u64 first, u64 last, struct bio *
 	return ready;
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_intent_start);
+
+/*
+ * A write to blocks @first..@last starts in passthrough, unmarked: counted in
+ * flight all the same, so that once the mode is normal again no commit clears
+ * a region under it, and a new generation keeps it marked (flaz_intent_load()).
+ * It ends with flaz_intent_end().
+ */
+void flaz_intent_track(struct flaz_intent *in, u64 first, u64 last)
+{
+	u64 r, end = min_t(u64, last >> in->shift, in->nr - 1);
+	unsigned long flags;
+
+	spin_lock_irqsave(&in->lock, flags);
+	for (r = first >> in->shift; r <= end; r++)
+		in->inflight[r]++;
+	spin_unlock_irqrestore(&in->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_intent_track);
 
 void flaz_intent_end(struct flaz_intent *in, u64 first, u64 last)
 {

@@ -256,6 +256,50 @@ static void intent_load(struct kunit *test)
 	flaz_intent_end(in, 512, 512);
 }
 
+/*
+ * A new generation (a format) while writes are in flight: a write waiting for
+ * its mark and one passthrough sent unmarked (tracked) keep their regions in
+ * the new bitmap and marked in memory, not durable, and no commit clears them
+ * until both ended; a region with nothing in flight starts clear.
+ */
+static void intent_load_keeps_inflight(struct kunit *test)
+{
+	struct flaz_intent *in = create(test);
+	u8 *bitmap = kunit_kzalloc(test, FLAZ_SB_BITMAP_BYTES, GFP_KERNEL);
+	struct bio *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct bio *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, bitmap);
+	KUNIT_EXPECT_FALSE(test, flaz_intent_start(in, 10, 10, a));
+	flaz_intent_track(in, 600, 600);
+	flaz_intent_load(in, bitmap);
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+	KUNIT_EXPECT_FALSE(test, bit(bitmap, 1));
+	KUNIT_EXPECT_TRUE(test, bit(bitmap, 2));
+	KUNIT_EXPECT_FALSE(test, bit(bitmap, 3));
+	KUNIT_EXPECT_TRUE(test, flaz_intent_marked(in, 10));
+	KUNIT_EXPECT_TRUE(test, flaz_intent_marked(in, 600));
+	KUNIT_EXPECT_FALSE(test, flaz_intent_marked(in, 300));
+	/* not durable: a new write there waits for a mark */
+	KUNIT_EXPECT_FALSE(test, flaz_intent_start(in, 620, 620, b));
+	for (i = 0; i < 4; i++) {
+		flaz_intent_commit_begin(in, true);
+		sb_write(in, true, false, bitmap);
+		KUNIT_EXPECT_TRUE(test, bit(bitmap, 0));
+		KUNIT_EXPECT_TRUE(test, bit(bitmap, 2));
+	}
+	flaz_intent_end(in, 10, 10);
+	flaz_intent_end(in, 600, 600);
+	flaz_intent_end(in, 620, 620);
+	for (i = 0; i < 4; i++) {
+		flaz_intent_commit_begin(in, true);
+		sb_write(in, true, false, bitmap);
+	}
+	KUNIT_EXPECT_FALSE(test, bit(bitmap, 0));
+	KUNIT_EXPECT_FALSE(test, bit(bitmap, 2));
+}
+
 static struct kunit_case flaz_intent_cases[] = {
 	KUNIT_CASE(intent_first_write_waits),
 	KUNIT_CASE(intent_failed_mark_holds),
@@ -264,6 +308,7 @@ static struct kunit_case flaz_intent_cases[] = {
 	KUNIT_CASE(intent_write_during_commit),
 	KUNIT_CASE(intent_clean_stop),
 	KUNIT_CASE(intent_load),
+	KUNIT_CASE(intent_load_keeps_inflight),
 	{}
 };
 

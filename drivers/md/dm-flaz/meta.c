@@ -683,6 +683,16 @@ int flaz_meta_reformat(struct flaz_meta *m, bool close)
 	mutex_unlock(&m->sb_lock);
 	if (!r)
 		free_evicted(m, flaz_alloc_retired(c->alloc));
+	/*
+	 * Coming back: the writes passthrough sent unmarked that have ended are on
+	 * the HDD before the new generation commits an entry filled from them (one
+	 * still in flight keeps its region marked: flaz_intent_load()).
+	 */
+	if (!r && !close && blkdev_issue_flush(c->hdd)) {
+		flaz_stats_add(c->stats, FLAZ_STAT_HDD_ERRORS, 1);
+		m->closed = true;
+		r = -EIO;
+	}
 	mutex_unlock(&m->lock);
 	return r;
 }

@@ -49,8 +49,7 @@ u64 ktime_get_ns(void)
 
 enum flaz_mode flaz_mode_get(struct flaz_cache *cc)
 {
-	(void)cc;
-	return FLAZ_MODE_NORMAL;
+	return cc->mode;
 }
 
 void flaz_stats_add(struct flaz_stats *s, enum flaz_stat stat, u64 n)
@@ -63,13 +62,19 @@ void flaz_stats_add(struct flaz_stats *s, enum flaz_stat stat, u64 n)
 }
 
 /*
- * The SSD fails a write of table or gen blocks, or a FLUSH, now and then;
- * nothing else fails here, so any other fault or refusal is a bug of the model
- * or the module.
+ * The SSD fails a write of table or gen blocks, or a FLUSH, now and then, and
+ * a superblock write more rarely (each sends the volume to passthrough);
+ * nothing else fails here, so any other fault is a bug of the model or the
+ * module.
  */
 static bool ssd_fails(void)
 {
 	return !below(500);
+}
+
+static bool sb_fails(void)
+{
+	return !below(1000);
 }
 
 void flaz_report_fault(struct flaz_cache *cc, enum flaz_stat stat)
@@ -80,16 +85,18 @@ void flaz_report_fault(struct flaz_cache *cc, enum flaz_stat stat)
 	stats[S_FAULT]++;
 }
 
+/* mode.c: the mode's work (model.c) takes the volume to passthrough */
 void flaz_report_no_mark(struct flaz_cache *cc)
 {
-	(void)cc;
-	fail("a mark did not reach the SSD:", 0);
+	cc->ssd_failed = true;
 }
 
+/* mode.c: at activation, passthrough at once, whatever was loaded dropped */
 void flaz_report_unusable(struct flaz_cache *cc, enum flaz_why why)
 {
-	(void)cc;
-	fail("the SSD was found unusable, why", why);
+	cc->why = why;
+	cc->mode = FLAZ_MODE_PASSTHROUGH;
+	cc->ev->invalidate(cc);
 }
 
 /* no reads of slots are in flight in the model */
@@ -192,11 +199,11 @@ int blkdev_issue_flush(struct block_device *bdev)
  * Extent @e's generation as the SSD's gen blocks hold it durably (0 before
  * any), decoded again only when what is durable changed.
  */
-u16 durable_gen(u32 e)
+u16 durable_gen(u32 e, u64 gen)
 {
 	static u64 *seen;
 	static u16 *gens;
-	u64 idx = e / FLAZ_GEN_ENTRIES, commit, key = dur_changes ^ m->sb.gen;
+	u64 idx = e / FLAZ_GEN_ENTRIES, commit, key = dur_changes ^ gen;
 	int r;
 
 	if (!seen) {
@@ -205,7 +212,7 @@ u16 durable_gen(u32 e)
 	}
 	if (seen[idx] != key) {
 		r = flaz_gen_decode(ssd_dur + (g.gen_start / FLAZ_BLOCK_SECTORS + idx) *
-				    FLAZ_BLOCK_SIZE, m->sb.gen, idx, &commit,
+				    FLAZ_BLOCK_SIZE, gen, idx, &commit,
 				    gens + idx * FLAZ_GEN_ENTRIES);
 		if (r == -ENODATA)
 			memset(gens + idx * FLAZ_GEN_ENTRIES, 0, FLAZ_GEN_ENTRIES * sizeof(*gens));
@@ -216,16 +223,13 @@ u16 durable_gen(u32 e)
 	return gens[e];
 }
 
-/*
- * Whether HDD block @b's region is marked in the newest superblock the SSD
- * holds durably: a write may go to the HDD only then.
- */
-bool durable_mark(u64 b)
+/* The newest superblock the SSD holds durably (zeros if none). */
+static const u8 *durable_sb(void)
 {
 	static u8 sb[FLAZ_BLOCK_SIZE];
 	static u64 seen;
 	struct flaz_sb_info info;
-	u64 best = 0, r = b >> flaz_intent_shift(c.intent);
+	u64 best = 0;
 	u32 copy;
 
 	if (seen != dur_changes) {
@@ -238,7 +242,32 @@ bool durable_mark(u64 b)
 			}
 		seen = dur_changes;
 	}
-	return ((const u8 *)flaz_sb_bitmap(sb))[r / 8] & (1U << (r % 8));
+	return sb;
+}
+
+/* Whether HDD block @b's region is marked in the newest superblock the SSD holds durably. */
+bool durable_mark(u64 b)
+{
+	u64 r = b >> flaz_intent_shift(c.intent);
+
+	return ((const u8 *)flaz_sb_bitmap(durable_sb()))[r / 8] & (1U << (r % 8));
+}
+
+/*
+ * A table entry of block @b about to be written: if the HDD holds @b's data
+ * only in its volatile cache, @b's region is marked in the newest superblock
+ * the SSD holds durably, of the generation the entry is written in; else a
+ * power cut could keep the entry and lose the data, and serve what the HDD no
+ * longer holds.
+ */
+static void check_entry_data(u64 b)
+{
+	struct flaz_sb_info info;
+
+	if (b >= hdd_blocks || !test_bit(b, hdd_dirty))
+		return;
+	if (!flaz_sb_decode(durable_sb(), &info) && info.gen == m->enc_gen && !durable_mark(b))
+		fail("a table entry written for data the HDD holds only in its cache, unmarked: block", b);
 }
 
 /*
@@ -259,9 +288,11 @@ static void check_table_write(u64 idx, const u8 *blk)
 		fail("a table block written that does not decode:", idx);
 	for (i = 0; i < FLAZ_META_ENTRIES; i++) {
 		flaz_entry_unpack(entries[i], &g, &ei);
+		if (ei.units == FLAZ_ENTRY_ZERO_UNITS)
+			check_entry_data(ei.tag * g.nr_lines + idx * FLAZ_META_ENTRIES + i);
 		if (!ei.units || ei.units == FLAZ_ENTRY_ZERO_UNITS)
 			continue;
-		dg = durable_gen(ei.ext);
+		dg = durable_gen(ei.ext, m->enc_gen);
 		if (dg < ei.gen)
 			fail("a table entry written before its generation is durable: extent", ei.ext);
 		if (dg != ei.gen)
@@ -275,34 +306,41 @@ static void check_table_write(u64 idx, const u8 *blk)
 				break;
 		if (j == x->ndur)
 			fail("a table entry written into a slot not yet durable: extent", ei.ext);
+		check_entry_data(x->dur[j].block);
 	}
 }
 
 /*
  * A superblock about to be written (@blk), checked against sb.c's and
- * intent.c's rules: a region it leaves unmarked has no write in flight and
- * none the HDD holds only in its volatile cache, so a crash after it finds
- * every line of an unmarked region as current as the HDD.
+ * intent.c's rules: a region it clears (marked in the newest durable
+ * superblock of its generation, not in it) has no write in flight and none the
+ * HDD holds only in its volatile cache, so a crash after it finds every line
+ * of the region as current as the HDD. A new generation (a format) voids what
+ * the SSD held, and clears nothing.
  */
 static void check_sb_write(const u8 *blk)
 {
-	const u8 *bits = flaz_sb_bitmap(blk);
+	const u8 *bits = flaz_sb_bitmap(blk), *was = flaz_sb_bitmap(durable_sb());
 	u32 shift = flaz_intent_shift(c.intent);
-	struct flaz_sb_info info;
-	u64 b, i;
+	struct flaz_sb_info info, old;
+	u64 r, i;
 
 	if (flaz_sb_decode(blk, &info))
 		fail("a superblock written that does not decode", 0);
+	if (flaz_sb_decode(durable_sb(), &old) || old.gen != info.gen)
+		return;
+#define CLEARS(r) ((was[(r) / 8] & ~bits[(r) / 8]) & (1U << ((r) % 8)))
 	for (i = 0; i < nr_inflight; i++) {
-		b = inflight[i]->block >> shift;
-		if (!(bits[b / 8] & (1U << (b % 8))))
+		r = inflight[i]->block >> shift;
+		if (CLEARS(r))
 			fail("a superblock clears a region with a write in flight: block", inflight[i]->block);
 	}
 	for_each_set_bit(i, hdd_dirty, hdd_blocks) {
-		b = i >> shift;
-		if (!(bits[b / 8] & (1U << (b % 8))))
+		r = i >> shift;
+		if (CLEARS(r))
 			fail("a superblock clears a region the HDD has not flushed: block", i);
 	}
+#undef CLEARS
 }
 
 /* The HDD's first block, which the superblock fingerprints: the same bytes always. */
@@ -333,10 +371,14 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 		assert(where->sector % FLAZ_BLOCK_SECTORS == 0 && first + nr <= ssd_meta_blocks);
 		if (req->bi_opf & REQ_PREFLUSH)
 			ssd_flush();	/* other work ran before: in_flight() above */
-		if (w && first < FLAZ_SB_COPIES)
+		/*
+		 * Once a mark failed (until the mode is normal again) or in
+		 * passthrough, superblocks void the generation: no marks are kept.
+		 */
+		if (w && first < FLAZ_SB_COPIES && c.mode == FLAZ_MODE_NORMAL && !c.ssd_failed)
 			check_sb_write(buf);
 		/* a table or gen write that fails may leave any of its blocks written */
-		if (w && first >= FLAZ_SB_COPIES && ssd_fails())
+		if (w && (first >= FLAZ_SB_COPIES ? ssd_fails() : sb_fails()))
 			err = -EIO;
 		if (w) {
 			for (i = first; i < first + nr; i++) {
@@ -344,7 +386,7 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 				    i < g.gen_start / FLAZ_BLOCK_SECTORS)
 					check_table_write(i - g.meta_start / FLAZ_BLOCK_SECTORS,
 							  buf + (i - first) * FLAZ_BLOCK_SIZE);
-				if (err && below(2))
+				if (err && (first < FLAZ_SB_COPIES || below(2)))
 					continue;
 				memcpy(ssd_cur + i * FLAZ_BLOCK_SIZE, buf + (i - first) * FLAZ_BLOCK_SIZE,
 				       FLAZ_BLOCK_SIZE);

@@ -115,7 +115,7 @@ static bool open_new(void)
 	x = &ext[e];
 	if (flaz_l2p_worn(c.l2p, e))
 		fail("a worn extent handed out:", e);
-	if (x->state == EVICTED && durable_gen(e) < flaz_l2p_gen(c.l2p, e))
+	if (x->state == EVICTED && durable_gen(e, m->sb.gen) < flaz_l2p_gen(c.l2p, e))
 		fail("an extent handed out before its new generation was durable:", e);
 	if (x->state != FREE && x->state != EVICTED)
 		fail("an extent handed out while in use:", e);
@@ -168,7 +168,7 @@ static void install(u64 block)
 	struct flaz_entry e = {}, old;
 	u32 bytes = (2 + below(128)) * FLAZ_SLOT_ALIGN, seen = wseq[block];
 
-	if (held[block])
+	if (held[block] || c.mode != FLAZ_MODE_NORMAL)
 		return;
 	if (!flaz_l2p_resident(c.l2p, line) && m->page_lock.held)
 		return;
@@ -193,7 +193,7 @@ static void install(u64 block)
 /* A write goes to the HDD (inflight, completed in any order): its mark is durable by now. */
 static void send(struct bio *bio)
 {
-	if (!durable_mark(bio->block))
+	if (bio->intent && !c.ssd_failed && !durable_mark(bio->block))
 		fail("a write sent to the HDD before its region's mark was durable: block", bio->block);
 	inflight[nr_inflight++] = bio;
 }
@@ -242,9 +242,18 @@ static bool space_short(struct flaz_cache *cc)
 	return !below(4);
 }
 
+static void invalidate(void);
+
+static void invalidate_event(struct flaz_cache *cc)
+{
+	(void)cc;
+	invalidate();
+}
+
 static const struct flaz_events events = {
 	.space_short = space_short,
 	.release_writes = release_writes,
+	.invalidate = invalidate_event,
 };
 
 /* cache.c map_write_drop(): the line dropped, then the write sent once its region is marked. */
@@ -259,6 +268,13 @@ static void write_block(u64 block)
 	bio->block = block;
 	held[block]++;
 	wseq[block]++;
+	/* passthrough: to the HDD unmarked, the SSD's generation is void; counted in flight */
+	if (c.mode == FLAZ_MODE_PASSTHROUGH) {
+		flaz_intent_track(c.intent, block, block);
+		send(bio);
+		return;
+	}
+	bio->intent = true;
 	if (flaz_intent_start(c.intent, block, block, bio))
 		send(bio);
 	else
@@ -391,6 +407,9 @@ static void read_block(u64 b)
 {
 	u64 line = flaz_l2p_line(c.l2p, b);
 
+	/* passthrough reads the HDD */
+	if (c.mode == FLAZ_MODE_PASSTHROUGH)
+		return;
 	if (!flaz_l2p_resident(c.l2p, line) && !m->page_lock.held)
 		flaz_meta_page_in(m, line, true);
 	check_block(b);
@@ -492,7 +511,7 @@ static void clean_start(void)
 	bool live;
 	u64 line;
 
-	if (victim != U32_MAX || !reclaim_due())
+	if (victim != U32_MAX || !reclaim_due() || c.mode != FLAZ_MODE_NORMAL)
 		return;
 	victim = take_oldest();
 	if (victim == U32_MAX)
@@ -520,6 +539,9 @@ static void clean_end(void)
 
 	if (victim == U32_MAX)
 		return;
+	/* out of normal mode the cleaner moves nothing */
+	if (c.mode != FLAZ_MODE_NORMAL)
+		nr_moves = 0;
 	for (i = 0; i < nr_moves; i++) {
 		moves[i].off = reserve(moves[i].bytes, moves[i].block, moves[i].ver);
 		moves[i].to = open_ext;
@@ -547,9 +569,54 @@ static void invalidate(void)
 {
 	u32 e;
 
+	flaz_meta_stop_warming(m);
 	flaz_l2p_drop_all(c.l2p);
+	seal();
 	while ((e = take_oldest()) != U32_MAX)
 		evict(e);
+}
+
+/*
+ * cache.c mode_work() after a mark failed (flaz_report_no_mark()), as
+ * flaz_mode_set() does it: the SSD's generation voided (or remembered void),
+ * then passthrough, the cache emptied.
+ */
+static void mode_work(void)
+{
+	if (!c.ssd_failed || c.mode == FLAZ_MODE_PASSTHROUGH)
+		return;
+	flaz_meta_reformat(m, true);
+	c.mode = FLAZ_MODE_PASSTHROUGH;
+	invalidate();
+	stats[S_PASSTHROUGH]++;
+}
+
+/* An operator sets the mode back to normal: a new generation, or passthrough still. */
+static void mode_normal(void)
+{
+	u64 b;
+
+	if (c.mode != FLAZ_MODE_PASSTHROUGH)
+		return;
+	c.mode = FLAZ_MODE_NORMAL;
+	if (flaz_meta_reformat(m, false)) {
+		c.mode = FLAZ_MODE_PASSTHROUGH;
+		return;
+	}
+	c.ssd_failed = false;
+	/* under load: writes passthrough sent end, their blocks are read and filled at once */
+	while (nr_inflight && below(8))
+		complete_one();
+	for_each_set_bit(b, hdd_dirty, hdd_blocks)
+		if (below(2))
+			install(b);
+	/* and the first commit comes before anything else, now and then */
+	flaz_meta_kick(m);
+	if (below(2)) {
+		seal();
+		jiffies += META_COMMIT_GAP;
+		flush_work(&m->work);
+	}
 }
 
 /* The metadata's work items, as the model runs them. */
@@ -586,6 +653,13 @@ static void activate(bool cold)
 	bitmap_zero(c.unflushed, g.nr_extents);
 	bitmap_zero(c.written, g.nr_extents);
 	bitmap_zero(c.failed, g.nr_extents);
+	c.mode = FLAZ_MODE_NORMAL;
+	c.ssd_failed = false;
+	/* DRAM starts empty: nothing open, no pass under way, no write held */
+	open_ext = U32_MAX;
+	victim = U32_MAX;
+	nr_fills_due = 0;
+	memset(held, 0, hdd_blocks * sizeof(*held));
 	m = flaz_meta_create(&c, cold, &error);
 	if (IS_ERR(m)) {
 		printf("%s\n", error);
@@ -596,10 +670,6 @@ static void activate(bool cold)
 		fail("the resume failed", 0);
 	running = true;
 	/* the extents as the load found them: in use, worn out, or free */
-	open_ext = U32_MAX;
-	victim = U32_MAX;
-	nr_fills_due = 0;
-	memset(held, 0, hdd_blocks * sizeof(*held));
 	for (e = 0; e < g.nr_extents; e++) {
 		ext[e].sealed = false;
 		if (flaz_l2p_worn(c.l2p, e))
@@ -761,6 +831,7 @@ int main(int argc, char **argv)
 			meta_trim(m);
 			stats[S_TRIM]++;
 		} else if (op < 760) {
+			mode_work();
 			run_work();
 		} else if (op < 800) {
 			flaz_meta_kick(m);
@@ -774,6 +845,8 @@ int main(int argc, char **argv)
 			restart();
 		} else if (op == 818 && !below(200)) {
 			invalidate();
+		} else if (op == 819) {
+			mode_normal();
 		} else {
 			check_block(b);
 		}
@@ -791,7 +864,7 @@ int main(int argc, char **argv)
 				check_block(x->cur[below(x->ncur)].block);
 		}
 		/* a whole page now and then, most often right after a crash */
-		if (!(step % 64) || stats[S_CRASH] != swept) {
+		if ((!(step % 64) || stats[S_CRASH] != swept) && c.mode == FLAZ_MODE_NORMAL) {
 			swept = stats[S_CRASH];
 			check_page(below(flaz_l2p_nr_pages(c.l2p)));
 		}
@@ -800,7 +873,7 @@ int main(int argc, char **argv)
 	}
 	check_counts();
 	stats[S_COMMIT] = commits_done;
-	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu faults %llu\n",
+	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu faults %llu passthrough %llu\n",
 	       (unsigned long long)steps, (unsigned long long)seed,
 	       (unsigned long long)g.nr_lines, (unsigned long long)g.nr_extents,
 	       (unsigned long long)flaz_l2p_nr_pages(c.l2p), (unsigned long long)stats[S_HIT],
@@ -811,6 +884,6 @@ int main(int argc, char **argv)
 	       (unsigned long long)stats[S_MOVE], (unsigned long long)stats[S_COMMIT],
 	       (unsigned long long)stats[S_TRIM], (unsigned long long)stats[S_CRASH],
 	       (unsigned long long)stats[S_RESTART], (unsigned long long)stats[S_BESIDE],
-	       (unsigned long long)stats[S_FAULT]);
+	       (unsigned long long)stats[S_FAULT], (unsigned long long)stats[S_PASSTHROUGH]);
 	return 0;
 }

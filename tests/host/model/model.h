@@ -31,7 +31,7 @@ struct mext {
 };
 
 enum { S_HIT, S_MISS, S_FILL, S_WRITE, S_EVICT, S_MOVE, S_COMMIT, S_CRASH, S_TRIM, S_ALIAS,
-	S_RESTART, S_WORN, S_BESIDE, S_MARK, S_FAULT, S_NR };
+	S_RESTART, S_WORN, S_BESIDE, S_MARK, S_FAULT, S_PASSTHROUGH, S_NR };
 
 /* model.c: the volume */
 extern struct flaz_geometry g;
@@ -54,7 +54,7 @@ void meanwhile(void);
 extern struct block_device ssd_dev, hdd_dev;
 void devices_init(void);
 void hdd_flush(void);
-u16 durable_gen(u32 e);
+u16 durable_gen(u32 e, u64 gen);
 bool durable_mark(u64 b);
 void cut_power(void);
 bool power_cut(void);

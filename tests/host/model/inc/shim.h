@@ -50,10 +50,11 @@ struct workqueue_struct;
 struct rb_node { void *a, *b, *c; };
 struct rb_root_cached { void *a, *b; };
 struct bvec_iter { u64 a; };
-/* a write the model sends through flaz_intent_start(): block @block */
+/* a write the model sends: block @block, through flaz_intent_start() when @intent */
 struct bio {
 	struct bio *bi_next;
 	u64 block;
+	bool intent;
 };
 struct bio_list { struct bio *head, *tail; };
 struct dm_arg_set;
