@@ -11,9 +11,10 @@ OUT=${FLAZ_CACHE:-$REPO/.cache}/model
 STEPS=${FLAZ_MODEL_STEPS:-1000000}
 mkdir -p "$OUT"
 # format.c is plain C against the system's headers; the others see the shim. paging.c's
-# calls of flaz_table_load() go through the model's wrapper, where fills meet a page-in.
+# calls of flaz_table_load() go through the model's wrapper, where fills meet a page-in, and
+# meta.c's of flaz_alloc_put() through one that checks the extent may be free.
 if ! gcc -O2 -g -Wall -I "$SRC" -c -o "$OUT/format.o" "$SRC/format.c" 2>"$OUT/build.log" ||
-   ! gcc -O2 -g -Wall -I "$M/inc" -I "$SRC" -Wl,--wrap=flaz_table_load -o "$OUT/model" \
+   ! gcc -O2 -g -Wall -I "$M/inc" -I "$SRC" -Wl,--wrap=flaz_table_load,--wrap=flaz_alloc_put -o "$OUT/model" \
 	"$M/model.c" "$M/devices.c" "$SRC/meta.c" "$SRC/sb.c" "$SRC/paging.c" "$SRC/intent.c" \
 	"$SRC/alloc.c" "$SRC/l2p.c" "$SRC/resident.c" "$SRC/table.c" "$OUT/format.o" \
 	2>>"$OUT/build.log"; then

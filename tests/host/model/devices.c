@@ -245,6 +245,19 @@ static const u8 *durable_sb(void)
 	return sb;
 }
 
+/*
+ * Whether evicted extent @e may be free: its generation now is durable in the
+ * SSD's generation, or that generation has committed no table yet.
+ */
+bool durable_free(u32 e)
+{
+	struct flaz_sb_info info;
+
+	if (flaz_sb_decode(durable_sb(), &info) || !info.commit)
+		return true;
+	return durable_gen(e, info.gen) >= flaz_l2p_gen(c.l2p, e);
+}
+
 /* Whether HDD block @b's region is marked in the newest superblock the SSD holds durably. */
 bool durable_mark(u64 b)
 {

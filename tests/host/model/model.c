@@ -103,6 +103,21 @@ static void seal(void)
 	open_ext = U32_MAX;
 }
 
+/*
+ * meta.c frees an evicted extent (free_batch()): never a worn-out one, and only
+ * once its new generation is durable, or the SSD's generation holds no table
+ * yet (a new format voided the old one's entries).
+ */
+void __real_flaz_alloc_put(struct flaz_alloc *a, u32 id);
+void __wrap_flaz_alloc_put(struct flaz_alloc *a, u32 id)
+{
+	if (flaz_l2p_worn(c.l2p, id))
+		fail("a worn-out extent freed:", id);
+	if (!durable_free(id))
+		fail("an extent freed before its new generation was durable:", id);
+	__real_flaz_alloc_put(a, id);
+}
+
 /* alloc.c get + xbuf.c flaz_xbuf_opened(): a free extent, its generation made odd. */
 static bool open_new(void)
 {
@@ -113,10 +128,6 @@ static bool open_new(void)
 	if (flaz_alloc_get(c.alloc, &e))
 		return false;
 	x = &ext[e];
-	if (flaz_l2p_worn(c.l2p, e))
-		fail("a worn extent handed out:", e);
-	if (x->state == EVICTED && durable_gen(e, m->sb.gen) < flaz_l2p_gen(c.l2p, e))
-		fail("an extent handed out before its new generation was durable:", e);
 	if (x->state != FREE && x->state != EVICTED)
 		fail("an extent handed out while in use:", e);
 	set_bit(e, c.unflushed);
@@ -324,8 +335,12 @@ static void evict_oldest(void)
 	if (!reclaim_due())
 		return;
 	e = take_oldest();
-	if (e != U32_MAX)
-		evict(e);
+	if (e == U32_MAX)
+		return;
+	evict(e);
+	/* a free of evicted extents may run at once: the next fill may take one */
+	if (below(2))
+		flush_work(&m->free_work);
 }
 
 /* Check block @b: a hit must be its latest data. */
@@ -639,6 +654,25 @@ static bool run_work(void)
 	return false;
 }
 
+/*
+ * A new format starts every extent at generation 0 (sb.c's debug_gen_start
+ * stands at 0 here): then a quarter of them start near their last one instead,
+ * free, so they wear out in the run.
+ */
+static void wear_some(void)
+{
+	u16 *gens = flaz_l2p_gens(c.l2p);
+	u32 e;
+
+	for (e = 0; e < g.nr_extents; e++)
+		if (gens[e])
+			return;
+	for (e = 0; e < g.nr_extents; e += 4) {
+		gens[e] = (1U << g.gen_bits) - 2 - 2 * 1;
+		flaz_l2p_set_gen_dirty(c.l2p, e / FLAZ_GEN_ENTRIES);
+	}
+}
+
 /* The volume's DRAM state, made at activation (cache.c), then the metadata's load. */
 static void activate(bool cold)
 {
@@ -669,6 +703,7 @@ static void activate(bool cold)
 	if (flaz_meta_resume(m, cold))
 		fail("the resume failed", 0);
 	running = true;
+	wear_some();
 	/* the extents as the load found them: in use, worn out, or free */
 	for (e = 0; e < g.nr_extents; e++) {
 		ext[e].sealed = false;
@@ -766,7 +801,6 @@ int main(int argc, char **argv)
 	u64 seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
 	u64 ratio = argc > 3 ? strtoull(argv[3], NULL, 0) : 3;
 	u64 b, i, table_kib, swept = 0;
-	u16 *gens;
 	u32 op;
 
 	rng_state = seed * 2654435761ULL + 1;
@@ -798,12 +832,6 @@ int main(int argc, char **argv)
 	opts.val[FLAZ_OPT_TABLE_CACHE_KIB] = table_kib;
 	activate(true);
 	page_bytes = flaz_l2p_page_bytes(c.l2p, 0);
-	/* an eighth of the extents start near their last generation: they wear out in the run */
-	gens = flaz_l2p_gens(c.l2p);
-	for (i = 0; i < g.nr_extents; i += 8) {
-		gens[i] = (1U << g.gen_bits) - 2 - 2 * 2;
-		flaz_l2p_set_gen_dirty(c.l2p, i / FLAZ_GEN_ENTRIES);
-	}
 
 	for (step = 0; step < steps; step++) {
 		jiffies += below(60);

@@ -56,6 +56,7 @@ void devices_init(void);
 void hdd_flush(void);
 u16 durable_gen(u32 e, u64 gen);
 bool durable_mark(u64 b);
+bool durable_free(u32 e);
 void cut_power(void);
 bool power_cut(void);
 void devices_after_cut(void);
