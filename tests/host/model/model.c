@@ -28,8 +28,8 @@
  * into a slot already durable and with a generation already durable; a
  * superblock clears no region with a write in flight or not flushed on the
  * HDD; a write goes to the HDD only once its region's mark is durable; an
- * evicted extent is handed out only once its new generation is durable, and
- * never once worn out. The counters must equal a count of the table.
+ * evicted extent is freed only once its new generation is durable, and never
+ * once worn out. The counters must equal a count of the table.
  *
  * Usage: model [steps] [seed] [hdd-lines-ratio]; exits 1 at the first wrong step.
  */
