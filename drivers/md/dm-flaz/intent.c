@@ -117,19 +117,21 @@ void flaz_intent_load(struct flaz_intent *in, void *bitmap)
 
 	spin_lock_irqsave(&in->lock, flags);
 	bitmap_zero(in->bits, FLAZ_MAX_REGIONS);
-	for (r = 0; r < in->nr; r++)
-		if (b[r / 8] & (1U << (r % 8)))
-			__set_bit(r, in->bits);
-	bitmap_copy(in->durable, in->bits, FLAZ_MAX_REGIONS);
+	bitmap_zero(in->durable, FLAZ_MAX_REGIONS);
 	bitmap_zero(in->touched, FLAZ_MAX_REGIONS);
 	bitmap_zero(in->recent, FLAZ_MAX_REGIONS);
 	bitmap_zero(in->older, FLAZ_MAX_REGIONS);
-	for (r = 0; r < in->nr; r++)
+	for (r = 0; r < in->nr; r++) {
+		if (b[r / 8] & (1U << (r % 8))) {
+			__set_bit(r, in->bits);
+			__set_bit(r, in->durable);
+		}
 		if (in->inflight[r]) {
 			__set_bit(r, in->bits);
 			__set_bit(r, in->touched);
 			b[r / 8] |= 1U << (r % 8);
 		}
+	}
 	spin_unlock_irqrestore(&in->lock, flags);
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_intent_load);

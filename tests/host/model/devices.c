@@ -201,16 +201,16 @@ int blkdev_issue_flush(struct block_device *bdev)
  */
 u16 durable_gen(u32 e, u64 gen)
 {
-	static u64 *seen;
+	static struct { u64 changes, gen; } *seen;
 	static u16 *gens;
-	u64 idx = e / FLAZ_GEN_ENTRIES, commit, key = dur_changes ^ gen;
+	u64 idx = e / FLAZ_GEN_ENTRIES, commit;
 	int r;
 
 	if (!seen) {
 		seen = calloc(flaz_gen_blocks(&g), sizeof(*seen));
 		gens = calloc(flaz_gen_blocks(&g), FLAZ_GEN_ENTRIES * sizeof(*gens));
 	}
-	if (seen[idx] != key) {
+	if (seen[idx].changes != dur_changes || seen[idx].gen != gen) {
 		r = flaz_gen_decode(ssd_dur + (g.gen_start / FLAZ_BLOCK_SECTORS + idx) *
 				    FLAZ_BLOCK_SIZE, gen, idx, &commit,
 				    gens + idx * FLAZ_GEN_ENTRIES);
@@ -218,7 +218,8 @@ u16 durable_gen(u32 e, u64 gen)
 			memset(gens + idx * FLAZ_GEN_ENTRIES, 0, FLAZ_GEN_ENTRIES * sizeof(*gens));
 		else if (r)
 			fail("a damaged gen block:", idx);
-		seen[idx] = key;
+		seen[idx].changes = dur_changes;
+		seen[idx].gen = gen;
 	}
 	return gens[e];
 }

@@ -343,14 +343,26 @@ static void evict_oldest(void)
 		flush_work(&m->free_work);
 }
 
+/* The slot @e's extent holds now at @e's offset, of @e's size, or NULL: the SSD holds none. */
+static struct mslot *slot_of(const struct flaz_entry *e)
+{
+	struct mext *x = &ext[e->ext];
+	u32 i;
+
+	for (i = 0; i < x->ncur; i++)
+		if (x->cur[i].off == e->off)
+			return x->cur[i].bytes == e->bytes ? &x->cur[i] : NULL;
+	return NULL;
+}
+
 /* Check block @b: a hit must be its latest data. */
 static void check_block(u64 b)
 {
 	u64 line = flaz_l2p_line(c.l2p, b);
 	struct flaz_entry e;
+	struct mslot *s;
 	struct mext *x;
 	bool hit;
-	u32 i;
 
 	flaz_l2p_lock(c.l2p, line);
 	hit = flaz_l2p_lookup(c.l2p, b, &e);
@@ -368,18 +380,17 @@ static void check_block(u64 b)
 	x = &ext[e.ext];
 	if (x->state == FREE || x->state == EVICTED || x->state == WORN)
 		fail("an entry into an extent not in use: block", b);
-	for (i = 0; i < x->ncur && x->cur[i].off != e.off; i++)
-		;
-	if (i == x->ncur || x->cur[i].bytes != e.bytes)
+	s = slot_of(&e);
+	if (!s)
 		fail("an entry into no slot (fault): block", b);
-	if (x->cur[i].block != b) {
-		if (x->cur[i].block % g.nr_lines != line ||
-		    ((x->cur[i].block / g.nr_lines) ^ (b / g.nr_lines)) % (1 << FLAZ_TAG_BITS))
+	if (s->block != b) {
+		if (s->block % g.nr_lines != line ||
+		    ((s->block / g.nr_lines) ^ (b / g.nr_lines)) % (1 << FLAZ_TAG_BITS))
 			fail("an entry into another block's slot (fault): block", b);
 		stats[S_ALIAS]++;
 		return;
 	}
-	if (x->cur[i].ver != ver[b])
+	if (s->ver != ver[b])
 		fail("stale: a hit returned old data: block", b);
 }
 
@@ -392,8 +403,7 @@ static void check_page(u64 p)
 {
 	u64 lines = FLAZ_L2P_PAGE_BLOCKS * FLAZ_META_ENTRIES, line;
 	struct flaz_entry e;
-	struct mext *x;
-	u32 i;
+	struct mslot *s;
 
 	for (line = p * lines; line < min(g.nr_lines, (p + 1) * lines); line++) {
 		if (!flaz_l2p_resident(c.l2p, line) && flaz_meta_page_in(m, line, true))
@@ -408,12 +418,10 @@ static void check_page(u64 p)
 		}
 		if (e.kind != FLAZ_ENTRY_SLOT)
 			continue;
-		x = &ext[e.ext];
-		for (i = 0; i < x->ncur && x->cur[i].off != e.off; i++)
-			;
-		if (i == x->ncur || x->cur[i].bytes != e.bytes || x->cur[i].block % g.nr_lines != line)
+		s = slot_of(&e);
+		if (!s || s->block % g.nr_lines != line)
 			fail("an entry into no slot of its line (fault): line", line);
-		check_block(x->cur[i].block);
+		check_block(s->block);
 	}
 }
 
