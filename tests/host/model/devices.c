@@ -4,8 +4,8 @@
  * other files would do for meta.c, sb.c and paging.c, and the two devices.
  * Each device has a volatile write cache: the SSD's metadata blocks read as
  * last written and are durable only after a FLUSH (or written FUA); the HDD's
- * blocks (a version each) likewise. The SSD fails a table or gen-block write,
- * or a FLUSH, now and then. While an I/O or FLUSH is in flight other work runs
+ * blocks (a version each) likewise. The SSD fails a table or gen-block write
+ * or read, or a FLUSH, now and then; the HDD a FLUSH or a read. While an I/O or FLUSH is in flight other work runs
  * (model.c's meanwhile()), and the power may go: a cut keeps any subset of
  * what was not durable on either device. What reaches the SSD is checked
  * against meta.c's rules as it is written (check_table_write(),
@@ -15,6 +15,7 @@
 
 struct block_device ssd_dev = { .bd_dev = 0x800010 }, hdd_dev = { .bd_dev = 0x800020 };
 static u8 *ssd_cur, *ssd_dur;	/* the SSD's metadata area */
+static u8 *ssd_old;		/* each block as it was before its last write */
 static unsigned long *ssd_pending;
 static u64 ssd_meta_blocks;
 static u64 dur_changes = 1;	/* bumped whenever what the SSD holds durably changes */
@@ -59,17 +60,25 @@ void flaz_stats_add(struct flaz_stats *s, enum flaz_stat stat, u64 n)
 		commits_done += n;
 	if (stat == FLAZ_STAT_MARKS)
 		stats[S_MARK] += n;
+	if (stat == FLAZ_STAT_HDD_ERRORS)
+		stats[S_HDD_ERROR] += n;
 }
 
 /*
- * The SSD fails a write of table or gen blocks, or a FLUSH, now and then, and
- * a superblock write more rarely (each sends the volume to passthrough);
- * nothing else fails here, so any other fault is a bug of the model or the
- * module.
+ * The SSD fails a write or read of table or gen blocks, or a FLUSH, now and
+ * then, and a superblock write more rarely (each sends the volume to
+ * passthrough); the HDD fails a read now and then, a FLUSH more often.
+ * Superblock reads never fail here.
  */
 static bool ssd_fails(void)
 {
 	return !below(500);
+}
+
+/* one in four while leaving passthrough: a rare flush, whose failure must keep it there */
+static bool hdd_flush_fails(void)
+{
+	return !below(c.ssd_failed ? 4 : 50);
 }
 
 static bool sb_fails(void)
@@ -123,14 +132,22 @@ static void ssd_flush(void)
 		}
 }
 
-void hdd_flush(void)
+/* A FLUSH of the HDD; one that fails (@some) may have written any part of its cache. */
+static void hdd_flush_some(bool some)
 {
 	u64 b;
 
 	for_each_set_bit(b, hdd_dirty, hdd_blocks) {
+		if (some && below(2))
+			continue;
 		ver_dur[b] = ver[b];
 		clear_bit(b, hdd_dirty);
 	}
+}
+
+void hdd_flush(void)
+{
+	hdd_flush_some(false);
 }
 
 /* What a power cut now leaves: of what was not durable on either device, any subset. */
@@ -181,6 +198,10 @@ static int flush(struct block_device *bdev)
 		in_flight();
 	if (bdev == &ssd_dev && ssd_fails())
 		return -EIO;
+	if (bdev == &hdd_dev && hdd_flush_fails()) {
+		hdd_flush_some(true);
+		return -EIO;
+	}
 	if (bdev == &ssd_dev)
 		ssd_flush();
 	else
@@ -380,7 +401,10 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 	in_flight();
 	if (where->bdev == &hdd_dev) {
 		assert(!w);
-		hdd_read(where->sector, where->count, buf);
+		if (ssd_fails())
+			err = -EIO;
+		else
+			hdd_read(where->sector, where->count, buf);
 	} else {
 		assert(where->sector % FLAZ_BLOCK_SECTORS == 0 && first + nr <= ssd_meta_blocks);
 		if (req->bi_opf & REQ_PREFLUSH)
@@ -402,12 +426,23 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 							  buf + (i - first) * FLAZ_BLOCK_SIZE);
 				if (err && (first < FLAZ_SB_COPIES || below(2)))
 					continue;
+				memcpy(ssd_old + i * FLAZ_BLOCK_SIZE, ssd_cur + i * FLAZ_BLOCK_SIZE,
+				       FLAZ_BLOCK_SIZE);
 				memcpy(ssd_cur + i * FLAZ_BLOCK_SIZE, buf + (i - first) * FLAZ_BLOCK_SIZE,
 				       FLAZ_BLOCK_SIZE);
 				set_bit(i, ssd_pending);
 			}
 			if (req->bi_opf & REQ_FUA)
 				ssd_flush();
+		} else if (first >= FLAZ_SB_COPIES && ssd_fails()) {
+			/*
+			 * What a failed read leaves is undefined: what the buffer
+			 * held (another read's blocks), or these blocks as they
+			 * were before their last write.
+			 */
+			if (below(2))
+				memcpy(buf, ssd_old + first * FLAZ_BLOCK_SIZE, nr * FLAZ_BLOCK_SIZE);
+			err = -EIO;
 		} else {
 			memcpy(buf, ssd_cur + first * FLAZ_BLOCK_SIZE, nr * FLAZ_BLOCK_SIZE);
 		}
@@ -424,6 +459,7 @@ void devices_init(void)
 	ssd_meta_blocks = flaz_extent_sector(&g, 0) / FLAZ_BLOCK_SECTORS;
 	ssd_cur = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
 	ssd_dur = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
+	ssd_old = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
 	ssd_pending = bitmap_zalloc(ssd_meta_blocks, 0);
 	cut_ssd = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
 	cut_ext = calloc(g.nr_extents, sizeof(*cut_ext));

@@ -685,8 +685,9 @@ static void wear_some(void)
 static void activate(bool cold)
 {
 	char *error = NULL;
-	u32 e;
+	u32 e, tries = 0;
 
+again:
 	c.l2p = flaz_l2p_create(g.nr_lines, g.nr_extents, EXTENT_KIB * 1024, hdd_blocks, false);
 	c.alloc = flaz_alloc_create(g.nr_extents);
 	c.intent = flaz_intent_create(hdd_blocks);
@@ -703,6 +704,13 @@ static void activate(bool cold)
 	nr_fills_due = 0;
 	memset(held, 0, hdd_blocks * sizeof(*held));
 	m = flaz_meta_create(&c, cold, &error);
+	/* the HDD's first block could not be read (devices.c): the operator tries again */
+	if (IS_ERR(m) && error && !strcmp(error, "Cannot read the HDD") && ++tries < 100) {
+		flaz_intent_destroy(c.intent);
+		flaz_alloc_destroy(c.alloc);
+		flaz_l2p_destroy(c.l2p);
+		goto again;
+	}
 	if (IS_ERR(m)) {
 		printf("%s\n", error);
 		fail("cannot create the metadata", 0);
@@ -909,7 +917,7 @@ int main(int argc, char **argv)
 	}
 	check_counts();
 	stats[S_COMMIT] = commits_done;
-	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu faults %llu passthrough %llu\n",
+	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu faults %llu hdd_errors %llu passthrough %llu\n",
 	       (unsigned long long)steps, (unsigned long long)seed,
 	       (unsigned long long)g.nr_lines, (unsigned long long)g.nr_extents,
 	       (unsigned long long)flaz_l2p_nr_pages(c.l2p), (unsigned long long)stats[S_HIT],
@@ -920,6 +928,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)stats[S_MOVE], (unsigned long long)stats[S_COMMIT],
 	       (unsigned long long)stats[S_TRIM], (unsigned long long)stats[S_CRASH],
 	       (unsigned long long)stats[S_RESTART], (unsigned long long)stats[S_BESIDE],
-	       (unsigned long long)stats[S_FAULT], (unsigned long long)stats[S_PASSTHROUGH]);
+	       (unsigned long long)stats[S_FAULT], (unsigned long long)stats[S_HDD_ERROR],
+	       (unsigned long long)stats[S_PASSTHROUGH]);
 	return 0;
 }
