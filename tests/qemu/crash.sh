@@ -115,16 +115,17 @@ main() {
 		echo "SKIP $NAME/quiet-round-warm: one round only, and only even rounds stop the writes before the reset"
 }
 
-# warm_share R: round R stopped its writes and synced 4 s before the reset (crash-write.sh,
-# even rounds), while reads went on filling, and waited until no region was marked (the
-# commits clear a region idle for a whole age: meta.c, intent.c). Nothing the loader
-# reads is then in a marked region, and only the fills since the last commit (the tick
-# commits every second) are lost. So the volume must come back with most of what it held
-# at the reset (blocks_cached in the status of the write boot's last INFO line): half of
-# it at least, where runs have seen 89% and 106% (fills committed after that status was
-# read). Half still fails a loader that drops lines it should keep (a table page or
-# generation misread), fills never written into the committed table, or a commit that
-# leaves the table behind the superblock.
+# warm_share R: round R stopped its writes 4 s before the reset (crash-write.sh, even
+# rounds), waited until no region was marked (the commits clear a region idle for a whole
+# age: meta.c, intent.c), then stopped its reads and flushed the volume until a commit
+# followed, so the reset came with the table committed, however slow the host. The volume
+# must come back with half at least of what it held at the reset (blocks_cached in the
+# status of the write boot's last INFO line). Not all of it: blocks_cached counts resident
+# pages' lines only, and at paging geometry the pages resident at the reset and after the
+# load differ (runs with this tail: 74% and 74% paged, 85% to 100% not). Half still fails
+# a loader that drops lines it should keep (a table page or generation misread), fills
+# never written into the committed table, or a commit that leaves the table behind the
+# superblock.
 warm_share() {
 	local r=$1 p=$NAME/round$1/warm-share before warm
 	before=$(grep -a '^INFO round .* reset after ' "$RUN/round$r-write.results" |
@@ -135,7 +136,7 @@ warm_share() {
 	elif [ "$before" -gt 0 ] && [ $((warm * 2)) -ge "$before" ]; then
 		pass "$p"
 	else
-		failed "$p" "the volume came back with blocks_cached=$warm of the $before it held at the reset, want at least half (the writes stopped 4 s before it, so every region was cleared)"
+		failed "$p" "the volume came back with blocks_cached=$warm of the $before it held at the reset, want half at least (no I/O and no region marked at the reset, the table committed)"
 	fi
 	echo "round $r: blocks_cached $before at the reset, $warm after it" >&2
 }

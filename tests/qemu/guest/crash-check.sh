@@ -33,8 +33,8 @@ t_warm() {
 	info "round $ROUND: after the crash the volume came back with blocks_cached=$cached; status: $(vol_status)"
 	info "WARM $cached"
 	# Odd rounds reset amid writes to every region: every line may have been in a marked
-	# region and dropped. Even rounds stopped writing 4 s before and reset with no region
-	# marked, while reads went on filling: an empty cache there lost it all (the host
+	# region and dropped. Even rounds stopped writing, then reading, and reset with no
+	# region marked and the table committed: an empty cache there lost it all (the host
 	# also compares the count with the one at the reset: crash.sh warm_share).
 	if [ "$cached" = 0 ]; then
 		[ $((ROUND % 2)) = 0 ] &&

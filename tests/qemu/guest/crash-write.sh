@@ -3,7 +3,7 @@
 # of the disks (HDD 64 MiB of /dev/vda, SSD 16 MiB of /dev/vdb; cold in round 1 only, later
 # rounds load what the previous round left), run a mixed fio workload on it and, after a
 # delay drawn from SEED, reset the machine with sysrq-b while the I/O runs (even rounds:
-# while only the reads run, the writes stopped a few seconds before). The host then
+# quiet, the writes stopped a few seconds before, then the reads, and the table committed). The host then
 # boots crash-check.sh on the same disks.
 # Records: checks as lib.sh's check does, "INFO ..." lines, and "CRASH ..." right before the
 # reset (the host requires it: a suite that ends or dies otherwise failed).
@@ -91,9 +91,10 @@ read_jobs() {
 }
 
 # Start the workload, wait, and reset. Never returns if the reset works. Odd rounds reset
-# amid the writes. Even rounds stop the writers and sync 4 s before the reset while the
-# reads go on filling: regions idle for a mark's age (1 s) are cleared by the next commit,
-# so the crash leaves a state that loads cached blocks, and the check compares them.
+# amid the writes. Even rounds stop the writers and sync, let the reads go on filling for
+# 4 s (regions idle for a mark's age, 1 s, are cleared by the next commit), then stop the
+# reads and commit: the crash leaves a state that loads every cached block, and the check
+# compares them.
 t_crash() {
 	delay=$(awk -v s="$SEED" 'BEGIN { srand(s); print 3 + int(rand() * 10) }')
 	write_jobs >/tmp/crash.fio
@@ -107,17 +108,29 @@ t_crash() {
 	if [ "$tail" != 0 ]; then
 		read_jobs >/tmp/reads.fio
 		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
+		reads_pid=$!
 		kill -9 $fio_pid
 		wait $fio_pid 2>/dev/null
 		sync
 		sleep "$tail"
 		# and no region left marked: a commit clears one idle for a whole age, two or
-		# three commits (seconds) after its last write, so by now none should be; the
-		# reset then leaves a state that loads every line of the last commit, and the
-		# host judges how many came back (crash.sh warm_share). Marks that never clear
-		# fail here, loudly, not as a cache that came back empty.
+		# three commits (seconds) after its last write, so by now none should be.
+		# Marks that never clear fail here, loudly, not as a cache that came back empty.
 		wait_status vol marked_regions -eq 0 20
-		info "round $ROUND: writes stopped ${tail}s before the reset, no region marked"
+		# Then the reads stop too, and a FLUSH (it seals the extent buffer and asks for
+		# a commit) is followed by a commit, three times over: the sealed extents'
+		# writes complete and the last commit covers every line cached. The reset
+		# then loses nothing of it, however slow the host, and the host judges how
+		# much came back (crash.sh warm_share).
+		kill -9 $reads_pid
+		wait $reads_pid 2>/dev/null
+		for i in 1 2 3; do
+			commits=$(status_val vol commits)
+			dd if=/dev/null of=/dev/mapper/vol conv=notrunc,fsync 2>/dev/null ||
+				fail "a FLUSH of the volume failed"
+			wait_status vol commits -gt "$commits" 30
+		done
+		info "round $ROUND: writes stopped ${tail}s before the reset, then the reads, no region marked, committed"
 	fi
 	info "round $ROUND seed $SEED: reset after ${delay}s of I/O; status: $(vol_status)"
 	save_dmesg
