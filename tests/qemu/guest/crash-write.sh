@@ -117,19 +117,12 @@ t_crash() {
 		# three commits (seconds) after its last write, so by now none should be.
 		# Marks that never clear fail here, loudly, not as a cache that came back empty.
 		wait_status vol marked_regions -eq 0 20
-		# Then the reads stop too, and a FLUSH (it seals the extent buffer and asks for
-		# a commit) is followed by a commit, three times over: the sealed extents'
-		# writes complete and the last commit covers every line cached. The reset
-		# then loses nothing of it, however slow the host, and the host judges how
-		# much came back (crash.sh warm_share).
+		# Then the reads stop too, and FLUSHes and commits take every line cached
+		# (flush_commits): the reset loses nothing of it, however slow the host, and
+		# the host judges how much came back (crash.sh warm_share).
 		kill -9 $reads_pid
 		wait $reads_pid 2>/dev/null
-		for i in 1 2 3; do
-			commits=$(status_val vol commits)
-			dd if=/dev/null of=/dev/mapper/vol conv=notrunc,fsync 2>/dev/null ||
-				fail "a FLUSH of the volume failed"
-			wait_status vol commits -gt "$commits" 30
-		done
+		flush_commits vol
 		info "round $ROUND: writes stopped ${tail}s before the reset, then the reads, no region marked, committed"
 	fi
 	info "round $ROUND seed $SEED: reset after ${delay}s of I/O; status: $(vol_status)"

@@ -163,6 +163,7 @@ once 6.12 persist-fail-closed-hung t_persist_fail_closed hung
 check persist-unusable-ssd t_persist_unusable
 once 6.12 persist-mode-vs-suspend t_persist_mode_vs_suspend
 once 6.12 persist-evict t_persist_evict
+check persist-flush-covers t_persist_flush_covers
 once 6.1 persist-paging t_persist_paging
 once 6.1 persist-gen-wear t_persist_gen_wear
 once 6.1 persist-big t_persist_big

@@ -195,6 +195,18 @@ wait_status() {
 	done
 }
 
+# flush_commits VOL: a FLUSH of flaz volume VOL (it seals the extent buffer and asks for a
+# commit), then a commit after it, three times over: the sealed extents' writes complete
+# and the last commit takes every line cached, on a volume with no I/O of its own.
+flush_commits() {
+	for fc_i in 1 2 3; do
+		fc_n=$(status_val "$1" commits)
+		dd if=/dev/null of="/dev/mapper/$1" conv=notrunc,fsync 2>/dev/null ||
+			fail "a FLUSH of $1 failed"
+		wait_status "$1" commits -gt "$fc_n" 30
+	done
+}
+
 # same_blocks A B WHAT [MIB]: every 4 KiB block of A equals B's (both read with O_DIRECT),
 # over the smaller of the two or their first MIB MiB; ON_DIFFER, if set, is run before the
 # check fails on a difference. blkcmp (blkcmp.c) rather than two sha256sums: it names the
