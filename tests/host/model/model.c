@@ -494,6 +494,36 @@ void meanwhile(void)
 	busy = 0;
 }
 
+/*
+ * Before a mutex of the metadata is taken: work that would hold it runs first,
+ * as if it held it now and the taker blocked until it was done. Before
+ * sb_lock (a commit's, a reformat's, the load's) a mark; before page_lock (a
+ * commit's, a page-in's, the load's, a trim's) the load, a trim, or a read
+ * whose page is out.
+ */
+void model_lock_point(struct mutex *l)
+{
+	if (busy || !running || !m || l->held || below(4))
+		return;
+	busy = 1;
+	if (l == &m->sb_lock && m->mark_work.pending && flush_work(&m->mark_work)) {
+		stats[S_LOCKED]++;
+	} else if (l == &m->page_lock) {
+		stats[S_LOCKED]++;
+		switch (below(3)) {
+		case 0:
+			flush_work(&m->load_work);
+			break;
+		case 1:
+			meta_trim(m);
+			break;
+		default:
+			read_block(pick_block());
+		}
+	}
+	busy = 0;
+}
+
 /* paging.c page_load(): fills and writes of the page's lines come in between its blocks. */
 int __real_flaz_table_load(const struct flaz_table_ctx *x, u64 idx, const void *blk, u64 gen,
 			   bool unclean);
@@ -917,7 +947,7 @@ int main(int argc, char **argv)
 	}
 	check_counts();
 	stats[S_COMMIT] = commits_done;
-	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu faults %llu hdd_errors %llu passthrough %llu\n",
+	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu locked %llu faults %llu hdd_errors %llu passthrough %llu\n",
 	       (unsigned long long)steps, (unsigned long long)seed,
 	       (unsigned long long)g.nr_lines, (unsigned long long)g.nr_extents,
 	       (unsigned long long)flaz_l2p_nr_pages(c.l2p), (unsigned long long)stats[S_HIT],
@@ -928,6 +958,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)stats[S_MOVE], (unsigned long long)stats[S_COMMIT],
 	       (unsigned long long)stats[S_TRIM], (unsigned long long)stats[S_CRASH],
 	       (unsigned long long)stats[S_RESTART], (unsigned long long)stats[S_BESIDE],
+	       (unsigned long long)stats[S_LOCKED],
 	       (unsigned long long)stats[S_FAULT], (unsigned long long)stats[S_HDD_ERROR],
 	       (unsigned long long)stats[S_PASSTHROUGH]);
 	return 0;

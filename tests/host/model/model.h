@@ -31,7 +31,7 @@ struct mext {
 };
 
 enum { S_HIT, S_MISS, S_FILL, S_WRITE, S_EVICT, S_MOVE, S_COMMIT, S_CRASH, S_TRIM, S_ALIAS,
-	S_RESTART, S_WORN, S_BESIDE, S_MARK, S_FAULT, S_HDD_ERROR, S_PASSTHROUGH, S_NR };
+	S_RESTART, S_WORN, S_BESIDE, S_LOCKED, S_MARK, S_FAULT, S_HDD_ERROR, S_PASSTHROUGH, S_NR };
 
 /* model.c: the volume */
 extern struct flaz_geometry g;
