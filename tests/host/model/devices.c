@@ -67,8 +67,9 @@ void flaz_stats_add(struct flaz_stats *s, enum flaz_stat stat, u64 n)
 /*
  * The SSD fails a write or read of table or gen blocks, or a FLUSH, now and
  * then, and a superblock write more rarely (each sends the volume to
- * passthrough); the HDD fails a read now and then, a FLUSH more often.
- * Superblock reads never fail here.
+ * passthrough), and a superblock read as rarely (the activation goes
+ * passthrough, and the next one starts empty); the HDD fails a read now and
+ * then, a FLUSH more often.
  */
 static bool ssd_fails(void)
 {
@@ -106,6 +107,7 @@ void flaz_report_unusable(struct flaz_cache *cc, enum flaz_why why)
 	cc->why = why;
 	cc->mode = FLAZ_MODE_PASSTHROUGH;
 	cc->ev->invalidate(cc);
+	stats[S_PASSTHROUGH]++;
 }
 
 /* no reads of slots are in flight in the model */
@@ -434,7 +436,7 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 			}
 			if (req->bi_opf & REQ_FUA)
 				ssd_flush();
-		} else if (first >= FLAZ_SB_COPIES && ssd_fails()) {
+		} else if ((first >= FLAZ_SB_COPIES ? ssd_fails() : sb_fails())) {
 			/*
 			 * What a failed read leaves is undefined: what the buffer
 			 * held (another read's blocks), or these blocks as they
