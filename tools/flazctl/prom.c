@@ -87,6 +87,7 @@ static const struct metric metrics[] = {
 	{ "partial_drops", COUNTER, "Blocks written in part and dropped from the cache (of bypasses)." },
 	{ "partial_passes", COUNTER, "Reads of part of a block sent to the HDD as they came, neither served from the cache nor filled (of bypasses)." },
 	{ "seq_bypasses", COUNTER, "Blocks read or written past the sequential cutoff, not cached (of bypasses)." },
+	{ "fills_pending", GAUGE, "Blocks of completed read misses and writes copied to be installed, not installed or skipped yet." },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))

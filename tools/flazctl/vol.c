@@ -25,7 +25,7 @@ const char *const status_keys[] = {
 	"seq_bypass_kib", "skipped_space", "skipped_busy", "skipped_memory",
 	"skipped_table", "probation_extents", "main_extents", "slots_promoted",
 	"ghost_hits", "skipped_hot", "partial_hits", "partial_fills", "partial_updates",
-	"partial_drops", "partial_passes", "seq_bypasses", NULL
+	"partial_drops", "partial_passes", "seq_bypasses", "fills_pending", NULL
 };
 
 bool known_status_key(const char *key)

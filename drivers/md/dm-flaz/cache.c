@@ -666,6 +666,7 @@ void flaz_cache_gauges(struct flaz_cache *c, struct flaz_gauges *g)
 	g->free_extents = flaz_alloc_nr_free(c->alloc);
 	g->probation_extents = flaz_alloc_nr_probation(c->alloc);
 	g->main_extents = flaz_alloc_nr_main(c->alloc);
+	g->fills_pending = atomic_read(&c->pending_fills);
 	g->total_extents = c->geo->nr_extents;
 	g->table_bytes = flaz_l2p_bytes(c->l2p);
 	g->table_resident_bytes = flaz_l2p_resident_bytes(c->l2p);

@@ -188,6 +188,7 @@ struct flaz_gauges {
 	u64 table_resident_bytes;
 	u64 probation_extents;	/* written extents in each part of the log */
 	u64 main_extents;
+	u64 fills_pending;	/* blocks copied for installs not done yet */
 };
 
 /* stats.c: per-CPU event counters and the status line */

@@ -153,5 +153,6 @@ void flaz_stats_emit(struct flaz_stats *s, const struct flaz_gauges *g,
 	DMEMIT(" probation_extents=%llu main_extents=%llu", g->probation_extents,
 	       g->main_extents);
 	emit_stats(s, FLAZ_STAT_SLOTS_PROMOTED, FLAZ_STAT_SEQ_BYPASSES, result, maxlen, &sz);
+	DMEMIT(" fills_pending=%llu", g->fills_pending);
 	*sz_p = sz;
 }

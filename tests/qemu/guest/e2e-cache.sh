@@ -35,16 +35,19 @@ comp_data() {
 		--refill_buffers --buffer_compress_percentage=50
 }
 
-# The cache's counters are settled when fills, write_hits, write_misses, physical_bytes and
-# blocks_cached of volume $1 stay the same over two 0.5 s samples in a row (installs are
-# asynchronous); fail after 60 s (installs queued behind a fill load of 4x the SSD took over
-# 20 s on a loaded host under TCG).
+# The cache's counters are settled when the installs of the reads and writes done are
+# (fills_pending 0: a whole-block read or write counts its blocks there before it
+# completes), and then fills, write_hits, write_misses, physical_bytes and blocks_cached of
+# volume $1 stay the same over two 0.5 s samples in a row (the cleaner, parts of blocks,
+# which fill by reads of their own); fail after 60 s (installs queued behind a fill load of
+# 4x the SSD took over 20 s on a loaded host under TCG).
 settle_sig() {
 	dmsetup status "$1" | tr ' ' '\n' |
 		grep -E '^(fills|write_hits|write_misses|physical_bytes|blocks_cached)=' | tr '\n' ' '
 }
 
 wait_settled() {
+	wait_status "$1" fills_pending -eq 0 60
 	ws_prev=$(settle_sig "$1")
 	ws_same=0
 	ws_i=0
