@@ -195,10 +195,12 @@ wait_status() {
 	done
 }
 
-# flush_commits VOL: a FLUSH of flaz volume VOL (it seals the extent buffer and asks for a
+# flush_commits VOL: on flaz volume VOL with no I/O of its own, once the installs of the
+# I/O before are done (fills_pending 0), a FLUSH (it seals the extent buffer and asks for a
 # commit), then a commit after it, three times over: the sealed extents' writes complete
-# and the last commit takes every line cached, on a volume with no I/O of its own.
+# and the last commit takes every line cached.
 flush_commits() {
+	wait_status "$1" fills_pending -eq 0 60
 	for fc_i in 1 2 3; do
 		fc_n=$(status_val "$1" commits)
 		dd if=/dev/null of="/dev/mapper/$1" conv=notrunc,fsync 2>/dev/null ||
