@@ -1633,19 +1633,32 @@ t_cache_cleaner_fault() {
 	got1=$(sha_mib /dev/mapper/vol 0 40)
 	got2=$(sha_mib /dev/mapper/vol 0 40)
 	c0=$(status_val vol extents_cleaned)
-	# the faults arrive while a reader keeps the cleaner busy: once it has read a few MiB
+	# the faults arrive part way through a read that keeps the cleaner busy: once it has
+	# read a few MiB it is stopped (SIGSTOP, however fast or slow the host), the faults
+	# come, and it goes on
 	r0=$(status_val vol reads)
-	sha_mib /dev/mapper/vol 0 40 >/tmp/got3 &
+	dd if=/dev/mapper/vol of=/tmp/got3.raw bs=1M count=40 iflag=direct 2>/dev/null &
 	reader=$!
 	while kill -0 $reader 2>/dev/null && [ "$(status_val vol reads)" -lt $((r0 + 8)) ]; do
 		sleep 0.05
 	done
-	kill -0 $reader 2>/dev/null ||
-		fail "the reader ended before the faults arrived ($(($(status_val vol reads) - r0)) reads): they met no read in flight"
+	kill -STOP $reader 2>/dev/null
+	# stopped once its read in flight returns; an ended one is a zombie until waited for
+	i=0
+	while st=$(awk '{ print $3 }' /proc/$reader/stat 2>/dev/null) && [ "$st" != T ] &&
+		[ "$st" != Z ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$st" = T ] ||
+		fail "the reader ended (or never stopped: state '$st') before the faults arrived ($(($(status_val vol reads) - r0)) reads): they met no read under way"
 	fk="0 $((SLICE_MIB * 2048)) flakey $SSD 0 0 1000000"
 	must dmsetup reload cflk --table "$fk 1 error_reads"
 	must dmsetup resume cflk
-	wait $reader
+	kill -CONT $reader
+	wait $reader || fail "the read during which the SSD began to fail failed"
+	sha256sum </tmp/got3.raw >/tmp/got3
+	rm -f /tmp/got3.raw
 	got4=$(sha_mib /dev/mapper/vol 0 40)
 	show_status vol
 	errors=$(status_val vol ssd_errors)
