@@ -4,10 +4,11 @@
  * other files would do for meta.c, sb.c and paging.c, and the two devices.
  * Each device has a volatile write cache: the SSD's metadata blocks read as
  * last written and are durable only after a FLUSH (or written FUA); the HDD's
- * blocks (a version each) likewise. The SSD fails a table or gen-block write
- * or read, or a FLUSH, now and then; the HDD a FLUSH or a read. While an I/O or FLUSH is in flight other work runs
- * (model.c's meanwhile()), and the power may go: a cut keeps any subset of
- * what was not durable on either device. What reaches the SSD is checked
+ * blocks (a version each) likewise. The SSD fails a metadata write or read,
+ * or a FLUSH, now and then; the HDD a FLUSH or a read of its first block.
+ * While an I/O or FLUSH is in flight other work runs (model.c's meanwhile()),
+ * and the power may go: a cut keeps any subset of what was not durable on
+ * either device. What reaches the SSD is checked
  * against meta.c's rules as it is written (check_table_write(),
  * check_sb_write()).
  */
@@ -79,7 +80,12 @@ static bool ssd_fails(void)
 /* one in four while leaving passthrough: a rare flush, whose failure must keep it there */
 static bool hdd_flush_fails(void)
 {
-	return !below(c.ssd_failed ? 4 : 50);
+	return !below(leaving_passthrough ? 4 : 50);
+}
+
+static bool hdd_read_fails(void)
+{
+	return !below(500);
 }
 
 static bool sb_fails(void)
@@ -403,7 +409,7 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 	in_flight();
 	if (where->bdev == &hdd_dev) {
 		assert(!w);
-		if (ssd_fails())
+		if (hdd_read_fails())
 			err = -EIO;
 		else
 			hdd_read(where->sector, where->count, buf);

@@ -44,6 +44,7 @@ extern struct mext *ext;
 extern struct bio **inflight;	/* writes sent to the HDD and not yet completed */
 extern u64 nr_inflight;
 extern u64 step, stats[S_NR], commits_done;
+extern bool leaving_passthrough;	/* mode_normal()'s reformat runs */
 u64 rnd(void);
 u64 below(u64 n);
 u32 new_version(void);

@@ -39,8 +39,8 @@ comp_data() {
 # (fills_pending 0: a whole-block read or write counts its blocks there before it
 # completes), and then fills, write_hits, write_misses, physical_bytes and blocks_cached of
 # volume $1 stay the same over two 0.5 s samples in a row (the cleaner, parts of blocks,
-# which fill by reads of their own); fail after 60 s (installs queued behind a fill load of
-# 4x the SSD took over 20 s on a loaded host under TCG).
+# which fill by reads of their own); fail after 60 s of either (installs queued behind a
+# fill load of 4x the SSD took over 20 s on a loaded host under TCG).
 settle_sig() {
 	dmsetup status "$1" | tr ' ' '\n' |
 		grep -E '^(fills|write_hits|write_misses|physical_bytes|blocks_cached)=' | tr '\n' ' '
@@ -1634,8 +1634,8 @@ t_cache_cleaner_fault() {
 	got2=$(sha_mib /dev/mapper/vol 0 40)
 	c0=$(status_val vol extents_cleaned)
 	# the faults arrive part way through a read that keeps the cleaner busy: once it has
-	# read a few MiB it is stopped (SIGSTOP, however fast or slow the host), the faults
-	# come, and it goes on
+	# read a few MiB it is stopped (SIGSTOP, however fast or slow the host; it stops once
+	# its read in flight returns), the faults come, and it goes on
 	r0=$(status_val vol reads)
 	dd if=/dev/mapper/vol of=/tmp/got3.raw bs=1M count=40 iflag=direct 2>/dev/null &
 	reader=$!
@@ -1650,8 +1650,10 @@ t_cache_cleaner_fault() {
 		sleep 0.1
 		i=$((i + 1))
 	done
-	[ "$st" = T ] ||
+	[ "$st" = T ] || {
+		kill -9 $reader 2>/dev/null
 		fail "the reader ended (or never stopped: state '$st') before the faults arrived ($(($(status_val vol reads) - r0)) reads): they met no read under way"
+	}
 	fk="0 $((SLICE_MIB * 2048)) flakey $SSD 0 0 1000000"
 	must dmsetup reload cflk --table "$fk 1 error_reads"
 	must dmsetup resume cflk

@@ -132,7 +132,7 @@ hdd_errors ssd_errors table_bytes commits meta_errors marked_regions mode_reason
 marks mark_waits mark_wait_us commit_us loading fills_skipped compress_skipped hot_blocks
 recompressed cold_bytes codec_bytes raw_bytes table_resident_bytes table_page_ins slots_kept
 seq_bypass_kib skipped_space skipped_busy skipped_memory skipped_table
-probation_extents main_extents slots_promoted ghost_hits skipped_hot partial_hits partial_fills partial_updates partial_drops partial_passes seq_bypasses"
+probation_extents main_extents slots_promoted ghost_hits skipped_hot partial_hits partial_fills partial_updates partial_drops partial_passes seq_bypasses fills_pending"
 
 t_status_keys() {
 	must dmsetup create vol --table "$(flaz_table)"

@@ -184,10 +184,14 @@ status_val() {
 # wait_status VOL KEY OP N SECS: wait (SECS seconds at most, polling every 0.1 s) until
 # status key KEY of volume VOL satisfies [ value OP N ] (OP: -ge, -le, -eq, ...); fails the
 # check, saying what it was, if it never does. For waiting on what the kernel does in the
-# background (a commit, a trim, reads) instead of sleeping and hoping it did.
+# background (a commit, a trim, reads) instead of sleeping and hoping it did. A volume
+# gone, or a status without KEY, fails it too: it never passes for want of a value.
 wait_status() {
 	wt_i=0
-	while wt_v=$(status_val "$1" "$2") && ! test "${wt_v:-0}" "$3" "$4"; do
+	while :; do
+		wt_v=$(status_val "$1" "$2")
+		[ -n "$wt_v" ] || fail "no $2 in the status of $1: $(dmsetup status "$1" 2>&1 | cut -c 1-300)"
+		test "$wt_v" "$3" "$4" && return 0
 		[ $wt_i -ge $(($5 * 10)) ] &&
 			fail "$1's $2 still $wt_v after $5 s, want $3 $4 (status: $(dmsetup status "$1" | cut -c 1-300))"
 		sleep 0.1
@@ -197,8 +201,9 @@ wait_status() {
 
 # flush_commits VOL: on flaz volume VOL with no I/O of its own, once the installs of the
 # I/O before are done (fills_pending 0), a FLUSH (it seals the extent buffer and asks for a
-# commit), then a commit after it, three times over: the sealed extents' writes complete
-# and the last commit takes every line cached.
+# commit), then a commit after it, three times over: a commit leaves out the lines of an
+# extent whose write was still in flight at its SSD flush (meta.c), so the later ones take
+# what the first could not, and the last takes every line cached.
 flush_commits() {
 	wait_status "$1" fills_pending -eq 0 60
 	for fc_i in 1 2 3; do
