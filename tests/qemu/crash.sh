@@ -115,30 +115,28 @@ main() {
 		echo "SKIP $NAME/quiet-round-warm: one round only, and only even rounds stop the writes before the reset"
 }
 
-# warm_share R: round R stopped its writes 4 s before the reset (crash-write.sh, even
-# rounds), waited until no region was marked (the commits clear a region idle for a whole
-# age: meta.c, intent.c), then stopped its reads and flushed the volume until a commit
-# followed, so the reset came with the table committed, however slow the host. The volume
-# must come back with half at least of what it held at the reset (blocks_cached in the
-# status of the write boot's last INFO line). Not all of it: blocks_cached counts resident
-# pages' lines only, and at paging geometry the pages resident at the reset and after the
-# load differ (runs with this tail: 74% and 74% paged, 85% to 100% not). Half still fails
-# a loader that drops lines it should keep (a table page or generation misread), fills
-# never written into the committed table, or a commit that leaves the table behind the
-# superblock.
+# warm_share R: round R stopped its writes (crash-write.sh, even rounds), waited until no
+# region was marked (the commits clear a region idle for a whole age: meta.c, intent.c),
+# stopped its reads, flushed the volume until a commit followed, and recorded blocks_cached
+# (its "quiet" INFO line); then it read for a second or two more and reset. The volume must
+# come back with half at least of that quiet figure: the fills and evictions of those
+# seconds, and at paging geometry the pages resident then and after the load (blocks_cached
+# counts resident pages' lines only), take some of it, a loader that drops lines it should
+# keep (a table page or generation misread), fills never written into the committed table,
+# or a commit that leaves the table behind the superblock take more.
 warm_share() {
 	local r=$1 p=$NAME/round$1/warm-share before warm
-	before=$(grep -a '^INFO round .* reset after ' "$RUN/round$r-write.results" |
+	before=$(grep -a '^INFO round .*: quiet, ' "$RUN/round$r-write.results" |
 		grep -o ' blocks_cached=[0-9]*' | tail -n 1 | cut -d= -f2)
 	warm=$(sed -n 's/^INFO WARM \([0-9]*\)$/\1/p' "$RUN/round$r-check.results" | tail -n 1)
 	if [ -z "$before" ] || [ -z "$warm" ]; then
-		failed "$p" "no blocks_cached at the reset ('$before') or after it ('$warm') in the round's records"
+		failed "$p" "no blocks_cached at the quiet point ('$before') or after the reset ('$warm') in the round's records"
 	elif [ "$before" -gt 0 ] && [ $((warm * 2)) -ge "$before" ]; then
 		pass "$p"
 	else
-		failed "$p" "the volume came back with blocks_cached=$warm of the $before it held at the reset, want half at least (no I/O and no region marked at the reset, the table committed)"
+		failed "$p" "the volume came back with blocks_cached=$warm of the $before it held committed, with no I/O and no region marked, a second or two before the reset: want half at least"
 	fi
-	echo "round $r: blocks_cached $before at the reset, $warm after it" >&2
+	echo "round $r: blocks_cached $before at the quiet point, $warm after the reset" >&2
 }
 
 # during_load: in every round the check's first read started while the volume was loading

@@ -33,9 +33,9 @@ t_warm() {
 	info "round $ROUND: after the crash the volume came back with blocks_cached=$cached; status: $(vol_status)"
 	info "WARM $cached"
 	# Odd rounds reset amid writes to every region: every line may have been in a marked
-	# region and dropped. Even rounds stopped writing, then reading, and reset with no
-	# region marked and the table committed: an empty cache there lost it all (the host
-	# also compares the count with the one at the reset: crash.sh warm_share).
+	# region and dropped. Even rounds stopped writing and reset with no region marked,
+	# amid reads a second or two after a committed point: an empty cache there lost it all
+	# (the host also compares the count with that point's: crash.sh warm_share).
 	if [ "$cached" = 0 ]; then
 		[ $((ROUND % 2)) = 0 ] &&
 			fail "round $ROUND: the cache came back EMPTY, though no region was marked at the reset: $(vol_status)"
