@@ -70,7 +70,7 @@ static void span_gap(struct kunit *test)
 	struct flaz_span s[4];
 	u32 nr = 0;
 
-	add(s, &nr, 1, 0, 512, 512, SPAN_MAX);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 1, 0, 512, 512, SPAN_MAX), 0U);
 	/* exactly FLAZ_SPAN_GAP past the end: read together */
 	KUNIT_EXPECT_EQ(test, add(s, &nr, 1, 512 + FLAZ_SPAN_GAP, 512, 512, SPAN_MAX), 0U);
 	KUNIT_EXPECT_EQ(test, s[0].end, 1024U + FLAZ_SPAN_GAP);
@@ -85,7 +85,7 @@ static void span_max(struct kunit *test)
 	u32 nr = 0;
 
 	/* a span of exactly max bytes takes the slot; one block more does not */
-	add(s, &nr, 2, 0, 4096, 4096, 16384);
+	KUNIT_EXPECT_EQ(test, add(s, &nr, 2, 0, 4096, 4096, 16384), 0U);
 	KUNIT_EXPECT_EQ(test, add(s, &nr, 2, 8192, 4096, 4096, 16384), 0U);
 	KUNIT_EXPECT_EQ(test, add(s, &nr, 2, 12288, 4096, 4096, 16384), 0U);
 	KUNIT_EXPECT_EQ(test, s[0].end - s[0].start, 16384U);
