@@ -8,9 +8,8 @@
  * or a FLUSH, now and then; the HDD a FLUSH or a read of its first block.
  * While an I/O or FLUSH is in flight other work runs (model.c's meanwhile()),
  * and the power may go: a cut keeps any subset of what was not durable on
- * either device. What reaches the SSD is checked
- * against meta.c's rules as it is written (check_table_write(),
- * check_sb_write()).
+ * either device. What reaches the SSD is checked against meta.c's rules as it
+ * is written (check_table_write(), check_sb_write()).
  */
 #include "model.h"
 
@@ -91,6 +90,12 @@ static bool hdd_read_fails(void)
 static bool sb_fails(void)
 {
 	return !below(1000);
+}
+
+/* A metadata I/O from SSD block @first: a superblock's fails more rarely. */
+static bool meta_io_fails(u64 first)
+{
+	return first >= FLAZ_SB_COPIES ? ssd_fails() : sb_fails();
 }
 
 void flaz_report_fault(struct flaz_cache *cc, enum flaz_stat stat)
@@ -424,7 +429,7 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 		if (w && first < FLAZ_SB_COPIES && c.mode == FLAZ_MODE_NORMAL && !c.ssd_failed)
 			check_sb_write(buf);
 		/* a table or gen write that fails may leave any of its blocks written */
-		if (w && (first >= FLAZ_SB_COPIES ? ssd_fails() : sb_fails()))
+		if (w && meta_io_fails(first))
 			err = -EIO;
 		if (w) {
 			for (i = first; i < first + nr; i++) {
@@ -442,7 +447,7 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 			}
 			if (req->bi_opf & REQ_FUA)
 				ssd_flush();
-		} else if ((first >= FLAZ_SB_COPIES ? ssd_fails() : sb_fails())) {
+		} else if (meta_io_fails(first)) {
 			/*
 			 * What a failed read leaves is undefined: what the buffer
 			 * held (another read's blocks), or these blocks as they

@@ -1097,10 +1097,10 @@ t_persist_evict() {
 # t_persist_flush_covers: after a FLUSH and the commit it asks for, the SSD's table holds
 # every line cached, so a power cut loses none of them. 8 MiB of 2:1 data and 2 MiB of
 # zeros (zero entries, no slot) are read through a cold volume (no sequential bypass, so
-# every block fills); with no I/O, FLUSHes and
-# commits (flush_commits); then flazctl check's walk of the live SSD's table must count as
-# many slot and zero entries as blocks_cached, and the SSD as it stands (an unclean image,
-# as a power cut leaves it) must load exactly that many lines, and the same bytes.
+# every block fills); with no I/O, FLUSHes and commits (flush_commits); then flazctl
+# check's walk of the live SSD's table must count as many slot and zero entries as
+# blocks_cached, and the SSD as it stands (an unclean image, as a power cut leaves it) must
+# load exactly that many lines, and the same bytes.
 t_persist_flush_covers() {
 	p_data
 	p_slices
