@@ -89,9 +89,11 @@ u32 flaz_evict_oldest(struct flaz_evict *ev, u32 want, bool spare)
 				flaz_alloc_written(c->alloc, ids[i], true);
 				break;
 			case FLAZ_FATE_HEAD:
-				/* probation's keep their hit bit: a pass reads them only if set */
-				if (!prob)
-					clear_bit(ids[i], c->hit);
+				/*
+				 * Its hit bit stays: the pass reads a victim only
+				 * if hit or live, and live counts resident lines
+				 * only, so one whose pages are out would go unread.
+				 */
 				ev->spared[prob][spared[prob]++] = ids[i];
 				break;
 			case FLAZ_FATE_EVICT:
