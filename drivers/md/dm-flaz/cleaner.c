@@ -42,8 +42,8 @@
  * judged, or holding slots a pass moved or kept, is passed over: three
  * quarters live, to main's tail (from probation: promoted whole, unread, its
  * slots not hit with it, for main's next reclaim to drop); else, a window per
- * FIFO, to its head for the next pass, which reads it for its hit bit, kept
- * (its lines' pages may be out); a lap of the extents at most, so stage two
+ * FIFO, to its head, its hit bit kept so that the next pass reads it (live
+ * bytes count resident lines only); a lap of the extents at most, so stage two
  * frees what it must. A fill that finds no extent free but the few kept for
  * the cleaner's moves (alloc.c) waits for the one a rush frees at the next
  * commit (fill.c), not for a pass.
@@ -358,8 +358,9 @@ static void judge(struct flaz_cleaner *cl, u32 i, u32 ext, u32 off,
 	/*
 	 * A line hit since its fill whose page is out reads as empty: its page
 	 * comes in, making room as a read's does (fills keep the table at their
-	 * cap), lest the cleaner drop a hot block for its page being out. With
-	 * only dirty pages resident the slot drops as a dead one would.
+	 * cap), lest the cleaner drop a hot block for its page being out. Should
+	 * it not come in (only dirty or recently used pages, no memory), the slot
+	 * drops as a dead one would.
 	 */
 	if (absent && !flaz_meta_page_in(c->meta, line, true)) {
 		flaz_l2p_lock(c->l2p, line);

@@ -141,10 +141,11 @@ static u64 fill_cap(struct flaz_meta *m, u64 page_bytes)
 /*
  * Make @line's page resident, reading it from the SSD if it is out, for a fill,
  * the cleaner or a read whose page was out (cache.c), which may sleep: O(page)
- * once, O(1) when it is in. With @room (a read: a hit waits for it), clean
- * pages make room for it at once up to fill_cap() (the clock, at most
- * META_ROOM_STEPS of it); a fill's block was read from the HDD already, and its
- * page does not push out pages that hits use. Dirty pages go only after a
+ * once, O(1) when it is in. With @room (a read: a hit waits for it; the
+ * cleaner's for a hot line, lest it drop a hot slot as dead), clean pages make
+ * room for it at once up to fill_cap() (the clock, at most META_ROOM_STEPS of
+ * it); a fill's block was read from the HDD already, and its page does not
+ * push out pages that hits use. Dirty pages go only after a
  * commit, which comes soon when the table is over its budget, and the trim
  * after it takes the resident pages down to the budget. Past fill_cap(), or
  * when the page is leaving (l2p.c), the caller gets -ENOSPC (a fill is
