@@ -10,6 +10,21 @@
 . /flaz/crash-lib.sh
 ROUND=${1:?usage: crash-check.sh ROUND}
 
+# held_loaded: how many blocks (slots and zero blocks) the crashed SSD's committed table held
+# (flazctl dump, before the create) in the table blocks the load brought in: the first
+# table_resident_bytes' worth, in order, as the load warms them (all of them unpaged).
+held_loaded() {
+	hl_blocks=$(sed -n 's/^  lines *[0-9]* in \([0-9]*\) table blocks.*/\1/p' /tmp/fdump.out | head -n 1)
+	hl_lines=$(sed -n 's/^  lines *\([0-9]*\) in [0-9]* table blocks.*/\1/p' /tmp/fdump.out | head -n 1)
+	hl_res=$(status_now vol table_resident_bytes)
+	hl_bytes=$(status_now vol table_bytes)
+	awk -v blocks="$hl_blocks" -v lines="$hl_lines" -v res="$hl_res" -v bytes="$hl_bytes" '
+		BEGIN { per = int((lines + blocks - 1) / blocks); n = int(res * blocks / bytes)
+			if (n > blocks) n = blocks; below = n * per }
+		/^  line [0-9]*: (block|tag|zero block) / { l = $2; sub(":", "", l); if (l + 0 < below) c++ }
+		END { print c + 0 }' /tmp/fdump.out
+}
+
 # The volume loads without cold; the host reports blocks_cached.
 t_warm() {
 	must modprobe dm-flaz
@@ -18,6 +33,9 @@ t_warm() {
 	# flazctl's offline view of the crashed SSD, for the record (not a verdict here)
 	flazctl check /dev/mapper/cssd >/tmp/fcheck.out 2>&1
 	info "round $ROUND: flazctl check of the SSD after the crash exited $? (0 clean, 3 ignorable, 4 corrupt): $(tail -n 2 /tmp/fcheck.out | tr '\n' ' ' | cut -c 1-240)"
+	# its committed table's entries, for the count crash.sh warm_share judges by (held_loaded)
+	flazctl dump /dev/mapper/cssd --entries >/tmp/fdump.out 2>&1 ||
+		info "round $ROUND: flazctl dump of the SSD after the crash exited $?"
 	# the background load (recovering the crashed state, then warming) pauses 1 s before
 	# each read, so the first read, started at once, meets it: what it returns must be
 	# right then too
@@ -32,6 +50,7 @@ t_warm() {
 	[ -n "$cached" ] || fail "no blocks_cached in the status: $(vol_status)"
 	info "round $ROUND: after the crash the volume came back with blocks_cached=$cached; status: $(vol_status)"
 	info "WARM $cached"
+	info "HELD $(held_loaded)"
 	# Odd rounds reset amid writes to every region: every line may have been in a marked
 	# region and dropped. Even rounds stopped writing and reset with no region marked,
 	# amid reads a second or two after a committed point: an empty cache there lost it all
