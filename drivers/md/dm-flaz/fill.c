@@ -235,13 +235,12 @@ static void skipped(struct flaz_cache *c, enum flaz_stat why, u32 nr)
  * Whether an install may go on: in normal mode, with an extent free for its
  * slot. When there is none but the cleaner's reserve, the eviction it starts
  * (O(1) an extent, cleaner.c) frees one at the next commit: wait for that,
- * before the line's page comes in and outside any stream or lock, up to
- * FILL_SPACE_WAIT; not at all when no commit can free one (recovering after a
- * crash, or nothing written to evict) or the volume is suspending.
+ * outside any stream or lock, until @until; not at all when no commit can free
+ * one (recovering after a crash, or nothing written to evict) or the volume is
+ * suspending.
  */
-static bool room(struct flaz_cache *c)
+static bool room(struct flaz_cache *c, unsigned long until)
 {
-	unsigned long until = jiffies + FILL_SPACE_WAIT;
 	long left;
 
 	for (;;) {
@@ -269,6 +268,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	struct flaz_entry e = {}, old, was;
 	struct flaz_xslot s = {};
 	struct place p = { c, &s };
+	unsigned long until = jiffies + FILL_SPACE_WAIT;
 	bool zero = !memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p);
 	bool same, done, out, taken, ghost = false;
 	int r;
@@ -276,7 +276,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	if (!write_admitted(fill, block))
 		return;
 	/* The SSD is in trouble: keep what is cached, add nothing; a zero block needs no slot. */
-	if (zero ? flaz_mode_get(c) != FLAZ_MODE_NORMAL : !room(c))
+	if (zero ? flaz_mode_get(c) != FLAZ_MODE_NORMAL : !room(c, until))
 		return;
 	/* the line's page, read from the SSD if it is out: no memory, an error, or no room */
 	if (flaz_meta_page_in(c->meta, line, false)) {
@@ -300,11 +300,15 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
 		info.line = line;
-		r = flaz_fill_slot(c->comp, c->bypass, data, flaz_fill_max_payload(c),
-				   place_slot, &p, &c->seq, &info);
-		/* another install took the extent room() saw, or none holds the slot */
+		/* another install took the extent room() saw: wait for the next one */
+		do {
+			r = flaz_fill_slot(c->comp, c->bypass, data, flaz_fill_max_payload(c),
+					   place_slot, &p, &c->seq, &info);
+		} while (r == -ENOSPC && room(c, until));
 		if (r < 0) {
-			skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
+			/* room() counted the skip it gave up on */
+			if (r != -ENOSPC)
+				skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
 			return;
 		}
 		if (r)
