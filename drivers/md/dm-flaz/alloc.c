@@ -417,18 +417,14 @@ u32 flaz_alloc_nr_free(struct flaz_alloc *a)
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_nr_free);
 
 /*
- * How many extents reclaim should free: none while at least @low per mille of
- * @total are free, otherwise enough to get back to @high per mille. Per mille,
- * not percent: the cleaner's levels are fractions of a low_watermark of 1 or 2%.
+ * How many extents reclaim should free: none while at least @low are free,
+ * otherwise enough to get back to @high; one at least when none is.
  */
-u32 flaz_reclaim_count(u32 nr_free, u32 total, u32 low, u32 high)
+u32 flaz_reclaim_count(u32 nr_free, u32 low, u32 high)
 {
-	u64 low_n = div_u64((u64)total * low, 1000);
-	u64 high_n = div_u64((u64)total * high, 1000);
-
-	if (nr_free >= low_n && nr_free)
+	if (nr_free >= low && nr_free)
 		return 0;
-	high_n = max_t(u64, high_n, 1);
-	return nr_free >= high_n ? 0 : high_n - nr_free;
+	high = max(high, 1U);
+	return nr_free >= high ? 0 : high - nr_free;
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_reclaim_count);

@@ -180,54 +180,34 @@ static void alloc_wrap(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, ids[k], (nr + 1 + (nr - 1 - k)) % nr);
 }
 
-/* None while at the low watermark; below it, enough to reach the high one. */
+/* None while at the low level; below it, enough to reach the high one. */
 static void reclaim_count_boundaries(struct kunit *test)
 {
-	/* total 100, low 100 per mille (10%), high 200 */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 100, 100, 200), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(11, 100, 100, 200), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 100, 100, 200), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 100, 100, 200), 11U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 100, 100, 200), 19U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 100, 100, 200), 20U);
+	/* low 10 extents, high 20 */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(11, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 10, 20), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 10, 20), 11U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 10, 20), 19U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 10, 20), 20U);
 	/* low == high */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 100, 100, 100), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 100, 100, 100), 1U);
-	/* total 1000 */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 1000, 100, 200), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(99, 1000, 100, 200), 101U);
-	/* the whole cache */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 100, 1000, 1000), 100U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(99, 100, 1000, 1000), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 100, 1000, 1000), 0U);
-	/* no overflow in total * per mille */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX - 1, U32_MAX, 1000, 1000), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX, U32_MAX, 1000, 1000), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, U32_MAX, 100, 200),
-			(u32)div_u64((u64)U32_MAX * 20, 100));
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 10, 10), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 10, 10), 1U);
+	/* the whole range of a u32 */
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX - 1, U32_MAX, U32_MAX), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX, U32_MAX, U32_MAX), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, U32_MAX, U32_MAX), U32_MAX);
 }
 
-/* Few extents: the percentages round down, and an empty cache still reclaims. */
+/* Levels of 0: nothing to do while anything is free, one extent when none is. */
 static void reclaim_count_small(struct kunit *test)
 {
-	/* 16 extents: low 10% = 1.6 -> 1, high 20% = 3.2 -> 3 */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(2, 16, 100, 200), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 16, 100, 200), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 100, 200), 3U);
-	/* 1% of 16 is 0: nothing to do while anything is free... */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 16, 10, 10), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 16, 10, 50), 0U);
-	/* ...but with nothing free, at least one extent */
-	KUNIT_EXPECT_GE(test, flaz_reclaim_count(0, 16, 10, 10), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 10, 10), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 0, 0), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 16, 10, 200), 3U);
-	/* 16 extents, 50%: exactly 8 */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(8, 16, 500, 500), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(7, 16, 500, 500), 1U);
-	/* a fraction of a percent counts: 1.5% of 3,776 is 56, 2% is 75 */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(56, 3776, 15, 20), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(55, 3776, 15, 20), 20U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 0, 0), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 0, 2), 0U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 0, 0), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 1, 1), 1U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 0, 3), 3U);
+	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 1, 3), 0U);
 }
 
 /*

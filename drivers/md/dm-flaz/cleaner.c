@@ -60,6 +60,7 @@
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -114,12 +115,27 @@ struct flaz_cleaner {
 };
 
 /*
- * A watermark in per mille, as flaz_reclaim_count() takes it: the levels below
- * are fractions of low_watermark, which at 1 or 2% would round to a percent.
+ * The most free space low_watermark keeps, high_watermark scaled with it: a
+ * percent of a few TiB of SSD would leave tens of GiB idle, where the free
+ * extents need only take the fills that come before a rush's evictions
+ * commit, a second or two of a fast HDD's rate.
  */
-static u32 permille(struct flaz_cache *c, enum flaz_opt opt)
+#define WATERMARK_CAP		SZ_1G
+
+static unsigned int debug_watermark_cap_kib;
+module_param(debug_watermark_cap_kib, uint, 0644);
+MODULE_PARM_DESC(debug_watermark_cap_kib,
+		 "tests only: the watermarks' cap in KiB (0: 1 GiB), so that small SSDs meet it");
+
+/* The watermarks' levels, in free extents (flaz_watermark_levels()). */
+static void levels(struct flaz_cache *c, u32 *low, u32 *high)
 {
-	return 10 * flaz_opt_get(c->opts, opt);
+	u32 kib = READ_ONCE(debug_watermark_cap_kib);
+
+	flaz_watermark_levels(c->geo->nr_extents, c->extent_bytes,
+			      flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK),
+			      flaz_opt_get(c->opts, FLAZ_OPT_HIGH_WATERMARK),
+			      kib ? (u64)kib << 10 : WATERMARK_CAP, low, high);
 }
 
 /* Free extents, and evicted ones that the next commit frees: reclaim counts both. */
@@ -571,11 +587,11 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 static void set_shares(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
-	u32 most = div_u64((u64)c->geo->nr_extents * 3 *
-			   flaz_opt_get(c->opts, FLAZ_OPT_LOW_WATERMARK), 800);
 	u32 pct = flaz_opt_get(c->opts, FLAZ_OPT_PROBATION_PERCENT);
+	u32 low, high;
 
-	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), most));
+	levels(c, &low, &high);
+	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), div_u64((u64)low * 3, 8)));
 	if (!flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB))
 		pct = 0;
 	flaz_alloc_set_probation(c->alloc, div_u64((u64)c->geo->nr_extents * pct, 100));
@@ -671,16 +687,14 @@ static u32 compact(struct flaz_cleaner *cl, u32 k)
 static long pass(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
-	u32 total = c->geo->nr_extents;
-	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
-	u32 high = permille(c, FLAZ_OPT_HIGH_WATERMARK);
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
-	u32 free = free_soon(c), want, urgent, n, k, i, read;
+	u32 free = free_soon(c), low, high, want, urgent, n, k, i, read;
 
+	levels(c, &low, &high);
 	/* started below low, cleaning goes on up to high */
-	want = flaz_reclaim_count(free, total, cl->cleaning ? high : low, high);
+	want = flaz_reclaim_count(free, cl->cleaning ? high : low, high);
 	cl->cleaning = want > 0;
-	urgent = flaz_reclaim_count(free, total, low / 2, low);
+	urgent = flaz_reclaim_count(free, low / 2, low);
 	if (!want || urgent || !rate || flaz_mode_get(c) != FLAZ_MODE_NORMAL ||
 	    flaz_meta_recovering(c->meta) || !get_buffers(cl)) {
 		/* short of space: as many as it takes to get back to low, then compact */
@@ -707,13 +721,13 @@ static long pass(struct flaz_cleaner *cl)
 	flaz_alloc_unget(c->alloc, cl->ids + k, n - k, cl->probation);
 	read = compact(cl, k);
 	free = free_soon(c);
-	if (!flaz_reclaim_count(free, total, high, high)) {
+	if (!flaz_reclaim_count(free, high, high)) {
 		cl->cleaning = false;
 		return -1;
 	}
 	/* the pace is of what passes read: evicting unread costs the SSD nothing */
 	if (!read || time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY) ||
-	    flaz_reclaim_count(free, total, low - low / 4, low))
+	    flaz_reclaim_count(free, low - low / 4, low))
 		return 0;
 	return max_t(long, 1, div64_u64((u64)read * c->extent_bytes * HZ, (u64)rate << 20));
 }
@@ -747,19 +761,17 @@ void flaz_cleaner_tuned(struct flaz_cleaner *cl)
 void flaz_cleaner_kick(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
-	u32 total = c->geo->nr_extents;
-	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
-	u32 high = permille(c, FLAZ_OPT_HIGH_WATERMARK);
-	u32 free = free_soon(c);
+	u32 free = free_soon(c), low, high;
 
 	if (READ_ONCE(cl->stopped))
 		return;
-	if (flaz_reclaim_count(free, total, low / 2, low))
+	levels(c, &low, &high);
+	if (flaz_reclaim_count(free, low / 2, low))
 		mod_delayed_work(c->wq.io, &cl->work, 0);
-	else if (flaz_reclaim_count(free, total, low, high))
+	else if (flaz_reclaim_count(free, low, high))
 		queue_delayed_work(c->wq.io, &cl->work, 0);
 	else if (flaz_alloc_nr_pending(c->alloc) &&
-		 flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), total, low, high))
+		 flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), low, high))
 		flaz_meta_kick(c->meta);	/* space is on its way: hurry the commit */
 }
 
@@ -774,9 +786,10 @@ static void rush_work(struct work_struct *work)
 {
 	struct flaz_cleaner *cl = container_of(work, struct flaz_cleaner, rush);
 	struct flaz_cache *c = cl->c;
-	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
-	u32 want = flaz_reclaim_count(free_soon(c), c->geo->nr_extents, low, low);
+	u32 low, high, want;
 
+	levels(c, &low, &high);
+	want = flaz_reclaim_count(free_soon(c), low, low);
 	set_shares(cl);
 	/* with the cleaner off, FIFO: nothing is passed over */
 	if (want && !READ_ONCE(cl->stopped) && flaz_mode_get(c) == FLAZ_MODE_NORMAL)
@@ -800,9 +813,10 @@ void flaz_cleaner_starved(struct flaz_cleaner *cl)
 bool flaz_cleaner_short(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
-	u32 low = permille(c, FLAZ_OPT_LOW_WATERMARK);
+	u32 low, high;
 
-	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), c->geo->nr_extents, low / 2, low);
+	levels(c, &low, &high);
+	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), low / 2, low);
 }
 
 /* An extent write failed (interrupt context): it is evicted now. */

@@ -251,6 +251,41 @@ static void stage_two_fate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_stage_two_fate(true, true, 3047, room, false), FLAZ_FATE_EVICT);
 }
 
+/*
+ * The watermarks in free extents: a percent of them up to a cap of bytes for
+ * the low level, the high one scaled with it.
+ */
+static void watermark_levels(struct kunit *test)
+{
+	u32 low, high;
+
+	/* 4,096 extents of 32 KiB (128 MiB): 2% = 81, 3% = 122; far under 1 GiB */
+	flaz_watermark_levels(4096, 32768, 2, 3, SZ_1G, &low, &high);
+	KUNIT_EXPECT_EQ(test, low, 81U);
+	KUNIT_EXPECT_EQ(test, high, 122U);
+	/* 1 TiB of 32 KiB extents, 33,554,432: 2% would be 671,088 (20.5 GiB) */
+	flaz_watermark_levels(33554432, 32768, 2, 3, SZ_1G, &low, &high);
+	KUNIT_EXPECT_EQ(test, low, 32768U);
+	/* 3% is 1,006,632: 1,006,632 * 32,768 / 671,088 = 49,152 */
+	KUNIT_EXPECT_EQ(test, high, 49152U);
+	/* 50 GiB, 1,638,400 extents: 2% is 32,768, the cap exactly, so it stays */
+	flaz_watermark_levels(1638400, 32768, 2, 3, SZ_1G, &low, &high);
+	KUNIT_EXPECT_EQ(test, low, 32768U);
+	KUNIT_EXPECT_EQ(test, high, 49152U);
+	/* 4 TiB of 256 KiB extents (16,777,216), 50/99%: 4,096 and 8,110 */
+	flaz_watermark_levels(16777216, 262144, 50, 99, SZ_1G, &low, &high);
+	KUNIT_EXPECT_EQ(test, low, 4096U);
+	KUNIT_EXPECT_EQ(test, high, 8110U);
+	/* a cap under one extent: none kept free (one at least is reclaimed, alloc.c) */
+	flaz_watermark_levels(1024, 16384, 2, 3, 8192, &low, &high);
+	KUNIT_EXPECT_EQ(test, low, 0U);
+	KUNIT_EXPECT_EQ(test, high, 0U);
+	/* 1,024 extents of 16 KiB, a cap of 64 KiB: 4 of 2% = 20, and 30 * 4 / 20 = 6 */
+	flaz_watermark_levels(1024, 16384, 2, 3, 65536, &low, &high);
+	KUNIT_EXPECT_EQ(test, low, 4U);
+	KUNIT_EXPECT_EQ(test, high, 6U);
+}
+
 static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(pick_fewest_live),
 	KUNIT_CASE(pick_oldest_make_up),
@@ -262,6 +297,7 @@ static struct kunit_case cleaner_cases[] = {
 	KUNIT_CASE(hot_limit),
 	KUNIT_CASE(keep_mostly_hit),
 	KUNIT_CASE(stage_two_fate),
+	KUNIT_CASE(watermark_levels),
 	{}
 };
 

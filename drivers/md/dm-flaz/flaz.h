@@ -336,7 +336,7 @@ void flaz_alloc_unget(struct flaz_alloc *a, const u32 *ids, u32 n, bool probatio
 u32 flaz_alloc_nr_probation(struct flaz_alloc *a);
 u32 flaz_alloc_nr_main(struct flaz_alloc *a);
 u32 flaz_alloc_nr_free(struct flaz_alloc *a);
-u32 flaz_reclaim_count(u32 nr_free, u32 total, u32 low, u32 high);
+u32 flaz_reclaim_count(u32 nr_free, u32 low, u32 high);
 
 /* wq.c: per-CPU work queues, units spread round-robin over the online CPUs */
 struct flaz_wq {
@@ -666,6 +666,8 @@ enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);
 bool flaz_cleaner_keep(u32 hot, u32 room);
 enum flaz_fate flaz_stage_two_fate(bool spare, bool hit, u32 live, u32 room, bool head_room);
 u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent);
+void flaz_watermark_levels(u32 total, u32 extent_bytes, u32 low_pct, u32 high_pct, u64 cap,
+			   u32 *low, u32 *high);
 
 /* fill.c: installing the blocks of completed read misses and writes */
 u32 flaz_max_payload(u32 saving);

@@ -163,3 +163,25 @@ u64 flaz_cleaner_hot_limit(u64 nr_extents, u32 extent_bytes, u32 percent)
 	return div_u64(nr_extents * per * percent, 100);
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_hot_limit);
+
+/*
+ * The watermarks' levels in free extents of @total of @extent_bytes: @low_pct
+ * and @high_pct percent of them, the low level at most @cap bytes and the high
+ * one scaled with it, so that cleaning goes on as long as a percent would have
+ * it go (high / low), but from a level sized to take fills, not to the SSD.
+ */
+void flaz_watermark_levels(u32 total, u32 extent_bytes, u32 low_pct, u32 high_pct, u64 cap,
+			   u32 *low, u32 *high)
+{
+	u64 l = div_u64((u64)total * low_pct, 100);
+	u64 h = div_u64((u64)total * high_pct, 100);
+	u64 most = div_u64(cap, extent_bytes);
+
+	if (l > most) {
+		h = div64_u64(h * most, l);
+		l = most;
+	}
+	*low = l;
+	*high = h;
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_watermark_levels);

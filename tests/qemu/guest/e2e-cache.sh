@@ -596,6 +596,62 @@ t_cache_capacity() {
 		fail "logical_bytes=$logical after 32 MiB of 2:1 data, want more than the SSD's data area $area ($total extents of 32 KiB)"
 }
 
+# The watermarks at the scale of a few TiB, where 2% would keep tens of GiB free: the low
+# level is at most 1 GiB of free extents, the high one scaled with it (cleaner.c).
+# debug_watermark_cap_kib brings the cap down to 64 KiB, so the 16 MiB slice of 16 KiB
+# extents (1,024) meets it: a low level of 4 extents where 2% is 20, a high one of 6 where 3%
+# is 30. Random data (3 raw slots an extent) is read in order until 16 or fewer extents are
+# free: the cleaner has not started, nothing was evicted (at 20 it would have). Read on to
+# 3x the SSD: fills go on at the capped level, evictions making their room, and every block
+# reads back as written.
+t_cache_watermark_cap() {
+	wc_param=/sys/module/dm_flaz/parameters/debug_watermark_cap_kib
+	[ -w $wc_param ] || fail "no debug_watermark_cap_kib parameter"
+	must fio --name=rnd --filename=$HDD --ioengine=psync --direct=1 --rw=write --bs=1M \
+		--size=40M --refill_buffers
+	want=$(sha_mib $HDD 0 40)
+	trap 'echo 0 >$wc_param' EXIT
+	echo 64 >$wc_param
+	slice_vol extent_kib 16
+	total=$(status_val vol total_extents)
+	# most of the way at once, 40 extents left; then 4 extents' worth at a time
+	blk=$(((total - 40) * 3))
+	must dd if=/dev/mapper/vol of=/dev/null bs=4k count=$blk iflag=direct
+	wait_settled vol
+	free=$(status_val vol free_extents)
+	while [ "$free" -gt 16 ] && [ $blk -lt $((total * 4)) ]; do
+		must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count=12 iflag=direct
+		blk=$((blk + 12))
+		wait_settled vol
+		free=$(status_val vol free_extents)
+	done
+	runs=$(status_val vol cleaner_runs)
+	ev=$(status_val vol evictions)
+	note "after $blk blocks read: $free of $total extents free, cleaner_runs $runs, evictions $ev"
+	[ "$free" -le 16 ] ||
+		fail "$free of $total extents free after reading $blk random blocks: the cleaner kept 2% (20) free, not the cap's 4"
+	[ "$runs" = 0 ] && [ "$ev" = 0 ] ||
+		fail "the cleaner ran ($runs passes, $ev lines evicted) with $free of $total extents free, above the cap's low level of 4"
+	f0=$(status_val vol fills)
+	must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count=$((10240 - blk)) iflag=direct
+	wait_settled vol
+	fills=$(($(status_val vol fills) - f0))
+	runs=$(status_val vol cleaner_runs)
+	ev=$(status_val vol evictions)
+	free=$(status_val vol free_extents)
+	got=$(sha_mib /dev/mapper/vol 0 40)
+	echo 0 >$wc_param
+	trap - EXIT
+	show_status vol
+	note "then $((10240 - blk)) blocks more: $fills fills, cleaner_runs $runs, evictions $ev, $free extents free"
+	removed_hdd_is vol 40 "$want"
+	must dmsetup remove ssdslice
+	[ "$got" = "$want" ] || fail "the volume's first 40 MiB differ from the random data written to the HDD"
+	[ "$ev" -gt 0 ] || fail "evictions=0 after reading 3x the SSD"
+	[ "$fills" -ge $(((10240 - blk) * 9 / 10)) ] ||
+		fail "$fills fills of $((10240 - blk)) blocks read past the cap's level, want >= 90%"
+}
+
 # The corpus' expected value of key $1 (corpus.py: /corpus/expect).
 corpus_expect() { tr ' ' '\n' </corpus/expect | sed -n "s/^$1=//p"; }
 

@@ -120,6 +120,7 @@ once 6.1 cache-fio-rand-48m t_cache_fio rand 48
 once 6.12 cache-fio-zero-8m t_cache_fio zero 8
 once 6.1 cache-fio-zero-48m t_cache_fio zero 48
 once 6.1 cache-capacity t_cache_capacity
+once 6.12 cache-watermark-cap t_cache_watermark_cap
 once 6.1 cache-ext4-corpus t_cache_fs_corpus ext4
 once 6.1 cache-ext4-ratio t_cache_fs_ratio ext4
 once 6.12 cache-xfs-corpus t_cache_fs_corpus xfs
