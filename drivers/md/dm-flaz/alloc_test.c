@@ -180,34 +180,26 @@ static void alloc_wrap(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, ids[k], (nr + 1 + (nr - 1 - k)) % nr);
 }
 
-/* None while at the low level; below it, enough to reach the high one. */
-static void reclaim_count_boundaries(struct kunit *test)
+/*
+ * None while at the low level; below it, enough to reach the high one; with
+ * levels of 0, none while anything is free and one extent when none is.
+ */
+static void reclaim_count(struct kunit *test)
 {
-	/* low 10 extents, high 20 */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(100, 10, 20), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(11, 10, 20), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 10, 20), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 10, 20), 11U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 10, 20), 19U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 10, 20), 20U);
-	/* low == high */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(10, 10, 10), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(9, 10, 10), 1U);
-	/* the whole range of a u32 */
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX - 1, U32_MAX, U32_MAX), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(U32_MAX, U32_MAX, U32_MAX), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, U32_MAX, U32_MAX), U32_MAX);
-}
+	static const u32 cases[][4] = {	/* free, low, high: to reclaim */
+		{ 100, 10, 20, 0 }, { 11, 10, 20, 0 }, { 10, 10, 20, 0 },
+		{ 9, 10, 20, 11 }, { 1, 10, 20, 19 }, { 0, 10, 20, 20 },
+		{ 10, 10, 10, 0 }, { 9, 10, 10, 1 },
+		{ U32_MAX - 1, U32_MAX, U32_MAX, 1 }, { U32_MAX, U32_MAX, U32_MAX, 0 },
+		{ 0, U32_MAX, U32_MAX, U32_MAX },
+		{ 1, 0, 0, 0 }, { 1, 0, 2, 0 }, { 0, 0, 0, 1 }, { 0, 1, 1, 1 },
+		{ 0, 0, 3, 3 }, { 1, 1, 3, 0 },
+	};
+	u32 i;
 
-/* Levels of 0: nothing to do while anything is free, one extent when none is. */
-static void reclaim_count_small(struct kunit *test)
-{
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 0, 0), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 0, 2), 0U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 0, 0), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 1, 1), 1U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(0, 0, 3), 3U);
-	KUNIT_EXPECT_EQ(test, flaz_reclaim_count(1, 1, 3), 0U);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, flaz_reclaim_count(cases[i][0], cases[i][1], cases[i][2]),
+				    cases[i][3], "case %u", i);
 }
 
 /*
@@ -475,8 +467,7 @@ static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_reserve),
 	KUNIT_CASE(alloc_wait),
 	KUNIT_CASE(alloc_wrap),
-	KUNIT_CASE(reclaim_count_boundaries),
-	KUNIT_CASE(reclaim_count_small),
+	KUNIT_CASE(reclaim_count),
 	{}
 };
 

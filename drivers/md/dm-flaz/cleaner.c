@@ -125,7 +125,7 @@ struct flaz_cleaner {
 static unsigned int debug_watermark_cap_kib;
 module_param(debug_watermark_cap_kib, uint, 0644);
 MODULE_PARM_DESC(debug_watermark_cap_kib,
-		 "tests only: the watermarks' cap in KiB (0: 1 GiB), so that small SSDs meet it");
+		 "tests only: the watermarks' cap in KiB (0: 1 GiB), so that small SSDs meet it; every volume's, from its cleaner's next run");
 
 /* The watermarks' levels, in free extents (flaz_watermark_levels()). */
 static void levels(struct flaz_cache *c, u32 *low, u32 *high)

@@ -9,6 +9,7 @@
  * where stage two sends the oldest extents.
  */
 #include <kunit/test.h>
+#include <linux/sizes.h>
 
 #include "flaz.h"
 #include "format.h"
@@ -257,33 +258,32 @@ static void stage_two_fate(struct kunit *test)
  */
 static void watermark_levels(struct kunit *test)
 {
-	u32 low, high;
+	static const struct {
+		u32 total, extent_bytes, low_pct, high_pct;
+		u64 cap;
+		u32 low, high;
+	} cases[] = {
+		/* 128 MiB of 32 KiB extents: 2% = 81, 3% = 122; far under 1 GiB */
+		{ 4096, 32768, 2, 3, SZ_1G, 81, 122 },
+		/* 1 TiB: 2% would be 671,088 (20.5 GiB); 1,006,632 * 32,768 / 671,088 */
+		{ 33554432, 32768, 2, 3, SZ_1G, 32768, 49152 },
+		/* 50 GiB: 2% is 32,768, the cap exactly, so both stay */
+		{ 1638400, 32768, 2, 3, SZ_1G, 32768, 49152 },
+		/* 4 TiB of 256 KiB extents at 50/99%: 4,096, and 16,609,443 / 2,048 */
+		{ 16777216, 262144, 50, 99, SZ_1G, 4096, 8110 },
+		/* a cap under one extent: none kept free (alloc.c reclaims one at least) */
+		{ 1024, 16384, 2, 3, 8192, 0, 0 },
+		/* the e2e check's: 4 where 2% is 20, and 30 * 4 / 20 */
+		{ 1024, 16384, 2, 3, 65536, 4, 6 },
+	};
+	u32 i, low, high;
 
-	/* 4,096 extents of 32 KiB (128 MiB): 2% = 81, 3% = 122; far under 1 GiB */
-	flaz_watermark_levels(4096, 32768, 2, 3, SZ_1G, &low, &high);
-	KUNIT_EXPECT_EQ(test, low, 81U);
-	KUNIT_EXPECT_EQ(test, high, 122U);
-	/* 1 TiB of 32 KiB extents, 33,554,432: 2% would be 671,088 (20.5 GiB) */
-	flaz_watermark_levels(33554432, 32768, 2, 3, SZ_1G, &low, &high);
-	KUNIT_EXPECT_EQ(test, low, 32768U);
-	/* 3% is 1,006,632: 1,006,632 * 32,768 / 671,088 = 49,152 */
-	KUNIT_EXPECT_EQ(test, high, 49152U);
-	/* 50 GiB, 1,638,400 extents: 2% is 32,768, the cap exactly, so it stays */
-	flaz_watermark_levels(1638400, 32768, 2, 3, SZ_1G, &low, &high);
-	KUNIT_EXPECT_EQ(test, low, 32768U);
-	KUNIT_EXPECT_EQ(test, high, 49152U);
-	/* 4 TiB of 256 KiB extents (16,777,216), 50/99%: 4,096 and 8,110 */
-	flaz_watermark_levels(16777216, 262144, 50, 99, SZ_1G, &low, &high);
-	KUNIT_EXPECT_EQ(test, low, 4096U);
-	KUNIT_EXPECT_EQ(test, high, 8110U);
-	/* a cap under one extent: none kept free (one at least is reclaimed, alloc.c) */
-	flaz_watermark_levels(1024, 16384, 2, 3, 8192, &low, &high);
-	KUNIT_EXPECT_EQ(test, low, 0U);
-	KUNIT_EXPECT_EQ(test, high, 0U);
-	/* 1,024 extents of 16 KiB, a cap of 64 KiB: 4 of 2% = 20, and 30 * 4 / 20 = 6 */
-	flaz_watermark_levels(1024, 16384, 2, 3, 65536, &low, &high);
-	KUNIT_EXPECT_EQ(test, low, 4U);
-	KUNIT_EXPECT_EQ(test, high, 6U);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		flaz_watermark_levels(cases[i].total, cases[i].extent_bytes, cases[i].low_pct,
+				      cases[i].high_pct, cases[i].cap, &low, &high);
+		KUNIT_EXPECT_EQ_MSG(test, low, cases[i].low, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, high, cases[i].high, "case %u", i);
+	}
 }
 
 static struct kunit_case cleaner_cases[] = {

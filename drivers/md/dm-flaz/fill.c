@@ -20,6 +20,7 @@
 #include <kunit/visibility.h>
 #include <linux/bio.h>
 #include <linux/gfp.h>
+#include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -235,9 +236,10 @@ static void skipped(struct flaz_cache *c, enum flaz_stat why, u32 nr)
  * Whether an install may go on: in normal mode, with an extent free for its
  * slot. When there is none but the cleaner's reserve, the eviction it starts
  * (O(1) an extent, cleaner.c) frees one at the next commit: wait for that,
- * outside any stream or lock, until @until; not at all when no commit can free
- * one (recovering after a crash, or nothing written to evict) or the volume is
- * suspending.
+ * outside any stream or lock, until @until (also for an install that keeps
+ * losing the extent to others); not at all when no commit can free one
+ * (recovering after a crash, or nothing written to evict) or the volume is
+ * suspending. Out of normal mode the block is not counted: the SSD's trouble is.
  */
 static bool room(struct flaz_cache *c, unsigned long until)
 {
@@ -246,6 +248,8 @@ static bool room(struct flaz_cache *c, unsigned long until)
 	for (;;) {
 		if (flaz_mode_get(c) != FLAZ_MODE_NORMAL)
 			return false;
+		if (time_after_eq(jiffies, until))
+			break;
 		if (flaz_alloc_room(c->alloc))
 			return true;
 		if (flaz_meta_recovering(c->meta) || !flaz_alloc_reclaimable(c->alloc))
@@ -269,6 +273,7 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 	struct flaz_xslot s = {};
 	struct place p = { c, &s };
 	unsigned long until = jiffies + FILL_SPACE_WAIT;
+	struct flaz_bypass *bypass = c->bypass;
 	bool zero = !memchr_inv(data, 0, FLAZ_BLOCK_SIZE) && flaz_l2p_zero_fits(c->l2p);
 	bool same, done, out, taken, ghost = false;
 	int r;
@@ -300,15 +305,21 @@ static void install(struct flaz_fill *fill, u64 block, void *data)
 		e.kind = FLAZ_ENTRY_ZERO;
 	} else {
 		info.line = line;
-		/* another install took the extent room() saw: wait for the next one */
-		do {
-			r = flaz_fill_slot(c->comp, c->bypass, data, flaz_fill_max_payload(c),
+		for (;;) {
+			r = flaz_fill_slot(c->comp, bypass, data, flaz_fill_max_payload(c),
 					   place_slot, &p, &c->seq, &info);
-		} while (r == -ENOSPC && room(c, until));
-		if (r < 0) {
-			/* room() counted the skip it gave up on */
 			if (r != -ENOSPC)
-				skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
+				break;
+			/*
+			 * Another install took the extent room() saw: wait for
+			 * the next one. The bypass learnt this block once.
+			 */
+			bypass = NULL;
+			if (!room(c, until))
+				return;
+		}
+		if (r < 0) {
+			skipped(c, FLAZ_STAT_SKIPPED_SPACE, 1);
 			return;
 		}
 		if (r)

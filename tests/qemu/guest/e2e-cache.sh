@@ -599,11 +599,13 @@ t_cache_capacity() {
 # The watermarks at the scale of a few TiB, where 2% would keep tens of GiB free: the low
 # level is at most 1 GiB of free extents, the high one scaled with it (cleaner.c).
 # debug_watermark_cap_kib brings the cap down to 64 KiB, so the 16 MiB slice of 16 KiB
-# extents (1,024) meets it: a low level of 4 extents where 2% is 20, a high one of 6 where 3%
-# is 30. Random data (3 raw slots an extent) is read in order until 16 or fewer extents are
-# free: the cleaner has not started, nothing was evicted (at 20 it would have). Read on to
-# 3x the SSD: fills go on at the capped level, evictions making their room, and every block
-# reads back as written.
+# extents (1,019 after the metadata) meets it: a low level of 4 extents where 2% is 20, a
+# high one of 6 where 3% is 30. Random data (3 raw slots an extent) is read in order until 16
+# or fewer extents are free: the cleaner has not started, nothing was evicted (at 20 it would
+# have). Read on 6 blocks (2 extents) at a time until it starts: until then, 4 or more are
+# free once settled (below the cap's low level it starts; a cap of 0 would wait for none),
+# and after it too. Read on to 3x the SSD: fills go on
+# at the capped level, evictions making their room, and every block reads back as written.
 t_cache_watermark_cap() {
 	wc_param=/sys/module/dm_flaz/parameters/debug_watermark_cap_kib
 	[ -w $wc_param ] || fail "no debug_watermark_cap_kib parameter"
@@ -632,6 +634,21 @@ t_cache_watermark_cap() {
 		fail "$free of $total extents free after reading $blk random blocks: the cleaner kept 2% (20) free, not the cap's 4"
 	[ "$runs" = 0 ] && [ "$ev" = 0 ] ||
 		fail "the cleaner ran ($runs passes, $ev lines evicted) with $free of $total extents free, above the cap's low level of 4"
+	while [ $((runs + ev)) = 0 ] && [ $blk -lt $((total * 4)) ]; do
+		before=$free
+		must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count=6 iflag=direct
+		blk=$((blk + 6))
+		wait_settled vol
+		free=$(status_val vol free_extents)
+		runs=$(status_val vol cleaner_runs)
+		ev=$(status_val vol evictions)
+		[ $((runs + ev)) -gt 0 ] || [ "$free" -ge 4 ] ||
+			fail "$free of $total extents free and the cleaner not started: the cap's low level is 4"
+	done
+	note "the cleaner started with $before extents free before the last 6 blocks; settled, $free free"
+	[ $((runs + ev)) -gt 0 ] || fail "the cleaner never ran: $free of $total extents free after $blk blocks"
+	[ "$free" -ge 4 ] ||
+		fail "$free of $total extents free once the cleaner had run, want >= 4 (the cap's low level)"
 	f0=$(status_val vol fills)
 	must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count=$((10240 - blk)) iflag=direct
 	wait_settled vol
