@@ -604,8 +604,19 @@ t_cache_capacity() {
 # or fewer extents are free: the cleaner has not started, nothing was evicted (at 20 it would
 # have). Read on 6 blocks (2 extents) at a time until it starts: until then, 4 or more are
 # free once settled (below the cap's low level it starts; a cap of 0 would wait for none),
-# and after it too. Read on to 3x the SSD: fills go on
-# at the capped level, evictions making their room, and every block reads back as written.
+# and after it too. Read on to 3x the SSD: fills go on at the capped level, evictions making
+# their room, and every block reads back as written.
+# wc_read N: the volume's next N blocks from block $blk read in order, settled; $blk moves
+# on, and $free, $runs and $ev hold free_extents, cleaner_runs and evictions after them.
+wc_read() {
+	must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count="$1" iflag=direct
+	blk=$((blk + $1))
+	wait_settled vol
+	free=$(status_val vol free_extents)
+	runs=$(status_val vol cleaner_runs)
+	ev=$(status_val vol evictions)
+}
+
 t_cache_watermark_cap() {
 	wc_param=/sys/module/dm_flaz/parameters/debug_watermark_cap_kib
 	[ -w $wc_param ] || fail "no debug_watermark_cap_kib parameter"
@@ -616,19 +627,12 @@ t_cache_watermark_cap() {
 	echo 64 >$wc_param
 	slice_vol extent_kib 16
 	total=$(status_val vol total_extents)
+	blk=0
 	# most of the way at once, 40 extents left; then 4 extents' worth at a time
-	blk=$(((total - 40) * 3))
-	must dd if=/dev/mapper/vol of=/dev/null bs=4k count=$blk iflag=direct
-	wait_settled vol
-	free=$(status_val vol free_extents)
+	wc_read $(((total - 40) * 3))
 	while [ "$free" -gt 16 ] && [ $blk -lt $((total * 4)) ]; do
-		must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count=12 iflag=direct
-		blk=$((blk + 12))
-		wait_settled vol
-		free=$(status_val vol free_extents)
+		wc_read 12
 	done
-	runs=$(status_val vol cleaner_runs)
-	ev=$(status_val vol evictions)
 	note "after $blk blocks read: $free of $total extents free, cleaner_runs $runs, evictions $ev"
 	[ "$free" -le 16 ] ||
 		fail "$free of $total extents free after reading $blk random blocks: the cleaner kept 2% (20) free, not the cap's 4"
@@ -636,12 +640,7 @@ t_cache_watermark_cap() {
 		fail "the cleaner ran ($runs passes, $ev lines evicted) with $free of $total extents free, above the cap's low level of 4"
 	while [ $((runs + ev)) = 0 ] && [ $blk -lt $((total * 4)) ]; do
 		before=$free
-		must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count=6 iflag=direct
-		blk=$((blk + 6))
-		wait_settled vol
-		free=$(status_val vol free_extents)
-		runs=$(status_val vol cleaner_runs)
-		ev=$(status_val vol evictions)
+		wc_read 6
 		[ $((runs + ev)) -gt 0 ] || [ "$free" -ge 4 ] ||
 			fail "$free of $total extents free and the cleaner not started: the cap's low level is 4"
 	done
@@ -650,23 +649,20 @@ t_cache_watermark_cap() {
 	[ "$free" -ge 4 ] ||
 		fail "$free of $total extents free once the cleaner had run, want >= 4 (the cap's low level)"
 	f0=$(status_val vol fills)
-	must dd if=/dev/mapper/vol of=/dev/null bs=4k skip=$blk count=$((10240 - blk)) iflag=direct
-	wait_settled vol
+	rest=$((10240 - blk))
+	wc_read $rest
 	fills=$(($(status_val vol fills) - f0))
-	runs=$(status_val vol cleaner_runs)
-	ev=$(status_val vol evictions)
-	free=$(status_val vol free_extents)
 	got=$(sha_mib /dev/mapper/vol 0 40)
 	echo 0 >$wc_param
 	trap - EXIT
 	show_status vol
-	note "then $((10240 - blk)) blocks more: $fills fills, cleaner_runs $runs, evictions $ev, $free extents free"
+	note "then $rest blocks more: $fills fills, cleaner_runs $runs, evictions $ev, $free extents free"
 	removed_hdd_is vol 40 "$want"
 	must dmsetup remove ssdslice
 	[ "$got" = "$want" ] || fail "the volume's first 40 MiB differ from the random data written to the HDD"
 	[ "$ev" -gt 0 ] || fail "evictions=0 after reading 3x the SSD"
-	[ "$fills" -ge $(((10240 - blk) * 9 / 10)) ] ||
-		fail "$fills fills of $((10240 - blk)) blocks read past the cap's level, want >= 90%"
+	[ "$fills" -ge $((rest * 9 / 10)) ] ||
+		fail "$fills fills of $rest blocks read past the cap's level, want >= 90%"
 }
 
 # The corpus' expected value of key $1 (corpus.py: /corpus/expect).
