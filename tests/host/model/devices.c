@@ -128,15 +128,20 @@ void flaz_hit_drain(struct flaz_cache *cc)
 }
 
 /* A FLUSH of the SSD: every write so far is durable; an open extent is in DRAM (xbuf.c). */
+/* Metadata block @i as last written is durable. */
+static void ssd_settle(u64 i)
+{
+	memcpy(ssd_dur + i * FLAZ_BLOCK_SIZE, ssd_cur + i * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
+	clear_bit(i, ssd_pending);
+	dur_changes++;
+}
+
 static void ssd_flush(void)
 {
 	u64 i;
 
-	for_each_set_bit(i, ssd_pending, ssd_meta_blocks) {
-		memcpy(ssd_dur + i * FLAZ_BLOCK_SIZE, ssd_cur + i * FLAZ_BLOCK_SIZE, FLAZ_BLOCK_SIZE);
-		clear_bit(i, ssd_pending);
-		dur_changes++;
-	}
+	for_each_set_bit(i, ssd_pending, ssd_meta_blocks)
+		ssd_settle(i);
 	for (i = 0; i < g.nr_extents; i++)
 		if (ext[i].pending && ext[i].sealed) {
 			memcpy(ext[i].dur, ext[i].cur, sizeof(ext[i].cur));
@@ -444,9 +449,10 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 				memcpy(ssd_cur + i * FLAZ_BLOCK_SIZE, buf + (i - first) * FLAZ_BLOCK_SIZE,
 				       FLAZ_BLOCK_SIZE);
 				set_bit(i, ssd_pending);
+				/* FUA: this write is durable, not what the cache held before it */
+				if (req->bi_opf & REQ_FUA)
+					ssd_settle(i);
 			}
-			if (req->bi_opf & REQ_FUA)
-				ssd_flush();
 		} else if (meta_io_fails(first)) {
 			/*
 			 * What a failed read leaves is undefined: what the buffer
