@@ -13,7 +13,7 @@ RESULTS=$LOGS/results.txt
 # the Debian kernels that run every suite
 SERIES=(6.12 6.1)
 # the reach kernels (the 6.12 PREEMPT_RT one and the newest 7.x of Debian 13's backports)
-# run the core e2e checks and two crash rounds (one amid writes, one after them)
+# run the core e2e checks and two crash rounds (a power cut after writes, a reset after a quiet point)
 CORE=bad-table-missing-args,bad-table-overbook,create-remove,table-roundtrip,status-,ext4-data,fio-verify,suspend-reload-,hdd-has-volume-data,cache-hits,cache-fio-comp-8m,persist-warm-dmsetup,persist-ssd-error-writes,persist-fail-closed
 TIMES=$LOGS/times.txt
 COUNTS=$LOGS/counts.txt

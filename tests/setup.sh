@@ -15,6 +15,7 @@ PKGS=(
 	gnuplot-nox                                       # make bench: the plot
 	systemd strace                                    # host tests: systemd-analyze verify, no-dm checks
 	nbd-server nbd-client                             # e2e nbd-*: the HDD served over the guest's loopback
+	nbdkit                                            # crash.sh: disks whose volatile cache a power cut loses
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,9 +1,11 @@
 #!/bin/bash
-# Crash safety by resetting the VM: boot Debian's kernel KVER in QEMU (TCG) ROUNDS times
+# Crash safety by resetting the VM or cutting its power: boot Debian's kernel KVER in QEMU (TCG) ROUNDS times
 # (default 3) on the same disks. Each round boots guest/crash-write.sh (creates the flaz
-# volume, cold in round 1 only; runs mixed fio writes and reads; resets the machine with
-# sysrq-b after a delay drawn from the round's seed), then guest/crash-check.sh (re-creates
-# the volume without cold: it must come back; every block must equal the HDD's; clean remove).
+# volume, cold in round 1 only; runs mixed fio writes and reads; after a delay drawn from the
+# round's seed, the even rounds reset the machine with sysrq-b, and the odd ones have the power
+# cut, their disks' volatile write caches lost: power_cut_arm), then guest/crash-check.sh
+# (re-creates the volume without cold: it must come back; every block must equal the HDD's;
+# clean remove).
 # stdout: only "PASS crash-<series>/roundN/<check>", "FAIL ...: why" and "SKIP ...: why" lines; diagnostics
 # (blocks_cached after each crash, the seed) on stderr; exit 0 iff nothing failed.
 # Run dir (disks; per boot console, results and dmesg): $FLAZ_CACHE/qemu/KVER/crash.
@@ -62,19 +64,78 @@ dmesg_clean() {
 	fi
 }
 
+# A power cut, where a reset keeps every write the disks completed: in the odd rounds the
+# HDD and SSD images are served by nbdkit through its cache filter in writeback mode, so a
+# write is on the image only once a FLUSH or its own FUA took it there, as on a disk with a
+# volatile write cache. When the guest prints CUT_LINE on its console (the moment it would
+# reset), the watcher kills both servers, which loses their caches, then QEMU.
+CUT_LINE=FLAZ-POWER-CUT
+NBD=$RUN/nbd
+
+# qemu_of_run: the pid of the QEMU running on this run dir's disks (other suites run beside it)
+qemu_of_run() {
+	local p
+	for p in $(pgrep -f qemu-system-x86_64); do
+		grep -aqF "$RUN/results.img" "/proc/$p/cmdline" 2>/dev/null && echo "$p"
+	done
+}
+
+# power_cut_arm TAG: start the two servers and the watcher of boot TAG's console.
+power_cut_arm() {
+	local console=$RUN/$1.console dev n
+	# not an earlier run's console, whose line would cut this one at once
+	rm -rf "$NBD" "$console"
+	mkdir -p "$NBD"
+	for dev in hdd ssd; do
+		TMPDIR=$NBD nbdkit -f -U "$NBD/$dev.sock" -P "$NBD/$dev.pid" --filter=cache \
+			file "$RUN/$dev.img" cache=writeback cache-min-block-size=4k \
+			>"$NBD/$dev.log" 2>&1 &
+	done
+	for n in $(seq 100); do
+		[ -S "$NBD/hdd.sock" ] && [ -S "$NBD/ssd.sock" ] && [ -s "$NBD/hdd.pid" ] &&
+			[ -s "$NBD/ssd.pid" ] && break
+		sleep 0.1
+	done
+	(
+		until grep -aqF "$CUT_LINE" "$console" 2>/dev/null; do
+			[ -e "$NBD/disarm" ] && exit 0
+			sleep 0.1
+		done
+		kill -9 "$(cat "$NBD/hdd.pid")" "$(cat "$NBD/ssd.pid")"
+		touch "$NBD/cut"
+		kill -9 $(qemu_of_run) 2>/dev/null
+	) &
+	CUT_WATCH=$!
+}
+
+# power_cut_disarm: stop the watcher and whatever server is left (a round that failed).
+power_cut_disarm() {
+	touch "$NBD/disarm"
+	wait "$CUT_WATCH"
+	kill -9 "$(cat "$NBD/hdd.pid" 2>/dev/null)" "$(cat "$NBD/ssd.pid" 2>/dev/null)" 2>/dev/null
+	wait
+}
+
 # Round $1, first boot: the suite must reach its reset ("CRASH" record, then qemu exits 0
-# because of -no-reboot).
+# because of -no-reboot), or in an odd round its power cut (killed, 137).
 write_boot() {
-	local r=$1 p=$NAME/round$1 tag=round$1-write
-	boot "$tag" crash-write "$r" $((SEED + r)) $PAGED
+	local r=$1 p=$NAME/round$1 tag=round$1-write cut= rc=0 how=reset
+	if [ $((r % 2)) = 1 ]; then
+		cut=cut rc=137 how=power-cut
+		power_cut_arm "$tag"
+	fi
+	FLAZ_NBD_DIR=${cut:+$NBD} boot "$tag" crash-write "$r" $((SEED + r)) $PAGED $cut
+	[ -z "$cut" ] || power_cut_disarm
 	report_checks "$p/write" "$RUN/$tag.results"
-	if grep -q '^CRASH ' "$RUN/$tag.results" && [ "$BOOT_RC" -eq 0 ] &&
+	if [ -n "$cut" ] && [ ! -e "$NBD/cut" ]; then
+		failed "$p/write-then-$how" "the guest did not reach the $how (qemu exited $BOOT_RC, last check '${UNFINISHED:-none}'); console: $(console_tail "$RUN/$tag.console")"
+	elif grep -q '^CRASH ' "$RUN/$tag.results" && [ "$BOOT_RC" -eq $rc ] &&
 		[ "$UNFINISHED" = crash ]; then
-		pass "$p/write-then-reset"
+		pass "$p/write-then-$how"
 	elif [ "$BOOT_RC" -eq 124 ]; then
-		failed "$p/write-then-reset" "timed out after ${QEMU_TIMEOUT}s; console: $(console_tail "$RUN/$tag.console")"
+		failed "$p/write-then-$how" "timed out after ${QEMU_TIMEOUT}s; console: $(console_tail "$RUN/$tag.console")"
 	else
-		failed "$p/write-then-reset" "the guest did not reach the reset (qemu exited $BOOT_RC, last check '${UNFINISHED:-none}'); console: $(console_tail "$RUN/$tag.console")"
+		failed "$p/write-then-$how" "the guest did not reach the $how (qemu exited $BOOT_RC, last check '${UNFINISHED:-none}'); console: $(console_tail "$RUN/$tag.console")"
 	fi
 	dmesg_clean "$p/write-dmesg-clean" "$tag"
 }
@@ -98,6 +159,10 @@ main() {
 	mkdir -p "$RUN"
 	if ! INITRD=$(initramfs_for "$KVER"); then
 		failed "$NAME/boot" "could not build the module, flazctl or the initramfs (see stderr)"
+		return
+	fi
+	if ! command -v nbdkit >/dev/null; then
+		failed "$NAME/boot" "nbdkit, which serves the power-cut rounds' disks, is not installed (tests/setup.sh installs it)"
 		return
 	fi
 	echo "crash: $ROUNDS rounds, seed $SEED (FLAZ_CRASH_SEED=$SEED repeats this run); logs in $RUN" >&2

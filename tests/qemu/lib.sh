@@ -81,16 +81,22 @@ make_disks() {
 # from it patches its own text, which multi-threaded TCG now and then turns into an int3 oops
 # (seen on 7.3).
 boot_vm() {
-	local kroot
+	local kroot hdd="file=$3/hdd.img,format=raw,cache=unsafe" ssd="file=$3/ssd.img,format=raw,cache=unsafe"
 	kroot=$(kroot_of "$1") || return 1
+	# FLAZ_NBD_DIR: the HDD and SSD from the nbdkit servers on its hdd.sock and ssd.sock
+	# (crash.sh power_cut), with a volatile write cache the guest sees and flushes
+	if [ -n "${FLAZ_NBD_DIR:-}" ]; then
+		hdd="file=nbd+unix:///?socket=$FLAZ_NBD_DIR/hdd.sock,format=raw,cache=writeback"
+		ssd="file=nbd+unix:///?socket=$FLAZ_NBD_DIR/ssd.sock,format=raw,cache=writeback"
+	fi
 	timeout -k 10 "$QEMU_TIMEOUT" qemu-system-x86_64 \
 		-accel tcg,thread=multi -cpu max -smp 2 -m "${FLAZ_QEMU_MEM:-2048}" \
 		-nographic -no-reboot -nodefaults -serial "$5" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "${kroot%/}/boot/vmlinuz-$1" -initrd "$2" \
-		-drive "file=$3/hdd.img,if=none,id=hdd,format=raw,cache=unsafe" \
+		-drive "$hdd,if=none,id=hdd" \
 		-device virtio-blk-pci,drive=hdd \
-		-drive "file=$3/ssd.img,if=none,id=ssd,format=raw,cache=unsafe" \
+		-drive "$ssd,if=none,id=ssd" \
 		-device virtio-blk-pci,drive=ssd \
 		-drive "file=$3/results.img,if=none,id=results,format=raw,cache=unsafe" \
 		-device virtio-blk-pci,drive=results \

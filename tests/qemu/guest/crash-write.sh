@@ -5,16 +5,29 @@
 # delay drawn from SEED, reset the machine with sysrq-b while the I/O runs (even rounds:
 # amid reads only, a second or two after a quiet, committed point). The host then
 # boots crash-check.sh on the same disks.
+# With "cut" the host cuts the power instead (crash.sh: the disks' volatile caches are lost):
+# the suite prints FLAZ-POWER-CUT on the console where it would reset, and waits.
 # Records: checks as lib.sh's check does, "INFO ..." lines, and "CRASH ..." right before the
 # reset (the host requires it: a suite that ends or dies otherwise failed).
-# usage: crash-write.sh ROUND SEED
+# usage: crash-write.sh ROUND SEED [paged] [cut]
 . /flaz/lib.sh
 . /flaz/crash-lib.sh
 ROUND=${1:?usage: crash-write.sh ROUND SEED}
 SEED=${2:?usage: crash-write.sh ROUND SEED}
+CUT=
+for arg in "$@"; do
+	[ "$arg" = cut ] && CUT=1
+done
 
 t_create() {
 	must modprobe dm-flaz
+	# a power cut loses only what the disks hold in a write cache: they must have one
+	if [ -n "$CUT" ]; then
+		for d in $HDD $SSD; do
+			wc=$(cat "/sys/block/${d#/dev/}/queue/write_cache")
+			[ "$wc" = "write back" ] || fail "$d has no volatile write cache to lose ($wc)"
+		done
+	fi
 	linear chdd $HDD 0 $HDD_MIB
 	linear cssd $SSD 0 $SSD_MIB
 	if [ "$ROUND" = 1 ]; then
@@ -90,8 +103,9 @@ read_jobs() {
 	write_jobs | awk '/^\[/ { keep = ($0 == "[global]" || $0 == "[direct-read]") } keep'
 }
 
-# Start the workload, wait, and reset. Never returns if the reset works. Odd rounds reset
-# amid the writes. Even rounds stop the writers and sync, let the reads go on filling for
+# Start the workload, wait, and reset (or have the power cut). Never returns if that works.
+# Odd rounds crash amid the writes; with a power cut, amid the reads after them, once no
+# region is marked. Even rounds stop the writers and sync, let the reads go on filling for
 # 4 s (regions idle for a mark's age, 1 s, are cleared by the next commit), then stop the
 # reads and commit, then read again for a second or two and reset amid those fills: the
 # crash leaves a state that loads most cached blocks, and the check compares them.
@@ -105,7 +119,21 @@ t_crash() {
 	echo "round $ROUND seed $SEED: resetting in $((delay + tail)) s, the last $tail s without writes"
 	sleep "$delay"
 	kill -0 $fio_pid 2>/dev/null || fail "fio ended before the reset: $(tail -n 3 /tmp/fio.out | tr '\n' ' ')"
-	if [ "$tail" != 0 ]; then
+	if [ -n "$CUT" ]; then
+		# The writers stop with no sync, their page cache written back at once (writes,
+		# no FLUSH), and the reads go on filling. A commit that clears a region must
+		# first flush the HDD, whose cache alone holds that region's last writes until
+		# then: a cut after the clear finds on the HDD what the SSD's table says.
+		read_jobs >/tmp/reads.fio
+		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
+		kill -9 $fio_pid
+		wait $fio_pid 2>/dev/null
+		echo 10 >/proc/sys/vm/dirty_writeback_centisecs
+		echo 10 >/proc/sys/vm/dirty_expire_centisecs
+		wait_status vol marked_regions -eq 0 30
+		sleep "$(awk -v s="$SEED" 'BEGIN { srand(s + 1); print 1 + rand() }')"
+		kill -0 $! 2>/dev/null || fail "the reads ended before the cut: $(tail -n 3 /tmp/fio-reads.out | tr '\n' ' ')"
+	elif [ "$tail" != 0 ]; then
 		read_jobs >/tmp/reads.fio
 		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
 		reads_pid=$!
@@ -132,6 +160,11 @@ t_crash() {
 	info "round $ROUND seed $SEED: reset after ${delay}s of I/O; status: $(vol_status)"
 	save_dmesg
 	record "CRASH round $ROUND after ${delay}s"
+	if [ -n "$CUT" ]; then
+		echo "FLAZ-POWER-CUT" >/dev/console
+		sleep 60
+		fail "the power was not cut"
+	fi
 	echo 1 >/proc/sys/kernel/sysrq
 	echo b >/proc/sysrq-trigger
 	sleep 10
