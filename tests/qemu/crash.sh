@@ -1,12 +1,12 @@
 #!/bin/bash
-# Crash safety by resetting the VM or cutting its power: boot Debian's kernel KVER in QEMU (TCG) ROUNDS times
-# (default 3) on the same disks. Each round boots guest/crash-write.sh (creates the flaz
-# volume, cold in round 1 only; runs mixed fio writes and reads; after a delay drawn from the
-# round's seed, the even rounds reset the machine with sysrq-b, and the odd ones have the power
-# cut, their disks' volatile write caches lost: power_cut_arm), then guest/crash-check.sh
-# (re-creates the volume without cold: it must come back; every block must equal the HDD's;
-# clean remove).
-# stdout: only "PASS crash-<series>/roundN/<check>", "FAIL ...: why" and "SKIP ...: why" lines; diagnostics
+# Crash safety by resetting the VM or cutting its power: boot Debian's kernel KVER in QEMU
+# (TCG) ROUNDS times (default 3) on the same disks. Each round boots guest/crash-write.sh
+# (creates the flaz volume, cold in round 1 only; runs mixed fio writes and reads; after a
+# delay drawn from the round's seed, the even rounds reset the machine with sysrq-b, and the
+# odd ones have the power cut, their disks' volatile write caches lost: power_cut_arm), then
+# guest/crash-check.sh (re-creates the volume without cold: it must come back; every block
+# must equal the HDD's; clean remove). stdout: only "PASS crash-<series>/roundN/<check>",
+# "FAIL ...: why" and "SKIP ...: why" lines; diagnostics
 # (blocks_cached after each crash, the seed) on stderr; exit 0 iff nothing failed.
 # Run dir (disks; per boot console, results and dmesg): $FLAZ_CACHE/qemu/KVER/crash.
 # FLAZ_CRASH_SEED=N repeats a run's delays and fio streams (the seed is printed on stderr).
