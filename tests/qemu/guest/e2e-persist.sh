@@ -1315,6 +1315,57 @@ t_persist_fuzz() {
 GEN_MAGIC=1313163096	# 0x4e454758, "XGEN"
 MSG_GENS_DAMAGED="the SSD's extent generations are damaged: starting empty"
 
+# pbf_table DEV MIB healthy|failing: a dm-flakey table over DEV's first MIB, its reads
+# all failing (writes pass) or none.
+pbf_table() {
+	case $3 in
+	healthy) echo "0 $(($2 * 2048)) flakey $1 0 1000000 0" ;;
+	failing) echo "0 $(($2 * 2048)) flakey $1 0 0 1000000 1 error_reads" ;;
+	esac
+}
+
+# pbf_set healthy|failing: both slices of t_persist_both_fail so.
+pbf_set() {
+	must dmsetup reload pflk --table "$(pbf_table $SSD $P_SSD_MIB $1)"
+	must dmsetup resume pflk
+	must dmsetup reload phfk --table "$(pbf_table $HDD $P_HDD_MIB $1)"
+	must dmsetup resume phfk
+}
+
+# t_persist_both_fail: a cached block whose SSD read fails is read from the HDD instead
+# (hit.c); when that read fails too, the read ends with an error, not with whatever the
+# buffer held. Both slices sit behind dm-flakey: healthy while 4 MiB of random data is
+# written (installed, write-through), then failing every read, then healthy again.
+t_persist_both_fail() {
+	need_flakey_error_reads
+	must dmsetup create pflk --table "$(pbf_table $SSD $P_SSD_MIB healthy)"
+	must dmsetup create phfk --table "$(pbf_table $HDD $P_HDD_MIB healthy)"
+	must dmsetup create pv --table "0 $((P_HDD_MIB * 2048)) flaz /dev/mapper/phfk $PFLK 3 ssd_hold_s 2 cold"
+	must dd if=/dev/urandom of=/tmp/both.dat bs=1M count=4
+	must dd if=/tmp/both.dat of=$PV bs=1M oflag=direct
+	wait_settled pv
+	c=$(status_val pv blocks_cached)
+	[ "$c" -ge 1000 ] || fail "blocks_cached=$c after writing 1024 blocks: want 1000 or more cached"
+	s0=$(status_val pv ssd_errors)
+	h0=$(status_val pv hdd_errors)
+	pbf_set failing
+	# block 100: cached, so the read goes to the SSD first
+	dd if=$PV of=/tmp/both.out bs=4k count=1 skip=100 iflag=direct 2>/tmp/dd.err &&
+		fail "a cached block read while the SSD and the HDD both fail reads ended well ($(od -An -tx1 -N 8 /tmp/both.out))"
+	grep -q 'Input/output error' /tmp/dd.err || fail "the read failed, but not with EIO: $(cat /tmp/dd.err)"
+	s1=$(status_val pv ssd_errors)
+	h1=$(status_val pv hdd_errors)
+	[ "$s1" -gt "$s0" ] && [ "$h1" -gt "$h0" ] ||
+		fail "ssd_errors $s0 -> $s1, hdd_errors $h0 -> $h1: want both to count the failed read (the SSD's slot, then the HDD's block)"
+	pbf_set healthy
+	must dd if=$PV of=/tmp/both.out bs=1M count=4 iflag=direct
+	cmp -s /tmp/both.dat /tmp/both.out || fail "the data read back with both disks healthy again differs from what was written"
+	rm -f /tmp/both.dat /tmp/both.out
+	must dmsetup remove pv
+	must dmsetup remove phfk
+	must dmsetup remove pflk
+}
+
 # t_persist_damaged_gen: a clean volume's SSD whose first gen block (the last blocks of the
 # metadata, after the table: design.md, "On the SSD") has the generation of an extent in
 # use changed (still odd: in use; so only the block's crc tells). flazctl check finds the

@@ -170,6 +170,7 @@ once 6.1 persist-gen-wear t_persist_gen_wear
 once 6.1 persist-big t_persist_big
 once 6.1 persist-fuzz t_persist_fuzz
 once 6.12 persist-damaged-gen t_persist_damaged_gen
+once 6.12 persist-both-fail t_persist_both_fail
 once 6.1 persist-seq-restart t_persist_seq_restart
 once 6.12 flazctl-check-kernel-ssd t_flazctl_check_kernel_ssd
 once 6.1 nbd-data t_nbd_data
