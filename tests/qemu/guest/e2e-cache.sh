@@ -140,6 +140,36 @@ t_cache_hits() {
 		fail "re-reading 32 MiB added $((h2 - h1)) read_hits, want >= 7373 (90% of 8192); fills=$fills"
 }
 
+# O_DIRECT from buffers 512 bytes into a page (fio's mem_align), so that each 4 KiB block of
+# a bio lies across two pages: fills copy from such bios, and hits decompress into them
+# through hit.c's bounce buffer or copy raw slots into them. 4 MiB of each block's offset
+# repeated (compressed slots) and 4 MiB of random data with crc32c headers (raw slots) are
+# written (installed), read back, and read back again from the cache once settled: every
+# block right, and the second read hit.
+t_cache_split_pages() {
+	cache_vol vol $SSD
+	# shellcheck disable=SC2086 # lists of options
+	for set in "0 --verify=pattern --verify_pattern=%o" "4 --refill_buffers --verify=crc32c"; do
+		run_fio "split-${set%% *}" --name=split --rw=write --bs=64k --size=4M \
+			--offset=${set%% *}M --mem_align=512 ${set#* }
+	done
+	wait_settled vol
+	raw=$(status_val vol raw_blocks)
+	c=$(status_val vol blocks_cached)
+	h0=$(status_val vol read_hits)
+	for set in "0 --verify=pattern --verify_pattern=%o" "4 --verify=crc32c"; do
+		run_fio "split-reread-${set%% *}" --name=split --rw=read --bs=64k --size=4M \
+			--offset=${set%% *}M --mem_align=512 ${set#* } --verify_only
+	done
+	h1=$(status_val vol read_hits)
+	show_status vol
+	must dmsetup remove vol
+	[ "$c" -ge 2000 ] || fail "blocks_cached=$c after writing 2048 blocks, want 2000 or more"
+	[ "$raw" -ge 900 ] && [ "$raw" -le $((c - 900)) ] ||
+		fail "raw_blocks=$raw of $c cached: want about 1024 raw (the random half) and the rest compressed"
+	[ $((h1 - h0)) -ge 2000 ] || fail "reading back 2048 cached blocks added $((h1 - h0)) read_hits, want 2000 or more"
+}
+
 # invalidate empties the cache: blocks_cached and logical_bytes 0, and the next read of the
 # data misses every block and still returns it.
 t_cache_invalidate() {
