@@ -170,6 +170,52 @@ t_cache_split_pages() {
 	[ $((h1 - h0)) -ge 2000 ] || fail "reading back 2048 cached blocks added $((h1 - h0)) read_hits, want 2000 or more"
 }
 
+# A slot damaged on the SSD behind the volume's back (one byte of its payload changed): the
+# block's next read fails the slot's checks and is served from the HDD, counted once in
+# ssd_errors, and its line is dropped (blocks_cached one less); the read after that is a
+# plain miss, with no second error, that fills it again, and the one after hits. Every
+# read returns what was written.
+t_cache_damaged_slot() {
+	comp_data
+	cache_vol vol $SSD
+	must dd if=$COMP of=/dev/mapper/vol bs=1M count=4 oflag=direct
+	wait_settled vol
+	flush_commits vol
+	flazctl dump $SSD --entries >/tmp/dump.out 2>&1 || fail "flazctl dump exited $?: $(tail -n 1 /tmp/dump.out)"
+	flazctl dump $SSD --json >/tmp/dump.json 2>&1 || fail "flazctl dump --json exited $?"
+	# a compressed slot of one of the blocks written: "block B in extent E offset O, N bytes"
+	set -- $(sed -n 's/^  line [0-9]*: block \([0-9]*\) in extent \([0-9]*\) offset \([0-9]*\), \([0-9]*\) bytes.*/\1 \2 \3 \4/p' /tmp/dump.out |
+		awk '$1 < 1024 && $4 > 256 && $4 < 4096 { print; exit }')
+	[ $# = 4 ] || fail "no compressed slot of the 1024 blocks written in the SSD's table (flazctl dump)"
+	ds_block=$1
+	data=$(sed -n 's/.*"data_start": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
+	ext=$(sed -n 's/.*"extent_sectors": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
+	# the payload's 100th byte (after the slot's 32-byte header), in its 4 KiB of the SSD
+	at=$(((data + $2 * ext) * 512 + $3 + 32 + 100))
+	must dd if=$SSD of=/tmp/blk bs=4k skip=$((at / 4096)) count=1 iflag=direct
+	v=$(od -An -tu1 -j $((at % 4096)) -N 1 /tmp/blk | tr -d ' ')
+	# shellcheck disable=SC2059 # the octal escape is the format
+	printf "\\$(printf %o $((v ^ 255)))" | dd of=/tmp/blk bs=1 seek=$((at % 4096)) conv=notrunc 2>/dev/null
+	must dd if=/tmp/blk of=$SSD bs=4k seek=$((at / 4096)) count=1 oflag=direct conv=notrunc
+	want=$(dd if=$COMP bs=4k skip=$ds_block count=1 2>/dev/null | sha256sum)
+	e0=$(status_val vol ssd_errors)
+	c0=$(status_val vol blocks_cached)
+	for n in 1 2 3; do
+		got=$(dd if=/dev/mapper/vol bs=4k skip=$ds_block count=1 iflag=direct 2>/dev/null | sha256sum)
+		[ "$got" = "$want" ] || fail "read $n of block $ds_block, whose slot was damaged, returned other data"
+		wait_settled vol
+		eval "e$n=\$(status_val vol ssd_errors) c$n=\$(status_val vol blocks_cached) h$n=\$(status_val vol read_hits)"
+	done
+	show_status vol
+	must dmsetup remove vol
+	[ $((e1 - e0)) = 1 ] && [ $((c1 - c0)) = -1 ] ||
+		fail "the damaged slot's read: ssd_errors $e0 -> $e1, blocks_cached $c0 -> $c1; want one error and its line dropped"
+	[ "$e2" = "$e1" ] && [ $((c2 - c1)) = 1 ] ||
+		fail "the read after: ssd_errors $e1 -> $e2, blocks_cached $c1 -> $c2; want no error (a miss) and the block filled again"
+	[ "$e3" = "$e2" ] && [ $((h3 - h2)) = 1 ] ||
+		fail "the third read: ssd_errors $e2 -> $e3, read_hits $h2 -> $h3; want a hit from the new slot"
+}
+
 # invalidate empties the cache: blocks_cached and logical_bytes 0, and the next read of the
 # data misses every block and still returns it.
 t_cache_invalidate() {

@@ -98,6 +98,7 @@ once 6.12 flazctl-activate t_flazctl_activate
 check cache-hits t_cache_hits
 check cache-invalidate t_cache_invalidate
 once 6.12 cache-split-pages t_cache_split_pages
+once 6.12 cache-damaged-slot t_cache_damaged_slot
 check cache-partial-write t_cache_partial_write
 check cache-partial-write-race t_cache_partial_write_race
 check cache-partial-reads t_cache_partial_reads
