@@ -138,6 +138,30 @@ write_boot() {
 		failed "$p/write-then-$how" "the guest did not reach the $how (qemu exited $BOOT_RC, last check '${UNFINISHED:-none}'); console: $(console_tail "$RUN/$tag.console")"
 	fi
 	dmesg_clean "$p/write-dmesg-clean" "$tag"
+	[ -z "$cut" ] || durable "$p/durable" "$RUN/$tag.results"
+}
+
+# durable NAME RESULTS: each MiB the guest wrote through the volume as durable before the
+# power cut ("DURABLE MIB SHA HOW" in RESULTS: O_DSYNC, or written then fsynced) is on the
+# HDD image, as the FUA writes or the FLUSH promised.
+durable() {
+	local mib sha how got n=0 bad=
+	while read -r mib sha how; do
+		n=$((n + 1))
+		# "pattern:HEX": the MiB is those bytes over and over (fio's buffer_pattern)
+		[[ $sha == pattern:* ]] && sha=$(python3 -c 'import hashlib, sys
+p = bytes.fromhex(sys.argv[1])
+print(hashlib.sha256(p * ((1 << 20) // len(p))).hexdigest())' "${sha#pattern:}")
+		got=$(dd if="$RUN/hdd.img" bs=1M skip="$mib" count=1 2>/dev/null | sha256sum | cut -d' ' -f1)
+		[ "$got" = "$sha" ] || bad+="${bad:+; }MiB $mib ($how)"
+	done < <(sed -n 's/^DURABLE \([0-9]* [0-9a-f:pattern]* [a-z]*\)$/\1/p' "$2")
+	if [ $n != 2 ]; then
+		failed "$1" "$n DURABLE records, want 2: the guest did not write its durable MiBs before the cut"
+	elif [ -n "$bad" ]; then
+		failed "$1" "the HDD after the power cut lacks what the guest wrote through the volume as durable before it: $bad"
+	else
+		pass "$1"
+	fi
 }
 
 # Round $1, second boot: the checks after the crash; the suite must run to its end.

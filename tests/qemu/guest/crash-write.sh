@@ -126,13 +126,30 @@ t_crash() {
 		# then: a cut after the clear finds on the HDD what the SSD's table says.
 		read_jobs >/tmp/reads.fio
 		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
+		reads_pid=$!
 		kill -9 $fio_pid
 		wait $fio_pid 2>/dev/null
 		echo 10 >/proc/sys/vm/dirty_writeback_centisecs
 		echo 10 >/proc/sys/vm/dirty_expire_centisecs
 		wait_status vol marked_regions -eq 0 30
 		sleep "$(awk -v s="$SEED" 'BEGIN { srand(s + 1); print 1 + rand() }')"
-		kill -0 $! 2>/dev/null || fail "the reads ended before the cut: $(tail -n 3 /tmp/fio-reads.out | tr '\n' ' ')"
+		kill -0 $reads_pid 2>/dev/null || fail "the reads ended before the cut: $(tail -n 3 /tmp/fio-reads.out | tr '\n' ' ')"
+		# What the volume acknowledged as durable must survive the cut, which comes
+		# right after: its next to last MiB written O_DSYNC (FUA writes), its last MiB
+		# written, then fsynced (a FLUSH); each must reach the HDD before it ends, not
+		# with a commit later. The host compares the HDD image's MiBs with the records
+		# (crash.sh durable).
+		# (busybox dd has no dsync: fio writes a pattern from the seed, which the host
+		# expands to check)
+		pat=$(printf '%08x' $(((SEED * 2654435761) & 0xffffffff)))
+		must fio --name=dsync --filename=/dev/mapper/vol --ioengine=psync --rw=write \
+			--bs=1M --size=1M --offset=$((HDD_MIB - 2))M --direct=1 --sync=dsync \
+			--buffer_pattern=0x$pat --scramble_buffers=0
+		record "DURABLE $((HDD_MIB - 2)) pattern:$pat dsync"
+		must dd if=/dev/urandom of=/tmp/durable bs=1M count=1
+		must dd if=/tmp/durable of=/dev/mapper/vol bs=1M seek=$((HDD_MIB - 1)) \
+			oflag=direct conv=fsync,notrunc
+		record "DURABLE $((HDD_MIB - 1)) $(sha256sum </tmp/durable | cut -d' ' -f1) fsync"
 	elif [ "$tail" != 0 ]; then
 		read_jobs >/tmp/reads.fio
 		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
