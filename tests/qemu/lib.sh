@@ -84,14 +84,14 @@ boot_vm() {
 	local kroot hdd="file=$3/hdd.img,format=raw,cache=unsafe" ssd="file=$3/ssd.img,format=raw,cache=unsafe"
 	kroot=$(kroot_of "$1") || return 1
 	# FLAZ_NBD_DIR: the HDD and SSD from the nbdkit servers on its hdd.sock and ssd.sock
-	# (crash.sh power_cut), with a volatile write cache the guest sees and flushes
+	# (crash.sh power_cut_arm), with a volatile write cache the guest sees and flushes
 	if [ -n "${FLAZ_NBD_DIR:-}" ]; then
 		hdd="file=nbd+unix:///?socket=$FLAZ_NBD_DIR/hdd.sock,format=raw,cache=writeback"
 		ssd="file=nbd+unix:///?socket=$FLAZ_NBD_DIR/ssd.sock,format=raw,cache=writeback"
 	fi
 	timeout -k 10 "$QEMU_TIMEOUT" qemu-system-x86_64 \
 		-accel tcg,thread=multi -cpu max -smp 2 -m "${FLAZ_QEMU_MEM:-2048}" \
-		-nographic -no-reboot -nodefaults -serial "$5" \
+		-nographic -no-reboot -nodefaults -serial "$5" -pidfile "$3/qemu.pid" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "${kroot%/}/boot/vmlinuz-$1" -initrd "$2" \
 		-drive "$hdd,if=none,id=hdd" \

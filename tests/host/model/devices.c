@@ -127,7 +127,6 @@ void flaz_hit_drain(struct flaz_cache *cc)
 	(void)cc;
 }
 
-/* A FLUSH of the SSD: every write so far is durable; an open extent is in DRAM (xbuf.c). */
 /* Metadata block @i as last written is durable. */
 static void ssd_settle(u64 i)
 {
@@ -136,6 +135,7 @@ static void ssd_settle(u64 i)
 	dur_changes++;
 }
 
+/* A FLUSH of the SSD: every write so far is durable; an open extent is in DRAM (xbuf.c). */
 static void ssd_flush(void)
 {
 	u64 i;

@@ -2,22 +2,21 @@
 # Crash suite, first boot of a round (tests/qemu/crash.sh): create the flaz volume on slices
 # of the disks (HDD 64 MiB of /dev/vda, SSD 16 MiB of /dev/vdb; cold in round 1 only, later
 # rounds load what the previous round left), run a mixed fio workload on it and, after a
-# delay drawn from SEED, reset the machine with sysrq-b while the I/O runs (even rounds:
-# amid reads only, a second or two after a quiet, committed point). The host then
-# boots crash-check.sh on the same disks.
-# With "cut" the host cuts the power instead (crash.sh: the disks' volatile caches are lost):
-# the suite prints FLAZ-POWER-CUT on the console where it would reset, and waits.
+# delay drawn from SEED, reset the machine with sysrq-b while the I/O runs (round_kind: amid
+# the writes, or amid reads a second or two after a quiet, committed point). The host then
+# boots crash-check.sh on the same disks. In a cut round the host cuts the power instead,
+# the disks' volatile caches lost: the suite prints FLAZ-POWER-CUT on the console where it
+# would reset, and waits.
 # Records: checks as lib.sh's check does, "INFO ..." lines, and "CRASH ..." right before the
 # reset (the host requires it: a suite that ends or dies otherwise failed).
-# usage: crash-write.sh ROUND SEED [paged] [cut]
+# usage: crash-write.sh ROUND SEED [paged]
 . /flaz/lib.sh
 . /flaz/crash-lib.sh
 ROUND=${1:?usage: crash-write.sh ROUND SEED}
 SEED=${2:?usage: crash-write.sh ROUND SEED}
+KIND=$(round_kind "$ROUND")
 CUT=
-for arg in "$@"; do
-	[ "$arg" = cut ] && CUT=1
-done
+[ "$KIND" = cut ] || [ "$KIND" = cleared ] && CUT=1
 
 t_create() {
 	must modprobe dm-flaz
@@ -104,18 +103,20 @@ read_jobs() {
 }
 
 # Start the workload, wait, and reset (or have the power cut). Never returns if that works.
-# Odd rounds crash amid the writes; with a power cut, amid the reads after them, once no
-# region is marked. Even rounds stop the writers and sync, let the reads go on filling for
-# 4 s (regions idle for a mark's age, 1 s, are cleared by the next commit), then stop the
-# reads and commit, then read again for a second or two and reset amid those fills: the
-# crash leaves a state that loads most cached blocks, and the check compares them.
+# Amid rounds reset amid the writes. Cut and cleared rounds stop the writers with no sync
+# and cut the power amid the reads after them, once no region is marked; a cut round right
+# after writing and fsyncing a MiB. Quiet rounds stop the writers
+# and sync, let the reads go on filling for 4 s (regions idle for a mark's age, 1 s, are
+# cleared by the next commit), then stop the reads and commit, then read again for a second
+# or two and reset amid those fills: the crash leaves a state that loads most cached blocks,
+# and the check compares them.
 t_crash() {
 	delay=$(awk -v s="$SEED" 'BEGIN { srand(s); print 3 + int(rand() * 10) }')
 	write_jobs >/tmp/crash.fio
 	fio /tmp/crash.fio >/tmp/fio.out 2>&1 &
 	fio_pid=$!
 	tail=0
-	[ $((ROUND % 2)) = 0 ] && tail=4
+	[ "$KIND" = quiet ] && tail=4
 	echo "round $ROUND seed $SEED: resetting in $((delay + tail)) s, the last $tail s without writes"
 	sleep "$delay"
 	kill -0 $fio_pid 2>/dev/null || fail "fio ended before the reset: $(tail -n 3 /tmp/fio.out | tr '\n' ' ')"
@@ -134,22 +135,6 @@ t_crash() {
 		wait_status vol marked_regions -eq 0 30
 		sleep "$(awk -v s="$SEED" 'BEGIN { srand(s + 1); print 1 + rand() }')"
 		kill -0 $reads_pid 2>/dev/null || fail "the reads ended before the cut: $(tail -n 3 /tmp/fio-reads.out | tr '\n' ' ')"
-		# What the volume acknowledged as durable must survive the cut, which comes
-		# right after: its next to last MiB written O_DSYNC (FUA writes), its last MiB
-		# written, then fsynced (a FLUSH); each must reach the HDD before it ends, not
-		# with a commit later. The host compares the HDD image's MiBs with the records
-		# (crash.sh durable).
-		# (busybox dd has no dsync: fio writes a pattern from the seed, which the host
-		# expands to check)
-		pat=$(printf '%08x' $(((SEED * 2654435761) & 0xffffffff)))
-		must fio --name=dsync --filename=/dev/mapper/vol --ioengine=psync --rw=write \
-			--bs=1M --size=1M --offset=$((HDD_MIB - 2))M --direct=1 --sync=dsync \
-			--buffer_pattern=0x$pat --scramble_buffers=0
-		record "DURABLE $((HDD_MIB - 2)) pattern:$pat dsync"
-		must dd if=/dev/urandom of=/tmp/durable bs=1M count=1
-		must dd if=/tmp/durable of=/dev/mapper/vol bs=1M seek=$((HDD_MIB - 1)) \
-			oflag=direct conv=fsync,notrunc
-		record "DURABLE $((HDD_MIB - 1)) $(sha256sum </tmp/durable | cut -d' ' -f1) fsync"
 	elif [ "$tail" != 0 ]; then
 		read_jobs >/tmp/reads.fio
 		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
@@ -177,6 +162,16 @@ t_crash() {
 	info "round $ROUND seed $SEED: reset after ${delay}s of I/O; status: $(vol_status)"
 	save_dmesg
 	record "CRASH round $ROUND after ${delay}s"
+	if [ "$KIND" = cut ]; then
+		# What the volume acknowledged as durable must survive the cut, which comes
+		# right after: its last MiB, written and fsynced (a FLUSH, which must reach the
+		# HDD before it ends, not with a commit later). The host compares the HDD
+		# image's MiB with the record (crash.sh durable).
+		must dd if=/dev/urandom of=/tmp/durable bs=1M count=1
+		must dd if=/tmp/durable of=/dev/mapper/vol bs=1M seek=$((HDD_MIB - 1)) \
+			oflag=direct conv=fsync,notrunc
+		record "DURABLE $((HDD_MIB - 1)) $(sha256sum </tmp/durable | cut -d' ' -f1)"
+	fi
 	if [ -n "$CUT" ]; then
 		echo "FLAZ-POWER-CUT" >/dev/console
 		sleep 60

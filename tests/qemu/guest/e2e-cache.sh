@@ -184,6 +184,7 @@ t_cache_damaged_slot() {
 	flazctl dump $SSD --entries >/tmp/dump.out 2>&1 || fail "flazctl dump exited $?: $(tail -n 1 /tmp/dump.out)"
 	flazctl dump $SSD --json >/tmp/dump.json 2>&1 || fail "flazctl dump --json exited $?"
 	# a compressed slot of one of the blocks written: "block B in extent E offset O, N bytes"
+	# (with no I/O from here to its read, the cleaner has nothing to move it for)
 	set -- $(sed -n 's/^  line [0-9]*: block \([0-9]*\) in extent \([0-9]*\) offset \([0-9]*\), \([0-9]*\) bytes.*/\1 \2 \3 \4/p' /tmp/dump.out |
 		awk '$1 < 1024 && $4 > 256 && $4 < 4096 { print; exit }')
 	[ $# = 4 ] || fail "no compressed slot of the 1024 blocks written in the SSD's table (flazctl dump)"

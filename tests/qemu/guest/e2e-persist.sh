@@ -1324,7 +1324,7 @@ pbf_table() {
 	esac
 }
 
-# pbf_set healthy|failing: both slices of t_persist_both_fail so.
+# pbf_set healthy|failing: put both slices of t_persist_both_fail in that state.
 pbf_set() {
 	must dmsetup reload pflk --table "$(pbf_table $SSD $P_SSD_MIB $1)"
 	must dmsetup resume pflk
@@ -1346,11 +1346,15 @@ t_persist_both_fail() {
 	wait_settled pv
 	c=$(status_val pv blocks_cached)
 	[ "$c" -ge 1000 ] || fail "blocks_cached=$c after writing 1024 blocks: want 1000 or more cached"
+	# a block the committed table holds, so that its read goes to the SSD first
+	flush_commits pv
+	flazctl dump $PFLK --entries >/tmp/dump.out 2>&1 || fail "flazctl dump exited $?: $(tail -n 1 /tmp/dump.out)"
+	b=$(sed -n 's/^  line [0-9]*: block \([0-9]*\) in extent .*/\1/p' /tmp/dump.out | awk '$1 < 1024 { print; exit }')
+	[ -n "$b" ] || fail "none of the 1024 blocks written in the SSD's table (flazctl dump)"
 	s0=$(status_val pv ssd_errors)
 	h0=$(status_val pv hdd_errors)
 	pbf_set failing
-	# block 100: cached, so the read goes to the SSD first
-	dd if=$PV of=/tmp/both.out bs=4k count=1 skip=100 iflag=direct 2>/tmp/dd.err &&
+	dd if=$PV of=/tmp/both.out bs=4k count=1 skip=$b iflag=direct 2>/tmp/dd.err &&
 		fail "a cached block read while the SSD and the HDD both fail reads ended well ($(od -An -tx1 -N 8 /tmp/both.out))"
 	grep -q 'Input/output error' /tmp/dd.err || fail "the read failed, but not with EIO: $(cat /tmp/dd.err)"
 	s1=$(status_val pv ssd_errors)
