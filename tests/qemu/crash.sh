@@ -154,7 +154,7 @@ write_boot() {
 		fi
 		;;
 	esac
-	FLAZ_NBD_DIR=${cut:+$NBD} boot "$tag" crash-write "$r" $((SEED + r)) $PAGED
+	FLAZ_NBD_DIR=${cut:+$NBD} boot "$tag" crash-write "$r" $((SEED + r)) "$(round_kind "$r")" $PAGED
 	[ -z "$cut" ] || power_cut_disarm
 	report_checks "$p/write" "$RUN/$tag.results"
 	if [ -n "$cut" ] && [ ! -e "$NBD/cut" ]; then
@@ -191,7 +191,7 @@ durable() {
 # Round $1, second boot: the checks after the crash; the suite must run to its end.
 check_boot() {
 	local r=$1 p=$NAME/round$1 tag=round$1-check
-	boot "$tag" crash-check "$r" $PAGED
+	boot "$tag" crash-check "$r" "$(round_kind "$r")" $PAGED
 	report_checks "$p" "$RUN/$tag.results"
 	[ -z "$UNFINISHED" ] ||
 		failed "$p/$UNFINISHED" "the guest stopped during this check (see $RUN/$tag.console)"

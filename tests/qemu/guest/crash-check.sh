@@ -5,10 +5,11 @@
 # read started right after the create, while the volume is still loading, on the first
 # read after the load (lines loaded from the SSD) and on two more reads (hits).
 # Then remove it cleanly (the next round starts from that).
-# usage: crash-check.sh ROUND
+# usage: crash-check.sh ROUND KIND [paged]   (KIND: crash.sh round_kind)
 . /flaz/lib.sh
 . /flaz/crash-lib.sh
-ROUND=${1:?usage: crash-check.sh ROUND}
+ROUND=${1:?usage: crash-check.sh ROUND KIND}
+KIND=${2:?usage: crash-check.sh ROUND KIND}
 
 # held_loaded: how many blocks (slots and zero blocks) the crashed SSD's committed table held
 # (flazctl dump, before the create) in the table blocks the load brought in: the first
@@ -57,7 +58,7 @@ t_warm() {
 	# committed point: an empty cache there lost it all (the host also compares the count
 	# with that point's: crash.sh warm_share).
 	if [ "$cached" = 0 ]; then
-		[ "$(round_kind "$ROUND")" = quiet ] &&
+		[ "$KIND" = quiet ] &&
 			fail "round $ROUND: the cache came back EMPTY, though no region was marked at the reset: $(vol_status)"
 		info "round $ROUND: the cache came back EMPTY (a crash amid writes may leave every region marked; nothing loaded was checked)"
 	fi

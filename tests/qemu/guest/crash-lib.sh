@@ -14,18 +14,6 @@ for arg in "$@"; do
 	[ "$arg" = paged ] && PAGED=1 && GEOMETRY="overbook 1000 extent_kib 4 table_cache_kib 64"
 done
 
-# round_kind ROUND: what ends the round, as crash.sh's round_kind says: "cut" (the power,
-# right after an fsync), "quiet" (a reset after a committed point), "cleared" (the power,
-# once no region is marked) or "amid" (a reset amid the writes).
-round_kind() {
-	case $(($1 % 4)) in
-	1) echo cut ;;
-	2) echo quiet ;;
-	3) echo cleared ;;
-	*) echo amid ;;
-	esac
-}
-
 # info TEXT: a line the host copies to its stderr (not a check).
 info() {
 	echo "info: $*"

@@ -2,19 +2,19 @@
 # Crash suite, first boot of a round (tests/qemu/crash.sh): create the flaz volume on slices
 # of the disks (HDD 64 MiB of /dev/vda, SSD 16 MiB of /dev/vdb; cold in round 1 only, later
 # rounds load what the previous round left), run a mixed fio workload on it and, after a
-# delay drawn from SEED, reset the machine with sysrq-b while the I/O runs (round_kind: amid
+# delay drawn from SEED, reset the machine with sysrq-b while the I/O runs (KIND: amid
 # the writes, or amid reads a second or two after a quiet, committed point). The host then
 # boots crash-check.sh on the same disks. In a cut round the host cuts the power instead,
 # the disks' volatile caches lost: the suite prints FLAZ-POWER-CUT on the console where it
 # would reset, and waits.
 # Records: checks as lib.sh's check does, "INFO ..." lines, and "CRASH ..." right before the
 # reset (the host requires it: a suite that ends or dies otherwise failed).
-# usage: crash-write.sh ROUND SEED [paged]
+# usage: crash-write.sh ROUND SEED KIND [paged]   (KIND: crash.sh round_kind)
 . /flaz/lib.sh
 . /flaz/crash-lib.sh
-ROUND=${1:?usage: crash-write.sh ROUND SEED}
-SEED=${2:?usage: crash-write.sh ROUND SEED}
-KIND=$(round_kind "$ROUND")
+ROUND=${1:?usage: crash-write.sh ROUND SEED KIND}
+SEED=${2:?usage: crash-write.sh ROUND SEED KIND}
+KIND=${3:?usage: crash-write.sh ROUND SEED KIND}
 CUT=
 [ "$KIND" = cut ] || [ "$KIND" = cleared ] && CUT=1
 
