@@ -143,8 +143,9 @@ power_cut_disarm() {
 # Round $1, first boot: the suite must reach its reset ("CRASH" record, then qemu exits 0
 # because of -no-reboot), or in a cut round its power cut (killed, 137).
 write_boot() {
-	local r=$1 p=$NAME/round$1 tag=round$1-write cut= rc=0 how=reset
-	case $(round_kind "$r") in
+	local r=$1 p=$NAME/round$1 tag=round$1-write kind cut= rc=0 how=reset
+	kind=$(round_kind "$r")
+	case $kind in
 	cut | cleared)
 		cut=cut rc=137 how=power-cut
 		if ! power_cut_arm "$tag"; then
@@ -154,7 +155,7 @@ write_boot() {
 		fi
 		;;
 	esac
-	FLAZ_NBD_DIR=${cut:+$NBD} boot "$tag" crash-write "$r" $((SEED + r)) "$(round_kind "$r")" $PAGED
+	FLAZ_NBD_DIR=${cut:+$NBD} boot "$tag" crash-write "$r" $((SEED + r)) "$kind" $PAGED
 	[ -z "$cut" ] || power_cut_disarm
 	report_checks "$p/write" "$RUN/$tag.results"
 	if [ -n "$cut" ] && [ ! -e "$NBD/cut" ]; then
@@ -168,7 +169,7 @@ write_boot() {
 		failed "$p/write-then-$how" "the guest did not reach the $how (qemu exited $BOOT_RC, last check '${UNFINISHED:-none}'); console: $(console_tail "$RUN/$tag.console")"
 	fi
 	dmesg_clean "$p/write-dmesg-clean" "$tag"
-	[ "$(round_kind "$r")" != cut ] || [ ! -e "$NBD/cut" ] || durable "$p/durable" "$RUN/$tag.results"
+	[ "$kind" != cut ] || [ ! -e "$NBD/cut" ] || durable "$p/durable" "$RUN/$tag.results"
 }
 
 # durable NAME RESULTS: the MiB the guest wrote through the volume and fsynced right before

@@ -120,27 +120,25 @@ t_crash() {
 	echo "round $ROUND seed $SEED: resetting in $((delay + tail)) s, the last $tail s without writes"
 	sleep "$delay"
 	kill -0 $fio_pid 2>/dev/null || fail "fio ended before the reset: $(tail -n 3 /tmp/fio.out | tr '\n' ' ')"
-	if [ -n "$CUT" ]; then
-		# The writers stop with no sync, their page cache written back at once (writes,
-		# no FLUSH), and the reads go on filling. A commit that clears a region must
-		# first flush the HDD, whose cache alone holds that region's last writes until
-		# then: a cut after the clear finds on the HDD what the SSD's table says.
+	if [ -n "$CUT" ] || [ "$tail" != 0 ]; then
+		# the writers stop, the reads go on filling
 		read_jobs >/tmp/reads.fio
 		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
 		reads_pid=$!
 		kill -9 $fio_pid
 		wait $fio_pid 2>/dev/null
+	fi
+	if [ -n "$CUT" ]; then
+		# The writers stopped with no sync, their page cache written back at once
+		# (writes, no FLUSH). A commit that clears a region must first flush the HDD,
+		# whose cache alone holds that region's last writes until then: a cut after
+		# the clear finds on the HDD what the SSD's table says.
 		echo 10 >/proc/sys/vm/dirty_writeback_centisecs
 		echo 10 >/proc/sys/vm/dirty_expire_centisecs
 		wait_status vol marked_regions -eq 0 30
 		sleep "$(awk -v s="$SEED" 'BEGIN { srand(s + 1); print 1 + rand() }')"
 		kill -0 $reads_pid 2>/dev/null || fail "the reads ended before the cut: $(tail -n 3 /tmp/fio-reads.out | tr '\n' ' ')"
 	elif [ "$tail" != 0 ]; then
-		read_jobs >/tmp/reads.fio
-		fio /tmp/reads.fio >/tmp/fio-reads.out 2>&1 &
-		reads_pid=$!
-		kill -9 $fio_pid
-		wait $fio_pid 2>/dev/null
 		sync
 		sleep "$tail"
 		# and no region left marked: a commit clears one idle for a whole age, two or

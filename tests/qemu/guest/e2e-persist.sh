@@ -480,17 +480,25 @@ PFLK=/dev/mapper/pflk
 P_FS_MIB=32
 P_FIO_MIB=2
 
-# p_flakey healthy|error-reads|corrupt-reads|drop-writes|error-writes: reload pflk.
-# Healthy is up for ever; a fault is down for ever (up 0). Fails if the kernel refuses.
-p_flakey() {
-	fk_t="0 $((P_SSD_MIB * 2048)) flakey $SSD 0"
-	case $1 in
+# fk_table DEV MIB MODE: a dm-flakey table over DEV's first MIB MiB, in MODE (healthy,
+# error-reads, corrupt-reads, drop-writes or error-writes). Healthy is up for ever; a fault
+# is down for ever (up 0).
+fk_table() {
+	fk_t="0 $(($2 * 2048)) flakey $1 0"
+	case $3 in
 	healthy) fk_t="$fk_t 1000000 0" ;;
 	error-reads) fk_t="$fk_t 0 1000000 1 error_reads" ;;
 	corrupt-reads) fk_t="$fk_t 0 1000000 5 corrupt_bio_byte 513 r 90 0" ;;
 	drop-writes) fk_t="$fk_t 0 1000000 1 drop_writes" ;;
 	error-writes) fk_t="$fk_t 0 1000000 1 error_writes" ;;
 	esac
+	echo "$fk_t"
+}
+
+# p_flakey healthy|error-reads|corrupt-reads|drop-writes|error-writes: reload pflk.
+# Fails if the kernel refuses.
+p_flakey() {
+	fk_t=$(fk_table $SSD $P_SSD_MIB $1)
 	echo "pflk: $fk_t"
 	dmsetup reload pflk --table "$fk_t" && dmsetup resume pflk
 }
@@ -1315,20 +1323,10 @@ t_persist_fuzz() {
 GEN_MAGIC=1313163096	# 0x4e454758, "XGEN"
 MSG_GENS_DAMAGED="the SSD's extent generations are damaged: starting empty"
 
-# pbf_table DEV MIB healthy|failing: a dm-flakey table over DEV's first MIB, its reads
-# all failing (writes pass) or none.
-pbf_table() {
-	case $3 in
-	healthy) echo "0 $(($2 * 2048)) flakey $1 0 1000000 0" ;;
-	failing) echo "0 $(($2 * 2048)) flakey $1 0 0 1000000 1 error_reads" ;;
-	esac
-}
-
-# pbf_set healthy|failing: put both slices of t_persist_both_fail in that state.
+# pbf_set healthy|error-reads: put both slices of t_persist_both_fail in that state.
 pbf_set() {
-	must dmsetup reload pflk --table "$(pbf_table $SSD $P_SSD_MIB $1)"
-	must dmsetup resume pflk
-	must dmsetup reload phfk --table "$(pbf_table $HDD $P_HDD_MIB $1)"
+	must p_flakey $1
+	must dmsetup reload phfk --table "$(fk_table $HDD $P_HDD_MIB $1)"
 	must dmsetup resume phfk
 }
 
@@ -1338,8 +1336,8 @@ pbf_set() {
 # written (installed, write-through), then failing every read, then healthy again.
 t_persist_both_fail() {
 	need_flakey_error_reads
-	must dmsetup create pflk --table "$(pbf_table $SSD $P_SSD_MIB healthy)"
-	must dmsetup create phfk --table "$(pbf_table $HDD $P_HDD_MIB healthy)"
+	must dmsetup create pflk --table "$(fk_table $SSD $P_SSD_MIB healthy)"
+	must dmsetup create phfk --table "$(fk_table $HDD $P_HDD_MIB healthy)"
 	must dmsetup create pv --table "0 $((P_HDD_MIB * 2048)) flaz /dev/mapper/phfk $PFLK 3 ssd_hold_s 2 cold"
 	must dd if=/dev/urandom of=/tmp/both.dat bs=1M count=4
 	must dd if=/tmp/both.dat of=$PV bs=1M oflag=direct
@@ -1353,7 +1351,7 @@ t_persist_both_fail() {
 	[ -n "$b" ] || fail "none of the 1024 blocks written in the SSD's table (flazctl dump)"
 	s0=$(status_val pv ssd_errors)
 	h0=$(status_val pv hdd_errors)
-	pbf_set failing
+	pbf_set error-reads
 	dd if=$PV of=/tmp/both.out bs=4k count=1 skip=$b iflag=direct 2>/tmp/dd.err &&
 		fail "a cached block read while the SSD and the HDD both fail reads ended well ($(od -An -tx1 -N 8 /tmp/both.out))"
 	grep -q 'Input/output error' /tmp/dd.err || fail "the read failed, but not with EIO: $(cat /tmp/dd.err)"
