@@ -24,6 +24,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /run
+# the root is the host's (hostfs): a /tmp of its own, or benches side by side share fio's outputs
+mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /dev/mapper
 say() { echo "::$*"; }
