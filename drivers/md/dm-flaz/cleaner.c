@@ -1,52 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-flaz cleaner: makes room for fills, in two stages (FlaZ 2.2.4, SlimCache).
+ * dm-flaz cleaner: makes room for fills (FlaZ 2.2.4, SlimCache).
  *
- * The policy is S3-FIFO's on the log (alloc.c): fills (of misses and writes) go
- * to probation, a FIFO of probation_percent of the extents; the cleaner's moves
- * go to main. Reclaim takes probation's oldest while it is over its share (or
- * main is empty), else main's. Of a probation extent, the slots hit since their
- * fill move to main and the rest are dropped: one hit nowhere goes whole,
- * unread. A block installed again while its line still holds the entry its
- * extent's eviction voided (a ghost, l2p.c) counts as hit once, and reaches
- * main in turn. Of a main extent, the hit slots move to main's tail, their heat
- * halved (a second chance is earned again), and the rest are dropped. So a
- * stream read once cycles through probation and never reaches main. A newcomer
- * does not evict a block hit since its fill from the line they share (fill.c).
- * With the cleaner off (cleaner_rate_mib 0), which promotes nothing, there is
- * one log.
+ * The policy is S3-FIFO's, on the log (alloc.c). Fills (of misses and of
+ * writes) go to probation, a FIFO of probation_percent of the extents; the
+ * cleaner's moves go to main. Reclaim takes probation's oldest extents while
+ * it is over its share, else main's. A reclaimed extent's slots hit since they
+ * were written (their line's heat, l2p.c) move to main's tail, their heat
+ * halved, so that a lap more is earned again; the rest are dropped (the HDD
+ * has them), a probation extent none of whose slots was hit unread. A block
+ * installed again while its line holds the entry an eviction voided (a ghost)
+ * counts as hit once, and a newcomer does not take a line from a block hit
+ * since its fill (fill.c). So a stream read once cycles through probation and
+ * never reaches main. With the cleaner off (cleaner_rate_mib 0) nothing is
+ * promoted: one FIFO.
  *
- * Compaction (below low_watermark free extents, up to high_watermark): a pass
- * takes a window (CLEAN_WINDOW bytes) of one FIFO's oldest extents, of main's
- * those at most half live first, reads them (probation's only if hit), and
- * judges each slot by its back pointer against the table: dead, or live and
- * hit (its line's heat, l2p.c), copied with a new header into new extents
- * packed first-fit decreasing, or live and dropped (the HDD has it). The
- * victims are then evicted: a new generation, freed after the next commit
- * (meta.c), their in-flight hits drained first (hit.c). A victim whose hit
- * slots fill three quarters of it, and whose moves recode nothing, stays
- * whole for a lap more at main's tail (CLOCK), its heat halved as a move
- * would halve it: moving it would free little.
+ * Compaction, from below low_watermark free extents up to high_watermark, is
+ * that policy as written: a pass takes a window (CLEAN_WINDOW bytes) of one
+ * FIFO's oldest extents, reads them, judges each slot by its back pointer
+ * against the table, packs the moves into new extents first-fit decreasing,
+ * and evicts the victims (a new generation, freed after the next commit,
+ * meta.c). A victim whose hit slots fill three quarters of it stays whole at
+ * main's tail instead (CLOCK): moving them would free little.
  *
- * A move recodes (policy.c): a slot hot at the top of its heat is stored raw
- * (hot_uncompressed, within hot_max_percent; hot_blocks), one that cooled is
- * compressed again, a cold one goes to cold_compressor when that is smaller.
- * A moved slot's line points at the new place only once the new extent's
- * write has completed, and only if it still points at the old one: a racing
- * write is never undone, and a crash finds the old slot or none.
- *
- * Stage two: below half of low_watermark, with the cleaner off, out of
- * normal mode or without memory, the oldest extents go whole, unread, as do
- * failed ones; so do they at once (a rush) up to low_watermark when a fill
- * found no free extent. With the cleaner on, an extent hit since it was
- * judged, or holding slots a pass moved or kept, is passed over: three
- * quarters live, to main's tail (from probation: promoted whole, unread, its
- * slots not hit with it, for main's next reclaim to drop); else, a window per
- * FIFO, to its head, its hit bit kept so that the next pass reads it (live
- * bytes count resident lines only); a lap of the extents at most, so stage two
- * frees what it must. A fill that finds no extent free but the few kept for
- * the cleaner's moves (alloc.c) waits for the one a rush frees at the next
- * commit (fill.c), not for a pass.
+ * Stage two (evict.c) is for when compaction cannot keep up: below half of
+ * low_watermark, at once up to low_watermark when a fill found no free extent
+ * (a rush), with the cleaner off or out of normal mode, the oldest extents go
+ * whole, unread; with the cleaner on, hit ones are passed over as
+ * flaz_stage_two_fate() says, a lap of the extents at most.
  *
  * Passes are spaced to read cleaner_rate_mib MiB a second while user I/O came
  * in the last CLEAN_BUSY; one that read nothing, an idle volume and one below
@@ -107,7 +88,7 @@ struct flaz_cleaner {
 	struct flaz_move *moves;
 	struct flaz_move *drops;	/* the victim being judged: live slots not moved */
 	u32 nr_drops, max_drops;
-	u32 *ids, *live, *tmp;		/* candidates; tmp for picking */
+	u32 *ids, *live;		/* the victims, and main's live bytes in each */
 	u32 *fill;			/* bytes per bin */
 	unsigned long *reread;		/* per victim: not judged slot by slot */
 	unsigned long *keep;		/* per victim: mostly hit, left where it is */
@@ -187,8 +168,8 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	/* and after them, the drops */
 	cl->moves = kvmalloc_array(cl->max_moves + cl->max_drops, sizeof(*cl->moves),
 				   GFP_KERNEL | __GFP_NOWARN);
-	/* ids and live: twice the window; tmp: as much again; fill: one per victim */
-	cl->ids = kvmalloc_array(7 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
+	/* ids, live and fill: one each per victim */
+	cl->ids = kvmalloc_array(3 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
 	cl->reread = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	cl->keep = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	memalloc_noio_restore(noio);
@@ -198,12 +179,11 @@ static bool get_buffers(struct flaz_cleaner *cl)
 		return false;
 	}
 	cl->drops = cl->moves + cl->max_moves;
-	cl->live = cl->ids + 2 * w;
-	cl->tmp = cl->live + 2 * w;
-	cl->fill = cl->tmp + 2 * w;
+	cl->live = cl->ids + w;
+	cl->fill = cl->live + w;
 	cl->bytes = (2ULL * w + bins) * eb + (u64)w * sizeof(*cl->io) +
 		    (u64)(cl->max_moves + cl->max_drops) * sizeof(*cl->moves) +
-		    7 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
+		    3 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
 	return true;
 }
 
@@ -296,7 +276,9 @@ static bool pack_block(struct flaz_cache *c, const u8 *raw, u32 max, u8 *dst,
 /*
  * Recode the slot of move @mv (header @info, line heat @heat) into the room
  * after the victims, and point the move at the copy; on any failure, or with
- * no room left, it moves as it is.
+ * no room left, it moves as it is. A slot hot at the top of its heat is stored
+ * raw (hot_uncompressed, within hot_max_percent), one that cooled is
+ * compressed again, a cold one goes to cold_compressor when that is smaller.
  */
 static void recode(struct flaz_cleaner *cl, struct flaz_move *mv,
 		   const struct flaz_slot_info *info, u32 heat)
@@ -533,7 +515,11 @@ static void start_bin(struct flaz_cleaner *cl, u32 b)
 	extent_io(cl, REQ_OP_WRITE, io, out, round_up(used, FLAZ_BLOCK_SIZE));
 }
 
-/* Bin @b's write is done: point its moves' lines at it, or drop them. */
+/*
+ * Bin @b's write is done: point its moves' lines at it, or drop them. A line
+ * is pointed at its new place only if it still points at the old one: a racing
+ * write is never undone, and a crash finds the old slot or none.
+ */
 static void end_bin(struct flaz_cleaner *cl, u32 b)
 {
 	struct flaz_cache *c = cl->c;
@@ -688,7 +674,7 @@ static long pass(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
-	u32 free = free_soon(c), low, high, want, urgent, n, k, i, read;
+	u32 free = free_soon(c), low, high, want, urgent, k, i, read;
 
 	levels(c, &low, &high);
 	/* started below low, cleaning goes on up to high */
@@ -706,19 +692,11 @@ static long pass(struct flaz_cleaner *cl)
 	}
 	/* failed extents go first, whole */
 	flaz_evict_oldest(&cl->ev, 0, false);
-	n = flaz_alloc_take_oldest(c->alloc, cl->ids, 2 * cl->window, 0, &cl->probation);
-	if (!n)
+	k = flaz_alloc_take_oldest(c->alloc, cl->ids, cl->window, 0, &cl->probation);
+	if (!k)
 		return -1;
-	/* probation goes in its order: most of it goes unread */
-	if (cl->probation) {
-		k = min(n, cl->window);
-	} else {
-		for (i = 0; i < n; i++)
-			cl->live[i] = flaz_l2p_live(c->l2p, cl->ids[i]);
-		k = flaz_cleaner_pick(cl->ids, cl->live, n, cl->window, c->extent_bytes / 2,
-				      cl->tmp);
-	}
-	flaz_alloc_unget(c->alloc, cl->ids + k, n - k, cl->probation);
+	for (i = 0; !cl->probation && i < k; i++)
+		cl->live[i] = flaz_l2p_live(c->l2p, cl->ids[i]);
 	read = compact(cl, k);
 	free = free_soon(c);
 	if (!flaz_reclaim_count(free, high, high)) {

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the cleaner's decisions: which candidate extents it cleans
- * (the oldest of the mostly dead ones, then the oldest, the others kept in order) and how
- * it packs the slots it moves (first-fit decreasing into a bounded number of
- * extents, neighbours in block order, exact fits, one unit over, no room), and
- * what a move does to a slot (hot ones raw, cooled ones compressed again), and
- * which victims stay where they are for a lap more (mostly hit ones), and
- * where stage two sends the oldest extents.
+ * KUnit tests for the cleaner's decisions: how it packs the slots it moves
+ * (first-fit decreasing into a bounded number of extents, neighbours in block
+ * order, exact fits, one unit over, no room), what a move does to a slot (hot
+ * ones raw, cooled ones compressed again), which victims stay where they are
+ * for a lap more (mostly hit ones), and where stage two sends the oldest
+ * extents.
  */
 #include <kunit/test.h>
 #include <linux/sizes.h>
@@ -16,63 +15,6 @@
 
 #define BASE	32U		/* an extent header */
 #define SIZE	4096U		/* a 4 KiB extent: 4064 bytes for slots */
-
-static void pick_fewest_live(struct kunit *test)
-{
-	u32 ids[] = { 10, 11, 12, 13, 14, 15 };
-	u32 live[] = { 900, 0, 500, 900, 100, 500 };
-	u32 tmp[6];
-
-	/* four have 500 bytes live at most: the oldest three of them, in age order */
-	KUNIT_ASSERT_EQ(test, flaz_cleaner_pick(ids, live, 6, 3, 500, tmp), 3U);
-	KUNIT_EXPECT_EQ(test, ids[0], 11U);
-	KUNIT_EXPECT_EQ(test, ids[1], 12U);
-	KUNIT_EXPECT_EQ(test, ids[2], 14U);
-	KUNIT_EXPECT_EQ(test, live[0], 0U);
-	KUNIT_EXPECT_EQ(test, live[1], 500U);
-	KUNIT_EXPECT_EQ(test, live[2], 100U);
-	/* the rest, oldest first, go back to the head of the reclaim order */
-	KUNIT_EXPECT_EQ(test, ids[3], 10U);
-	KUNIT_EXPECT_EQ(test, ids[4], 13U);
-	KUNIT_EXPECT_EQ(test, ids[5], 15U);
-}
-
-/* Too few cheap ones: the oldest of the others make up the number. */
-static void pick_oldest_make_up(struct kunit *test)
-{
-	u32 ids[] = { 10, 11, 12, 13, 14, 15 };
-	u32 live[] = { 900, 0, 500, 900, 100, 500 };
-	u32 tmp[6];
-
-	KUNIT_ASSERT_EQ(test, flaz_cleaner_pick(ids, live, 6, 3, 100, tmp), 3U);
-	KUNIT_EXPECT_EQ(test, ids[0], 10U);
-	KUNIT_EXPECT_EQ(test, ids[1], 11U);
-	KUNIT_EXPECT_EQ(test, ids[2], 14U);
-	KUNIT_EXPECT_EQ(test, ids[3], 12U);
-	KUNIT_EXPECT_EQ(test, ids[4], 13U);
-	KUNIT_EXPECT_EQ(test, ids[5], 15U);
-}
-
-static void pick_all_or_none(struct kunit *test)
-{
-	u32 ids[] = { 1, 2, 3 };
-	u32 live[] = { 3, 2, 1 };
-	u32 same[] = { 7, 7, 7 };
-	u32 tmp[3];
-
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, live, 3, 5, 0, tmp), 3U);
-	KUNIT_EXPECT_EQ(test, ids[0], 1U);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, live, 3, 0, 0, tmp), 0U);
-	KUNIT_EXPECT_EQ(test, ids[0], 1U);
-	/* none cheap, or all: plain age order */
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, same, 3, 2, 0, tmp), 2U);
-	KUNIT_EXPECT_EQ(test, ids[0], 1U);
-	KUNIT_EXPECT_EQ(test, ids[1], 2U);
-	KUNIT_EXPECT_EQ(test, ids[2], 3U);
-	KUNIT_EXPECT_EQ(test, flaz_cleaner_pick(ids, same, 3, 2, 7, tmp), 2U);
-	KUNIT_EXPECT_EQ(test, ids[0], 1U);
-	KUNIT_EXPECT_EQ(test, ids[1], 2U);
-}
 
 static void mv(struct flaz_move *m, u64 block, u32 bytes)
 {
@@ -287,9 +229,6 @@ static void watermark_levels(struct kunit *test)
 }
 
 static struct kunit_case cleaner_cases[] = {
-	KUNIT_CASE(pick_fewest_live),
-	KUNIT_CASE(pick_oldest_make_up),
-	KUNIT_CASE(pick_all_or_none),
 	KUNIT_CASE(pack_exact_fit),
 	KUNIT_CASE(pack_first_fit_decreasing),
 	KUNIT_CASE(pack_bin_limit),

@@ -659,7 +659,6 @@ void flaz_cleaner_failed(struct flaz_cleaner *cl, u32 ext);
 void flaz_cleaner_empty(struct flaz_cleaner *cl);
 
 /* policy.c: the cleaner's decisions, as plain functions */
-u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp);
 u32 flaz_cleaner_pack(struct flaz_move *mv, u32 n, u32 base, u32 size, u32 max_bins,
 		      u32 *fill);
 enum flaz_recode flaz_cleaner_recode(u8 flags, bool hot, bool room, bool cold);

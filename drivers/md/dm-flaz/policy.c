@@ -2,9 +2,8 @@
 /*
  * dm-flaz cleaner policy: the cleaner's decisions as plain functions of the
  * numbers it gathers (cleaner.c), so they can be tested on their own
- * (cleaner_test.c): which victims a pass takes, how the moved slots are packed,
- * which victims stay where they are for a lap more, and what a move does to a
- * slot's coding.
+ * (cleaner_test.c): how the moved slots are packed, which victims stay where
+ * they are for a lap more, and what a move does to a slot's coding.
  */
 #include <kunit/visibility.h>
 #include <linux/math64.h>
@@ -12,40 +11,6 @@
 
 #include "flaz.h"
 #include "format.h"
-
-/*
- * Victim choice: of @n candidate extents @ids (oldest first) with @live bytes
- * each, move @want to the front: the oldest of those with @limit live bytes at
- * most (cheap to clean), then the oldest of the rest; the others follow in
- * their order. Only a real difference counts: preferring every extent a little
- * emptier would keep the fullest (often the hottest) at the head of the log,
- * where eviction of whole extents finds them first. @tmp holds @n values.
- * Returns how many were chosen; @live then holds theirs.
- */
-u32 flaz_cleaner_pick(u32 *ids, u32 *live, u32 n, u32 want, u32 limit, u32 *tmp)
-{
-	u32 i, j = 0, r = 0, few = 0, extra;
-
-	if (want >= n)
-		return n;
-	for (i = 0; i < n; i++)
-		if (live[i] <= limit)
-			few++;
-	extra = want > few ? want - few : 0;
-	for (i = 0; i < n; i++) {
-		if (j < want && (live[i] <= limit || extra)) {
-			if (live[i] > limit)
-				extra--;
-			ids[j] = ids[i];
-			live[j++] = live[i];
-		} else {
-			tmp[r++] = ids[i];
-		}
-	}
-	memcpy(ids + j, tmp, r * sizeof(*tmp));
-	return j;
-}
-EXPORT_SYMBOL_IF_KUNIT(flaz_cleaner_pick);
 
 static int cmp_size_desc(const void *a, const void *b)
 {
