@@ -5,28 +5,31 @@
  * The policy is S3-FIFO's, on the log (alloc.c). Fills (of misses and of
  * writes) go to probation, a FIFO of probation_percent of the extents; the
  * cleaner's moves go to main. Reclaim takes probation's oldest extents while
- * it is over its share, else main's. A reclaimed extent's slots hit since they
- * were written (their line's heat, l2p.c) move to main's tail, their heat
- * halved, so that a lap more is earned again; the rest are dropped (the HDD
- * has them), a probation extent none of whose slots was hit unread. A block
- * installed again while its line holds the entry an eviction voided (a ghost)
- * counts as hit once, and a newcomer does not take a line from a block hit
- * since its fill (fill.c). So a stream read once cycles through probation and
- * never reaches main. With the cleaner off (cleaner_rate_mib 0) nothing is
- * promoted: one FIFO.
+ * it is over its share (or main is empty), else main's. A reclaimed extent's
+ * slots hit since their fill (their line's heat, l2p.c) move to main's tail,
+ * their heat halved by each move, so that a slot no longer hit goes in a lap or
+ * two; the rest are dropped (the HDD has them), a probation extent none of
+ * whose slots was hit unread. A block installed again while its line holds
+ * the entry an eviction voided (a ghost) counts as hit once, and a newcomer
+ * does not take a line from a block hit since its fill (fill.c). So a stream
+ * read once cycles through probation and never reaches main. With the cleaner
+ * off (cleaner_rate_mib 0) nothing is promoted: one FIFO.
  *
  * Compaction, from below low_watermark free extents up to high_watermark, is
  * that policy as written: a pass takes a window (CLEAN_WINDOW bytes) of one
  * FIFO's oldest extents, reads them, judges each slot by its back pointer
  * against the table, packs the moves into new extents first-fit decreasing,
  * and evicts the victims (a new generation, freed after the next commit,
- * meta.c). A victim whose hit slots fill three quarters of it stays whole at
- * main's tail instead (CLOCK): moving them would free little.
+ * meta.c). A victim whose hit slots fill three quarters of it, and whose moves
+ * recode nothing, stays whole at main's tail instead (CLOCK), its heat halved
+ * as a move would halve it: moving them would free little.
  *
- * Stage two (evict.c) is for when compaction cannot keep up: below half of
- * low_watermark, at once up to low_watermark when a fill found no free extent
- * (a rush), with the cleaner off or out of normal mode, the oldest extents go
- * whole, unread; with the cleaner on, hit ones are passed over as
+ * Stage two (evict.c) is for when compaction cannot keep up or cannot run:
+ * below half of low_watermark, at once up to low_watermark when a fill found
+ * no free extent (a rush), with the cleaner off, out of normal mode, while
+ * recovering or without memory for a pass, the oldest extents go whole,
+ * unread, as failed ones do first. Below half of low_watermark and in a rush,
+ * with the cleaner on in normal mode, hit ones are passed over as
  * flaz_stage_two_fate() says, a lap of the extents at most.
  *
  * Passes are spaced to read cleaner_rate_mib MiB a second while user I/O came
