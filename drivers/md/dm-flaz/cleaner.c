@@ -91,7 +91,7 @@ struct flaz_cleaner {
 	struct flaz_move *moves;
 	struct flaz_move *drops;	/* the victim being judged: live slots not moved */
 	u32 nr_drops, max_drops;
-	u32 *ids, *live;		/* the victims, and main's live bytes in each */
+	u32 *ids;			/* the victims */
 	u32 *fill;			/* bytes per bin */
 	unsigned long *reread;		/* per victim: not judged slot by slot */
 	unsigned long *keep;		/* per victim: mostly hit, left where it is */
@@ -171,8 +171,8 @@ static bool get_buffers(struct flaz_cleaner *cl)
 	/* and after them, the drops */
 	cl->moves = kvmalloc_array(cl->max_moves + cl->max_drops, sizeof(*cl->moves),
 				   GFP_KERNEL | __GFP_NOWARN);
-	/* ids, live and fill: one each per victim */
-	cl->ids = kvmalloc_array(3 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
+	/* ids and fill: one each per victim */
+	cl->ids = kvmalloc_array(2 * w, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
 	cl->reread = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	cl->keep = bitmap_zalloc(w, GFP_KERNEL | __GFP_NOWARN);
 	memalloc_noio_restore(noio);
@@ -182,11 +182,10 @@ static bool get_buffers(struct flaz_cleaner *cl)
 		return false;
 	}
 	cl->drops = cl->moves + cl->max_moves;
-	cl->live = cl->ids + w;
-	cl->fill = cl->live + w;
+	cl->fill = cl->ids + w;
 	cl->bytes = (2ULL * w + bins) * eb + (u64)w * sizeof(*cl->io) +
 		    (u64)(cl->max_moves + cl->max_drops) * sizeof(*cl->moves) +
-		    3 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
+		    2 * w * sizeof(u32) + 2 * BITS_TO_LONGS(w) * sizeof(long);
 	return true;
 }
 
@@ -594,7 +593,8 @@ static void set_shares(struct flaz_cleaner *cl)
 static bool worth_reading(struct flaz_cleaner *cl, u32 i)
 {
 	/* of probation's, only hit slots would move: one not hit goes unread */
-	return (!cl->probation && cl->live[i]) || test_bit(cl->ids[i], cl->c->hit);
+	return (!cl->probation && flaz_l2p_live(cl->c->l2p, cl->ids[i])) ||
+	       test_bit(cl->ids[i], cl->c->hit);
 }
 
 static unsigned int debug_move_delay_ms;
@@ -677,7 +677,7 @@ static long pass(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
-	u32 free = free_soon(c), low, high, want, urgent, k, i, read;
+	u32 free = free_soon(c), low, high, want, urgent, k, read;
 
 	levels(c, &low, &high);
 	/* started below low, cleaning goes on up to high */
@@ -698,8 +698,6 @@ static long pass(struct flaz_cleaner *cl)
 	k = flaz_alloc_take_oldest(c->alloc, cl->ids, cl->window, 0, &cl->probation);
 	if (!k)
 		return -1;
-	for (i = 0; !cl->probation && i < k; i++)
-		cl->live[i] = flaz_l2p_live(c->l2p, cl->ids[i]);
 	read = compact(cl, k);
 	free = free_soon(c);
 	if (!flaz_reclaim_count(free, high, high)) {
