@@ -123,7 +123,7 @@ check create-cold-compressor 2 err "unknown cold compressor 'gzip' \\(choose non
 	create vol --hdd $NOHDD --ssd $NOSSD --cold-compressor gzip
 check create-low-eq-high 2 err 'low-watermark \(30\) must be below --high-watermark \(30\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 30 --high-watermark 30
-check create-low-above-default-high 2 err 'high-watermark \(3, the default\)' \
+check create-low-above-default-high 2 err 'high-watermark \(2, the default\)' \
 	create vol --hdd $NOHDD --ssd $NOSSD --low-watermark 25
 check create-option-twice 2 err 'cold given twice' \
 	create vol --hdd $NOHDD --ssd $NOSSD --cold --cold
@@ -629,14 +629,14 @@ fcheck stats-missing 1 err 'no such device: nope' stats nope --count 1
 
 # get: the table's options, defaults for the rest; set: the message, and a refusal
 fsame get-all "$(printf '%s\n' compressor=zstd extent-kib=32 overbook=200 low-watermark=1 \
-	high-watermark=3 seq-cutoff-kib=0 compress-min-saving=10 hot-uncompressed=0 ssd-hold-s=30 \
+	high-watermark=2 seq-cutoff-kib=0 compress-min-saving=10 hot-uncompressed=0 ssd-hold-s=30 \
 	cleaner-rate-mib=0 hot-max-percent=10 cold-compressor=none table-cache-kib=0 \
 	probation-percent=10)" get fast
 fcheck get-one 0 out '^1$' get fast low_watermark
 fcheck get-one-dashed 0 out '^1$' get fast low-watermark
 fcheck get-json-one-dashed 0 out '^\{"schema":2,"low-watermark":1\}$' get fast low-watermark --json
 fcheck get-default 0 out '^lz4$' get abc compressor
-fcheck get-json 0 out '^\{"schema":2,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":2,"high-watermark":3,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0,"probation-percent":10\}$' get abc --json
+fcheck get-json 0 out '^\{"schema":2,"compressor":"lz4","extent-kib":32,"overbook":200,"low-watermark":1,"high-watermark":2,"seq-cutoff-kib":0,"compress-min-saving":10,"hot-uncompressed":0,"ssd-hold-s":30,"cleaner-rate-mib":32,"hot-max-percent":10,"cold-compressor":"none","table-cache-kib":0,"probation-percent":10\}$' get abc --json
 fcheck get-json-one 0 out '^\{"schema":2,"low-watermark":1\}$' get fast low_watermark --json
 fcheck get-not-flaz 1 err 'lin is not a flaz volume' get lin
 rm -f "$T/vols.msgs"
@@ -1072,7 +1072,7 @@ bad_line twice 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent-
 bad_line twice-both-spellings 'extent-kib given twice' 'vol /dev/a /dev/b extent-kib=32,extent_kib=64'
 bad_line underscore-option 'extent-kib must be a power of two from 4 to 256, not 48' 'vol /dev/a /dev/b extent_kib=48'
 bad_line empty-option "empty option in 'cold,,noauto'" 'vol /dev/a /dev/b cold,,noauto'
-bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(3, the default\)' 'vol /dev/a /dev/b low-watermark=30'
+bad_line watermarks 'low-watermark \(30\) must be below high-watermark \(2, the default\)' 'vol /dev/a /dev/b low-watermark=30'
 bad_line force 'force is not a flaztab option' 'vol /dev/a /dev/b cold,force'
 bad_line defaults-value 'defaults takes no value' 'vol /dev/a /dev/b defaults=1'
 bad_line nul-escape 'HDD: a device cannot hold a NUL byte' 'vol /dev/a\000 /dev/b'

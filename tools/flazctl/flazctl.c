@@ -81,8 +81,8 @@ struct command {
 	"  --compressor lzo|lz4|zstd|deflate   codec for cached blocks (lz4)\n" \
 	"  --extent-kib N            SSD extent size, power of two 4..256 (32)\n" \
 	"  --overbook P              cache lines per SSD data block, 100..1000 % (200)\n" \
-	"  --low-watermark P         eviction starts below P % free extents, 1..98 (2)\n" \
-	"  --high-watermark P        eviction stops at P %, 2..99, > low (3)\n" \
+	"  --low-watermark P         eviction starts below P % free extents, 1..98 (1)\n" \
+	"  --high-watermark P        eviction stops at P %, 2..99, > low (2)\n" \
 	"  --seq-cutoff-kib N        bypass sequential streams longer than N KiB, 0 = off (4096)\n" \
 	"  --compress-min-saving P   store blocks saving less than P % raw, 0..100 (10)\n" \
 	"  --hot-uncompressed 0|1    the cleaner stores hot blocks raw (0)\n" \

@@ -222,7 +222,7 @@ t_flazctl_set_get() {
 	must flazctl create v --hdd $HDD --ssd $SSD
 	flazctl_run get v
 	[ $rc -eq 0 ] || fail "flazctl get v exited $rc"
-	grep -qx 'low-watermark=2' /tmp/flazctl.out || fail "get v: no default low-watermark=2"
+	grep -qx 'low-watermark=1' /tmp/flazctl.out || fail "get v: no default low-watermark=1"
 	grep -qx 'compressor=lz4' /tmp/flazctl.out || fail "get v: no default compressor=lz4"
 	must flazctl set v seq_cutoff_kib 1024
 	# either spelling
