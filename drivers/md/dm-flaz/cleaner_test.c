@@ -211,6 +211,10 @@ static void watermark_levels(struct kunit *test)
 		{ 33554432, 32768, 2, 3, SZ_1G, 32768, 49152 },
 		/* 50 GiB: 2% is 32,768, the cap exactly, so both stay */
 		{ 1638400, 32768, 2, 3, SZ_1G, 32768, 49152 },
+		/* the defaults, 1 and 2%: 128 MiB; 100 GiB, the cap exactly; 1 TiB, capped */
+		{ 4096, 32768, 1, 2, SZ_1G, 40, 81 },
+		{ 3276800, 32768, 1, 2, SZ_1G, 32768, 65536 },
+		{ 33554432, 32768, 1, 2, SZ_1G, 32768, 65536 },
 		/* 4 TiB of 256 KiB extents at 50/99%: 4,096, and 16,609,443 / 2,048 */
 		{ 16777216, 262144, 50, 99, SZ_1G, 4096, 8110 },
 		/* a cap under one extent: none kept free (alloc.c reclaims one at least) */

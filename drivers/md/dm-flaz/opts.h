@@ -9,10 +9,10 @@
 
 /*
  * Percent of free extents. Free extents hold no data, so they are what a cache
- * of the whole SSD loses: at 1 to 2% the bench's zipf loads held 1.2 to 2%
- * more than at 2 to 3% (and those 4 to 5% more than at 4 to 8%). A fill that
- * finds none waits for a rush's evictions (fill.c), so fewer cost no fill
- * skipped for space there.
+ * of the whole SSD loses: at 1 and 2% the bench's zipf loads held 1.2 to 2%
+ * more than at 2 and 3% (and those 4 to 5% more than at 4 and 8%). A fill that
+ * finds none waits for a rush's evictions (fill.c): fewer free extents cost no
+ * fill skipped for space on those loads.
  */
 #define FLAZ_MIN_LOW_WATERMARK		1U
 #define FLAZ_MAX_LOW_WATERMARK		98U

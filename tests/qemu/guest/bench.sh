@@ -1031,8 +1031,8 @@ cold_vol() {
 	dd if=/dev/mapper/vol of=/dev/null bs=64k skip=$(((COLD_MIB + COLD_FILLER_MIB) * 16)) count=1 \
 		iflag=direct 2>/dev/null
 	flaz_settle
-	dmsetup message vol 0 low_watermark 2
-	dmsetup message vol 0 high_watermark 3
+	dmsetup message vol 0 low_watermark 1
+	dmsetup message vol 0 high_watermark 2
 	dd if=/dev/zero of=/dev/mapper/vol bs=64k seek=$((COLD_MIB * 16)) \
 		count=$((COLD_FILLER_MIB * 16 + 1)) oflag=direct 2>/dev/null
 	flaz_settle

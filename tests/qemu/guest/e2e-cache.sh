@@ -673,11 +673,12 @@ t_cache_capacity() {
 		fail "logical_bytes=$logical after 32 MiB of 2:1 data, want more than the SSD's data area $area ($total extents of 32 KiB)"
 }
 
-# The watermarks at the scale of a few TiB, where 2% would keep tens of GiB free: the low
+# The watermarks at the scale of a few TiB, where 1% would keep tens of GiB free: the low
 # level is at most 1 GiB of free extents, the high one scaled with it (cleaner.c).
 # debug_watermark_cap_kib brings the cap down to 64 KiB, so the 16 MiB slice of 16 KiB
 # extents (1,019 after the metadata) at watermarks of 2 and 3% meets it: a low level of 4
-# extents where 2% is 20, a high one of 6 where 3% is 30. Random data (3 raw slots an extent)
+# extents where 2% is 20, a high one of 6 where 3% is 30 (given, not the defaults: 1% would
+# be 10, under the 16 this reads down to, and a cleaner without the cap would pass). Random data (3 raw slots an extent)
 # is read in order until 16 or fewer extents are free: the cleaner has not started, nothing
 # was evicted (at 20 it would have). Read on 6 blocks (2 extents) at a time until it starts:
 # until then, 4 or more are free once settled (below the cap's low level it starts; a cap of
