@@ -1006,7 +1006,8 @@ cold_vol() {
 	shift
 	text_fill $((COLD_MIB + COLD_FILLER_MIB + 1))
 	dmsetup create cslice --table "0 $((COLD_SLICE_MIB * 2048)) linear $SSD 0"
-	if ! dmsetup create vol --table "0 $N flaz $BACKING /dev/mapper/cslice $(($# + 9)) compressor lz4 extent_kib 16 overbook 1000 cleaner_rate_mib 65536 $* cold" \
+	# seq_cutoff_kib 0: the text and the filler are read in order, and must fill
+	if ! dmsetup create vol --table "0 $N flaz $BACKING /dev/mapper/cslice $(($# + 11)) compressor lz4 extent_kib 16 overbook 1000 cleaner_rate_mib 65536 seq_cutoff_kib 0 $* cold" \
 		2>/tmp/create.err; then
 		say "$(printf '%-12s' "$cv_name") table refused: $(tail -n 1 /tmp/create.err)"
 		dmsetup remove cslice
