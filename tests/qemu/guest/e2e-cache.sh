@@ -678,12 +678,13 @@ t_cache_capacity() {
 # debug_watermark_cap_kib brings the cap down to 64 KiB, so the 16 MiB slice of 16 KiB
 # extents (1,019 after the metadata) at watermarks of 2 and 3% meets it: a low level of 4
 # extents where 2% is 20, a high one of 6 where 3% is 30 (given, not the defaults: 1% would
-# be 10, under the 16 this reads down to, and a cleaner without the cap would pass). Random data (3 raw slots an extent)
-# is read in order until 16 or fewer extents are free: the cleaner has not started, nothing
-# was evicted (at 20 it would have). Read on 6 blocks (2 extents) at a time until it starts:
-# until then, 4 or more are free once settled (below the cap's low level it starts; a cap of
-# 0 would wait for none), and after it too. Read on to 3x the SSD: fills go on at the capped
-# level, evictions making their room, and every block reads back as written.
+# be 10, under the 16 this reads down to, and a cleaner without the cap would pass). Random
+# data (3 raw slots an extent) is read in order until 16 or fewer extents are free: the
+# cleaner has not started, nothing was evicted (at 20 it would have). Read on 6 blocks (2
+# extents) at a time until it starts: until then, 4 or more are free once settled (below the
+# cap's low level it starts; a cap of 0 would wait for none), and after it too. Read on to 3x
+# the SSD: fills go on at the capped level, evictions making their room, and every block
+# reads back as written.
 # wc_read N: the volume's next N blocks from block $blk read in order, settled; $blk moves
 # on, and $free, $runs and $ev hold free_extents, cleaner_runs and evictions after them.
 wc_read() {
