@@ -379,10 +379,11 @@ t_persist_resize() {
 	e=$(status_val pv meta_errors)
 	[ "$e" = 0 ] || fail "meta_errors=$e after the shrinks and grows, want 0"
 	# stopped, the HDD grown, activated from a flaztab (as at boot): warm at the new size.
-	# fio's blocks go first: their lines held a quarter of the data set out (skipped_hot), and
-	# filling those after the activation took the cleaner's first pass, which knows no heat nor
-	# order then (design.md, "After a restart"): on this 16 MiB SSD it took an eighth of the
-	# extents, by index, and up to 60% of the data set with them (3 runs in 9).
+	# fio's range is discarded first: its lines held a quarter of the data set out
+	# (skipped_hot), and filling those after the activation set off the cleaner's first pass,
+	# which knows neither heat nor order then (design.md, "After a restart"): on this 16 MiB
+	# SSD it evicted an eighth of the extents, by index, and up to 60% of the data set with
+	# them (3 runs in 9).
 	must blkdiscard -o $((P_FS_MIB << 20)) -l $((P_FIO_MIB << 20)) $PV
 	p_read_back
 	p_read_back
