@@ -13,7 +13,7 @@ export FLAZ_BENCH=1
 KVER=$("$(dirname "$0")/../lib/kvers.sh" 6.12) || exit 1
 . "$(dirname "$0")/lib.sh"
 # BENCH: words for the guest's bench.sh (only=cleaner, only=zipf (its zipf tables), only=scan, only=rscan,
-# only=hits, only=paged, only=scale, only=mixed, only=misaligned or
+# only=hits, only=paged, only=scale, only=mixed, only=misaligned, only=restart or
 # only=postmark: just that section; PostMark's in a VM of 512 MiB, whose page cache is about
 # what issue 28's VM of 384 MiB had: the guest's root file system is a 135 MB initramfs)
 show_suite "$KVER" bench "Benchmark" "${BENCH:-}" || exit 1

@@ -22,7 +22,7 @@
 #      from the same trace; and the capacity cold_compressor zstd gains on text (clean-cold);
 #      run alone with `make bench BENCH=only=cleaner` (its hot set and scan rows with
 #      BENCH=only=scan, its random one-pass scan rows alone with BENCH=only=rscan; section 2
-#      with BENCH=only=hits;
+#      with BENCH=only=hits; the zipf loads across a restart, BENCH=only=restart;
 #      flaz-lz4 and flaz-paged of section 1 with the DRAM figures, BENCH=only=paged)
 #   7. scale: the table paged at a 64 GiB SSD over a 256 GiB HDD, hit ratio against the table's
 #      budget (BENCH=only=scale)
@@ -945,6 +945,33 @@ clean_zipf() {
 	lru_rows "$cz_tbl" $((cz_mib * 256)) cnt=0 /tmp/zipf.warm cnt=1 /tmp/zipf.run
 }
 
+# The cleaner's zipf loads across a restart: flaz-clean as in clean_zipf, and flaz-restart,
+# the same volume stopped after the warm-up and activated again (its table kept, the queues'
+# order and the lines' heat not: design.md, "After a restart") before the measured pass.
+restart_warm() {
+	prefilled_zipf09_warm "$@"
+	dmsetup remove vol
+	# shellcheck disable=SC2086 # a list of options
+	set -- $SEQ_OPTS
+	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 2)) seq_cutoff_kib 0 $*"
+}
+restart_section() {
+	hdd_fill_rest
+	for rs_mib in $WSET_MIB $((2 * WSET_MIB)); do
+		header "restart-zipf$((rs_mib / 128))x: zipf:0.9 reads over ${rs_mib} MiB, the same $ZIPF_WARM + $ZIPF_RUN for each; flaz-restart stopped and activated warm between them"
+		zipf09_trace "$rs_mib"
+		WARM_LOAD=prefilled_zipf09_warm RUN_LOAD=zipf09_run
+		# shellcheck disable=SC2086
+		flaz_bench restart-zipf$((rs_mib / 128))x flaz-clean "$rs_mib" $SEQ_OPTS
+		clean_work flaz-clean
+		WARM_LOAD=restart_warm
+		# shellcheck disable=SC2086
+		flaz_bench restart-zipf$((rs_mib / 128))x flaz-restart "$rs_mib" $SEQ_OPTS
+		clean_work flaz-restart
+		WARM_LOAD=zipf_reads RUN_LOAD=zipf_reads
+	done
+}
+
 # hdd_fill21 MIB: 2:1 compressible data (fio's buffers) over the HDD's first MIB MiB.
 hdd_fill21() {
 	fio --name=fill --filename=$HDD --rw=write --bs=1M --size="$1M" --direct=1 \
@@ -1367,6 +1394,9 @@ only=zipf)
 	done
 	cleaner_ratios
 	exit 0 ;;
+only=restart)
+	restart_section
+	exit 0 ;;
 only=paged)
 	flaz_bench main flaz-lz4 $WSET_MIB compressor lz4
 	paged_row
@@ -1412,6 +1442,7 @@ main_ratios
 
 fits_section
 cleaner_section
+restart_section
 
 say
 say "writes: fio 4 KiB randwrite + fsync each, ${WRITE_S} s; PostMark (1000 files of 0.5-16 KiB, 3000 transactions) on ext4"
