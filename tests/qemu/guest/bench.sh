@@ -947,7 +947,8 @@ clean_zipf() {
 
 # The cleaner's zipf loads across a restart: flaz-clean as in clean_zipf, and flaz-restart,
 # the same volume stopped after the warm-up and activated again (its table kept, the queues'
-# order and the lines' heat not: design.md, "After a restart") before the measured pass.
+# order and the lines' heat not: design.md, "After a restart") before the measured pass;
+# its clean_work line counts that pass only (the counters start at the activation).
 restart_warm() {
 	prefilled_zipf09_warm "$@"
 	dmsetup remove vol
