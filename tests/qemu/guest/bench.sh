@@ -249,15 +249,19 @@ bcache_down() {
 	dd if=/dev/zero of=$SSD bs=8k count=1 oflag=direct conv=fsync 2>/dev/null
 }
 
+# flaz_table [OPTIONS...]: flaz_bench's table line for vol with these options.
+flaz_table() { echo "0 $N flaz $BACKING $SSD $(($# + 2)) seq_cutoff_kib 0 $*"; }
+
 # flaz_bench TABLE NAME WSET_MIB [OPTIONS...]: one row for a fresh flaz volume over BACKING
-# (cold: the SSD's saved state from the previous row is ignored) with these table options. A
-# refused table prints a row saying so rather than ending the bench. seq_cutoff_kib 0, as
-# bcache's sequential_cutoff here: the loads warm the cache with sequential reads.
+# (cold: the SSD's saved state from the previous row is ignored) with these table options
+# (kept in FB_OPTS for the row's loads). A refused table prints a row saying so rather than
+# ending the bench. seq_cutoff_kib 0, as bcache's sequential_cutoff here: the loads warm the
+# cache with sequential reads.
 flaz_bench() {
 	tbl=$1 name=$2 wset=$3
 	shift 3
-	if ! dmsetup create vol --table \
-		"0 $N flaz $BACKING $SSD $(($# + 3)) seq_cutoff_kib 0 $* cold" 2>/tmp/create.err; then
+	FB_OPTS=$*
+	if ! dmsetup create vol --table "$(flaz_table "$@" cold)" 2>/tmp/create.err; then
 		say "$(printf '%-12s' "$name") table refused: $(tail -n 1 /tmp/create.err)"
 		return 0
 	fi
@@ -952,9 +956,9 @@ clean_zipf() {
 restart_warm() {
 	prefilled_zipf09_warm "$@"
 	dmsetup remove vol
+	# the row's table without cold: a warm activation
 	# shellcheck disable=SC2086 # a list of options
-	set -- $SEQ_OPTS
-	dmsetup create vol --table "0 $N flaz $BACKING $SSD $(($# + 2)) seq_cutoff_kib 0 $*"
+	dmsetup create vol --table "$(flaz_table $FB_OPTS)"
 }
 restart_section() {
 	hdd_fill_rest
