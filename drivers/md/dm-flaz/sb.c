@@ -421,7 +421,7 @@ int meta_format(struct flaz_meta *m, u64 max_seq)
 	struct flaz_cache *c = m->c;
 	struct flaz_sb_info *sb = &m->sb;
 	u32 copy;
-	int r;
+	int r = 0;
 
 	if (!meta_sb_idle(m))
 		return -EBUSY;
@@ -443,9 +443,11 @@ int meta_format(struct flaz_meta *m, u64 max_seq)
 	sb->region_shift = flaz_intent_shift(c->intent);
 	sb->nr_regions = flaz_intent_nr(c->intent);
 	sb->geo = *c->geo;
-	r = meta_hdd_fingerprint(m, &sb->hdd_fp);
-	if (r)
-		return r;
+	/*
+	 * No HDD fingerprint: only a clean superblock's counts, and commit()
+	 * takes it then. Reading it here could fail after m->sb was replaced,
+	 * leaving the new generation in DRAM with the old one's generations.
+	 */
 	memset(m->bitmap, 0, FLAZ_SB_BITMAP_BYTES);
 	flaz_intent_load(c->intent, m->bitmap);
 	/*
