@@ -1,6 +1,6 @@
 #!/bin/bash
-# The table's and metadata's model test: the module's meta.c, sb.c, paging.c, intent.c, alloc.c,
-# l2p.c, resident.c, table.c and format.c built in userspace and driven by
+# The table's and metadata's model test: the module's meta.c, sb.c, order.c, paging.c,
+# intent.c, alloc.c, l2p.c, resident.c, table.c and format.c built in userspace and driven by
 # tests/host/model/model.c against an oracle, millions of random steps across crashes and
 # reloads of devices with volatile caches (see model.c). One PASS/FAIL line per run.
 set -uo pipefail
@@ -15,7 +15,7 @@ mkdir -p "$OUT"
 # meta.c's of flaz_alloc_put() through one that checks the extent may be free.
 if ! gcc -O2 -g -Wall -I "$SRC" -c -o "$OUT/format.o" "$SRC/format.c" 2>"$OUT/build.log" ||
    ! gcc -O2 -g -Wall -I "$M/inc" -I "$SRC" -Wl,--wrap=flaz_table_load,--wrap=flaz_alloc_put -o "$OUT/model" \
-	"$M/model.c" "$M/devices.c" "$SRC/meta.c" "$SRC/sb.c" "$SRC/paging.c" "$SRC/intent.c" \
+	"$M/model.c" "$M/devices.c" "$SRC/meta.c" "$SRC/sb.c" "$SRC/order.c" "$SRC/paging.c" "$SRC/intent.c" \
 	"$SRC/alloc.c" "$SRC/l2p.c" "$SRC/resident.c" "$SRC/table.c" "$OUT/format.o" \
 	2>>"$OUT/build.log"; then
 	echo "FAIL model/build: $(grep -m3 error "$OUT/build.log" | tr '\n' ' ')"

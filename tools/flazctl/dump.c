@@ -97,6 +97,11 @@ static void print_copy_human(const struct ssd *s, const struct sb_pair *sb, unsi
 	printf("  commit         %llu\n", in->commit);
 	printf("  next_seq       %llu\n", in->next_seq);
 	printf("  hdd_fp         %08x\n", in->hdd_fp);
+	if (in->order_extents)
+		printf("  reclaim order  %u extents from extent %u (saved at the clean stop)\n",
+		       in->order_extents, in->order_first);
+	else
+		printf("  reclaim order  none saved\n");
 }
 
 /* @v as 16 hex digits, a JSON string. */
@@ -169,6 +174,7 @@ static struct json_object *copy_json(const struct sb_pair *sb, unsigned int i)
 	jadd_u64s(o, (const struct jkv[]){
 		{ "marked_past_end", sb_marked_past(c->blk, in->nr_regions) },
 		{ "commit", in->commit }, { "next_seq", in->next_seq }, { "hdd_fp", in->hdd_fp },
+		{ "order_first", in->order_first }, { "order_extents", in->order_extents },
 		{ NULL } });
 	jadd(o, "geometry", geometry_json(&in->geo));
 	return o;

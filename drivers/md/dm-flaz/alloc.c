@@ -201,32 +201,127 @@ EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_wake);
 
 /*
  * Start over at activation, before any I/O: the extents set in @used hold
- * slots or are worn out (their order is lost: by index), the others are free.
- * O(extents), so built without the lock (nothing else runs yet), with
- * interrupts on.
+ * slots or are worn out, the others are free. flaz_alloc_restore() then queues
+ * written ones in the order the last clean stop saved (order.c), and
+ * flaz_alloc_end() the rest. O(extents), so the free FIFO is built without the
+ * lock (nothing else runs yet), with interrupts on.
  */
-void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
+void flaz_alloc_begin(struct flaz_alloc *a, const unsigned long *used)
 {
 	struct flaz_alloc fresh = { .nr = a->nr, .next = a->next };
 	unsigned long flags;
 	u32 i;
 
 	for (i = 0; i < a->nr; i++) {
-		/* what the last activation cached was admitted then */
-		fifo_push(&fresh, test_bit(i, used) ? &fresh.main : &fresh.free, i);
+		if (!test_bit(i, used))
+			fifo_push(&fresh, &fresh.free, i);
 		if (!(i % 4096))
 			cond_resched();
 	}
 	spin_lock_irqsave(&a->lock, flags);
 	a->free = fresh.free;
-	a->main = fresh.main;
+	a->main = (struct fifo){};
 	a->small = (struct fifo){};
 	a->pending = (struct fifo){};
 	a->retired = 0;
 	a->released = 0;
 	spin_unlock_irqrestore(&a->lock, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_begin);
+
+/*
+ * Queue the @n written extents @ids next in probation (@probation) or main,
+ * each one still set in @used, which it clears. Returns how many were not:
+ * out of range, free, or queued already (a damaged order).
+ */
+u32 flaz_alloc_restore(struct flaz_alloc *a, const u32 *ids, u32 n, bool probation,
+		       unsigned long *used)
+{
+	unsigned long flags;
+	u32 i, refused = 0;
+
+	spin_lock_irqsave(&a->lock, flags);
+	for (i = 0; i < n; i++) {
+		if (ids[i] >= a->nr || !test_and_clear_bit(ids[i], used))
+			refused++;
+		else
+			fifo_push(a, probation ? &a->small : &a->main, ids[i]);
+	}
+	spin_unlock_irqrestore(&a->lock, flags);
+	return refused;
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_restore);
+
+/*
+ * The written extents no saved order placed (still set in @used: all of them
+ * after a crash) go to main after the others, by index: what an activation
+ * found cached was admitted then.
+ */
+void flaz_alloc_end(struct flaz_alloc *a, const unsigned long *used)
+{
+	unsigned long flags;
+	u32 i, n = 0;
+
+	for_each_set_bit(i, used, a->nr) {
+		spin_lock_irqsave(&a->lock, flags);
+		fifo_push(a, &a->main, i);
+		spin_unlock_irqrestore(&a->lock, flags);
+		if (!(++n % 4096))
+			cond_resched();
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_end);
+
+/* Start over with no saved order: flaz_alloc_begin(), then flaz_alloc_end(). */
+void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
+{
+	flaz_alloc_begin(a, used);
+	flaz_alloc_end(a, used);
+}
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_reset);
+
+/*
+ * Start a walk of the reclaim order for a clean stop to save (order.c, nothing
+ * else runs): probation's extents, oldest first, then main's.
+ */
+void flaz_alloc_walk_start(struct flaz_alloc *a, struct flaz_alloc_walk *w)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&a->lock, flags);
+	w->main = !a->small.count;
+	w->left = w->main ? a->main.count : a->small.count;
+	w->id = w->main ? a->main.head : a->small.head;
+	spin_unlock_irqrestore(&a->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_walk_start);
+
+/*
+ * The next extents of the walk, @max at most, into @ids, all of one FIFO;
+ * *main says which. Returns how many: 0 at the end.
+ */
+u32 flaz_alloc_walk(struct flaz_alloc *a, struct flaz_alloc_walk *w, u32 *ids, u32 max,
+		    bool *main)
+{
+	unsigned long flags;
+	u32 n = 0;
+
+	spin_lock_irqsave(&a->lock, flags);
+	if (!w->left && !w->main) {
+		w->main = true;
+		w->left = a->main.count;
+		w->id = a->main.head;
+	}
+	*main = w->main;
+	while (n < max && w->left) {
+		ids[n++] = w->id;
+		w->id = a->next[w->id];
+		w->left--;
+	}
+	spin_unlock_irqrestore(&a->lock, flags);
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_walk);
 
 /* Return an extent that nothing anywhere points into: never written, or discarded. */
 void flaz_alloc_put(struct flaz_alloc *a, u32 id)

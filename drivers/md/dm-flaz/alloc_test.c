@@ -297,6 +297,68 @@ static void alloc_reset(struct kunit *test)
 }
 
 /*
+ * A clean stop's walk gives probation's extents oldest first, then main's; an
+ * activation that restores them (order.c) gets the same queues back: reclaim
+ * takes them in the same order, an id out of range, free or given twice is
+ * refused, and what no order placed goes to main after, by index.
+ */
+static void alloc_walk_restore(struct kunit *test)
+{
+	struct flaz_alloc *a = create(test, 70), *b = create(test, 70);
+	unsigned long *used = kunit_kzalloc(test, BITS_TO_LONGS(70) * sizeof(long), GFP_KERNEL);
+	static const u32 fills[] = { 9, 3, 40, 7, 12, 60, 5 };
+	u32 ids[70], got[70], id, i, n = 0, nr_main = 0;
+	struct flaz_alloc_walk w;
+	bool main, prob;
+
+	KUNIT_ASSERT_NOT_NULL(test, used);
+	flaz_alloc_set_probation(a, 2);
+	flaz_alloc_set_probation(b, 2);
+	/* probation: 9, 40, 12, 5; main: 3, 7, 60 */
+	for (i = 0; i < ARRAY_SIZE(fills); i++) {
+		flaz_alloc_written(a, fills[i], i % 2);
+		set_bit(fills[i], used);
+	}
+	set_bit(66, used);
+	flaz_alloc_walk_start(a, &w);
+	while ((i = flaz_alloc_walk(a, &w, got + n, 3, &main))) {
+		KUNIT_EXPECT_EQ(test, main, n >= 4);
+		nr_main += main ? i : 0;
+		n += i;
+	}
+	KUNIT_ASSERT_EQ(test, n, 7U);
+	KUNIT_EXPECT_EQ(test, nr_main, 3U);
+	KUNIT_EXPECT_EQ(test, got[0], 9U);
+	KUNIT_EXPECT_EQ(test, got[3], 5U);
+	KUNIT_EXPECT_EQ(test, got[4], 3U);
+	KUNIT_EXPECT_EQ(test, got[6], 60U);
+
+	flaz_alloc_begin(b, used);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_restore(b, got, 4, true, used), 0U);
+	/* 70 is out of range, 9 is queued already, 0 is free */
+	got[7] = 70;
+	got[8] = 9;
+	got[9] = 0;
+	KUNIT_EXPECT_EQ(test, flaz_alloc_restore(b, got + 4, 6, false, used), 3U);
+	flaz_alloc_end(b, used);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_probation(b), 4U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_main(b), 4U);
+	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(b), 62U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_get(b, &id), 0);
+	KUNIT_EXPECT_EQ(test, id, 0U);
+	/* probation over its share: 9, 40 first, then main's 3, 7, 60 and then 66 */
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(b, ids, 10, 0, &prob), 2U);
+	KUNIT_EXPECT_TRUE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 9U);
+	KUNIT_EXPECT_EQ(test, ids[1], 40U);
+	KUNIT_ASSERT_EQ(test, flaz_alloc_take_oldest(b, ids, 10, 0, &prob), 4U);
+	KUNIT_EXPECT_FALSE(test, prob);
+	KUNIT_EXPECT_EQ(test, ids[0], 3U);
+	KUNIT_EXPECT_EQ(test, ids[2], 60U);
+	KUNIT_EXPECT_EQ(test, ids[3], 66U);
+}
+
+/*
  * S3-FIFO's queues: fills go to probation, moves (admitted) to main; reclaim
  * takes probation's oldest while it is over its share or main is empty, and
  * stops at the share within a batch; given back, each goes to its own FIFO.
@@ -460,6 +522,7 @@ static struct kunit_case flaz_alloc_cases[] = {
 	KUNIT_CASE(alloc_runs),
 	KUNIT_CASE(alloc_dram_bytes),
 	KUNIT_CASE(alloc_reset),
+	KUNIT_CASE(alloc_walk_restore),
 	KUNIT_CASE(alloc_fifo),
 	KUNIT_CASE(alloc_take_oldest),
 	KUNIT_CASE(alloc_unget),

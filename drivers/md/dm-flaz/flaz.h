@@ -268,6 +268,8 @@ void flaz_l2p_touch(struct flaz_l2p *t, u64 line);
 bool flaz_l2p_points(struct flaz_l2p *t, u64 block, u32 ext, u32 off, u32 *heat);
 bool flaz_l2p_ghost(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_heat(struct flaz_l2p *t, u64 line);
+u64 flaz_l2p_heat_words(struct flaz_l2p *t);
+void flaz_l2p_heat_copy(struct flaz_l2p *t, u64 first, u64 *buf, u32 n, bool save);
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e);
 void flaz_l2p_cool(struct flaz_l2p *t, u64 block);
 u32 flaz_l2p_live(struct flaz_l2p *t, u32 ext);
@@ -324,6 +326,21 @@ void flaz_alloc_waits(struct flaz_alloc *a, bool on);
 void flaz_alloc_wake(struct flaz_alloc *a);
 void flaz_alloc_put(struct flaz_alloc *a, u32 id);
 void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used);
+void flaz_alloc_begin(struct flaz_alloc *a, const unsigned long *used);
+u32 flaz_alloc_restore(struct flaz_alloc *a, const u32 *ids, u32 n, bool probation,
+		       unsigned long *used);
+void flaz_alloc_end(struct flaz_alloc *a, const unsigned long *used);
+
+/* A walk of the reclaim order (flaz_alloc_walk_start()). */
+struct flaz_alloc_walk {
+	u32 id;		/* the extent it is at */
+	u32 left;	/* extents left in its FIFO */
+	bool main;	/* in main (else in probation) */
+};
+
+void flaz_alloc_walk_start(struct flaz_alloc *a, struct flaz_alloc_walk *w);
+u32 flaz_alloc_walk(struct flaz_alloc *a, struct flaz_alloc_walk *w, u32 *ids, u32 max,
+		    bool *main);
 void flaz_alloc_retire(struct flaz_alloc *a, u32 id);
 u32 flaz_alloc_nr_pending(struct flaz_alloc *a);
 u64 flaz_alloc_retired(struct flaz_alloc *a);

@@ -302,6 +302,7 @@ EXPORT_SYMBOL_IF_KUNIT(flaz_extent_next);
 static_assert(sizeof(struct flaz_sb) == FLAZ_SB_HDR_BYTES, "superblock header size");
 static_assert(sizeof(struct flaz_meta_hdr) == 32, "table block header size");
 static_assert(sizeof(struct flaz_gen_hdr) == 32, "gen block header size");
+static_assert(sizeof(struct flaz_order_hdr) == 40, "order chunk header size");
 
 __u32 flaz_region_shift(__u64 hdd_blocks)
 {
@@ -346,6 +347,8 @@ void flaz_sb_encode(void *blk, const struct flaz_sb_info *info, const void *bitm
 	sb->commit = cpu_to_le64(info->commit);
 	sb->next_seq = cpu_to_le64(info->next_seq);
 	sb->cold_codec = cpu_to_le32(info->cold_codec);
+	sb->order_first = cpu_to_le32(info->order_first);
+	sb->order_extents = cpu_to_le32(info->order_extents);
 	memcpy((char *)blk + FLAZ_SB_HDR_BYTES, bitmap, FLAZ_SB_BITMAP_BYTES);
 	sb->crc = cpu_to_le32(block_crc(blk));
 }
@@ -397,6 +400,8 @@ int flaz_sb_decode(const void *blk, struct flaz_sb_info *info)
 	info->commit = le64_to_cpu(sb->commit);
 	info->next_seq = le64_to_cpu(sb->next_seq);
 	info->cold_codec = le32_to_cpu(sb->cold_codec);
+	info->order_first = le32_to_cpu(sb->order_first);
+	info->order_extents = le32_to_cpu(sb->order_extents);
 	if (info->flags & ~FLAZ_SB_FLAGS)
 		return -EILSEQ;
 	/* Derived fields must be what this code derives: a check, not a source. */
@@ -494,6 +499,41 @@ int flaz_gen_decode(const void *blk, __u64 gen, __u32 index, __u64 *commit, __u1
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_gen_decode);
+
+void flaz_order_encode(void *ext, __u64 gen, __u64 commit, __u32 index, __u32 next,
+		       __u32 bytes)
+{
+	struct flaz_order_hdr *h = ext;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_le32(FLAZ_ORDER_MAGIC);
+	h->gen = cpu_to_le64(gen);
+	h->commit = cpu_to_le64(commit);
+	h->index = cpu_to_le32(index);
+	h->next = cpu_to_le32(next);
+	h->bytes = cpu_to_le32(bytes);
+	h->crc = cpu_to_le32(hdr_crc(h, sizeof(*h), offsetof(struct flaz_order_hdr, crc),
+				     h + 1, bytes));
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_order_encode);
+
+int flaz_order_decode(const void *ext, __u32 extent_bytes, __u64 gen, __u64 commit,
+		      __u32 index, __u32 *next, __u32 *bytes)
+{
+	const struct flaz_order_hdr *h = ext;
+	__u32 n = le32_to_cpu(h->bytes);
+
+	if (le32_to_cpu(h->magic) != FLAZ_ORDER_MAGIC || n > extent_bytes - sizeof(*h) ||
+	    le32_to_cpu(h->crc) != hdr_crc(h, sizeof(*h), offsetof(struct flaz_order_hdr, crc),
+					   h + 1, n) ||
+	    le64_to_cpu(h->gen) != gen || le64_to_cpu(h->commit) != commit ||
+	    le32_to_cpu(h->index) != index)
+		return -EILSEQ;
+	*next = le32_to_cpu(h->next);
+	*bytes = n;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_order_decode);
 
 /* Fixed by the format: 8 bits of size, 13 of offset at most, 30 of extent. */
 static_assert(FLAZ_MAX_EXTENT_KIB * 1024 / FLAZ_SLOT_ALIGN <= 1U << 13, "entry offset bits");

@@ -200,7 +200,10 @@ struct flaz_sb {
 	__le64 next_seq;	/* slot and extent sequence numbers go on from here */
 	/* the cleaner's codec for cold slots: enum flaz_codec + 1, 0 none */
 	__le32 cold_codec;
-	__u8 reserved[FLAZ_SB_HDR_BYTES - 148];
+	/* a clean one's reclaim order (flaz_order_hdr): first extent, extents; 0 none */
+	__le32 order_first;
+	__le32 order_extents;
+	__u8 reserved[FLAZ_SB_HDR_BYTES - 156];
 };
 
 /* A superblock as decoded. */
@@ -219,6 +222,8 @@ struct flaz_sb_info {
 	__u32 hdd_fp;
 	__u64 commit;
 	__u64 next_seq;
+	__u32 order_first;
+	__u32 order_extents;
 	struct flaz_geometry geo;
 };
 
@@ -371,6 +376,49 @@ static inline __u64 flaz_gen_blocks(const struct flaz_geometry *g)
 {
 	return (g->nr_extents + FLAZ_GEN_ENTRIES - 1) / FLAZ_GEN_ENTRIES;
 }
+
+/*
+ * The reclaim order a clean stop leaves (the kernel's order.c): which written
+ * extents were in probation and main, oldest first, and the lines' heat. It is
+ * written into extents that are free at the stop, a chain of them, each this
+ * header and then its share of one stream: struct flaz_order_head, the extent
+ * ids (little-endian 32 bits, probation's then main's), the heat, then a bit
+ * per extent hit since it was written (both in little-endian 64-bit words,
+ * bit 0 first). The clean superblock names the first extent and their number;
+ * any other superblock names none, so the order is read only if no write came
+ * after it. It decides nothing but the order of reclaim: lost or damaged, the
+ * written extents are taken in index order, as after a crash.
+ */
+#define FLAZ_ORDER_MAGIC	0x4f5a4c46U	/* "FLZO" */
+#define FLAZ_ORDER_NONE		0xffffffffU	/* the last extent's next */
+
+struct flaz_order_hdr {
+	__le32 magic;
+	__le32 crc;		/* crc32c of this header with crc = 0, then the payload */
+	__le64 gen;		/* the format's gen */
+	__le64 commit;		/* the clean superblock's commit */
+	__le32 index;		/* its place in the chain */
+	__le32 next;		/* the next extent of the chain, FLAZ_ORDER_NONE */
+	__le32 bytes;		/* payload bytes after this header */
+	__le32 reserved;
+};
+
+struct flaz_order_head {
+	__le32 nr_probation;
+	__le32 nr_main;
+	__le64 heat_words;
+};
+
+/* Encode chunk @index's header before the @bytes of payload that follow it at @ext. */
+void flaz_order_encode(void *ext, __u64 gen, __u64 commit, __u32 index, __u32 next,
+		       __u32 bytes);
+
+/*
+ * Check chunk @index of @extent_bytes at @ext against @gen and @commit; *next
+ * and *bytes get its next extent and payload bytes. Returns 0 or -EILSEQ.
+ */
+int flaz_order_decode(const void *ext, __u32 extent_bytes, __u64 gen, __u64 commit,
+		      __u32 index, __u32 *next, __u32 *bytes);
 
 /* The first sector of extent @ext. */
 static inline __u64 flaz_extent_sector(const struct flaz_geometry *g, __u64 ext)

@@ -492,6 +492,8 @@ static void sb_sample(struct flaz_sb_info *sb, struct kunit *test)
 	sb->commit = 42;
 	sb->next_seq = 1000;
 	sb->cold_codec = 3;
+	sb->order_first = 0x12345;
+	sb->order_extents = 3;
 }
 
 /* A superblock decodes to what was encoded; every damaged byte and bad field is refused. */
@@ -519,6 +521,8 @@ static void sb_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.commit, 42ULL);
 	KUNIT_EXPECT_EQ(test, out.next_seq, 1000ULL);
 	KUNIT_EXPECT_EQ(test, out.cold_codec, 3U);
+	KUNIT_EXPECT_EQ(test, out.order_first, 0x12345U);
+	KUNIT_EXPECT_EQ(test, out.order_extents, 3U);
 	KUNIT_EXPECT_EQ(test, out.geo.nr_lines, sb.geo.nr_lines);
 	/* the entry's field widths are derived as the rest of the geometry is */
 	KUNIT_EXPECT_EQ(test, out.geo.off_bits, 10U);
@@ -640,6 +644,41 @@ static void meta_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 4, &commit, out), -EILSEQ);
 	blk[FLAZ_BLOCK_SIZE - 1] ^= 1;
 	KUNIT_EXPECT_EQ(test, flaz_meta_decode(blk, 5, 3, &commit, out), -EILSEQ);
+}
+
+/*
+ * A chunk of a saved reclaim order: round trip; its checksum covers the header
+ * and its payload, not what lies after; another format, commit or place in the
+ * chain, or a length past the extent, is refused.
+ */
+static void order_round_trip(struct kunit *test)
+{
+	u32 eb = 8192, hdr = sizeof(struct flaz_order_hdr), next, bytes, i;
+	u8 *ext = kunit_kzalloc(test, eb, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ext);
+	KUNIT_EXPECT_EQ(test, flaz_order_decode(ext, eb, 5, 9, 2, &next, &bytes), -EILSEQ);
+	for (i = 0; i < 100; i++)
+		ext[hdr + i] = (u8)(i * 7 + 1);
+	flaz_order_encode(ext, 5, 9, 2, 77, 100);
+	KUNIT_ASSERT_EQ(test, flaz_order_decode(ext, eb, 5, 9, 2, &next, &bytes), 0);
+	KUNIT_EXPECT_EQ(test, next, 77U);
+	KUNIT_EXPECT_EQ(test, bytes, 100U);
+	for (i = 0; i < hdr + 100; i += 7) {
+		ext[i] ^= 0x08;
+		KUNIT_EXPECT_EQ(test, flaz_order_decode(ext, eb, 5, 9, 2, &next, &bytes), -EILSEQ);
+		ext[i] ^= 0x08;
+	}
+	ext[hdr + 100] ^= 0xff;
+	KUNIT_EXPECT_EQ(test, flaz_order_decode(ext, eb, 5, 9, 2, &next, &bytes), 0);
+	KUNIT_EXPECT_EQ(test, flaz_order_decode(ext, eb, 6, 9, 2, &next, &bytes), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, flaz_order_decode(ext, eb, 5, 8, 2, &next, &bytes), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, flaz_order_decode(ext, eb, 5, 9, 3, &next, &bytes), -EILSEQ);
+	flaz_order_encode(ext, 5, 9, 0, FLAZ_ORDER_NONE, eb - hdr);
+	KUNIT_ASSERT_EQ(test, flaz_order_decode(ext, eb, 5, 9, 0, &next, &bytes), 0);
+	KUNIT_EXPECT_EQ(test, next, FLAZ_ORDER_NONE);
+	/* a length past the extent is refused before the checksum reads past it */
+	KUNIT_EXPECT_EQ(test, flaz_order_decode(ext, eb - 4096, 5, 9, 0, &next, &bytes), -EILSEQ);
 }
 
 /* Gen blocks: round trip; zeros and another format's block hold nothing; damage is an error. */
@@ -987,6 +1026,7 @@ static struct kunit_case flaz_format_cases[] = {
 	KUNIT_CASE(sb_region_shift),
 	KUNIT_CASE(meta_round_trip),
 	KUNIT_CASE(gen_round_trip),
+	KUNIT_CASE(order_round_trip),
 	KUNIT_CASE(geometry_entry_widths),
 	KUNIT_CASE(entry_pack_valid),
 	KUNIT_CASE(entry_valid_resized),

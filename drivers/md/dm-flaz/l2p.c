@@ -756,6 +756,29 @@ u32 flaz_l2p_heat(struct flaz_l2p *t, u64 line)
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_heat);
 
+/*
+ * The heat of every line, in 64-bit words (L2P_HEAT_BITS a line, at
+ * l2p_slot()): a clean stop saves it and the next activation brings it back
+ * (order.c), while nothing else runs.
+ */
+u64 flaz_l2p_heat_words(struct flaz_l2p *t)
+{
+	return heat_words(t->nr_pages);
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_heat_words);
+
+/* Copy @n heat words from @first on into @buf (@save), or back from it. */
+void flaz_l2p_heat_copy(struct flaz_l2p *t, u64 first, u64 *buf, u32 n, bool save)
+{
+	if (WARN_ON_ONCE(first + n > heat_words(t->nr_pages)))
+		return;
+	if (save)
+		memcpy(buf, t->heat + first, n * sizeof(u64));
+	else
+		memcpy(t->heat + first, buf, n * sizeof(u64));
+}
+EXPORT_SYMBOL_IF_KUNIT(flaz_l2p_heat_copy);
+
 /* The cleaner moved @block's slot to @e (lock held): half its heat goes along. */
 void flaz_l2p_move(struct flaz_l2p *t, u64 block, const struct flaz_entry *e)
 {

@@ -102,7 +102,7 @@ static int load(struct flaz_meta *m, bool cold)
 	enum sb_state state = SB_BLANK;
 	const char *why;
 	u64 max_seq;
-	u32 ext;
+	u32 ext, order_first, order_nr;
 	int r;
 
 	r = meta_read_sb(m, &m->sb, &state, &max_seq);
@@ -166,6 +166,9 @@ static int load(struct flaz_meta *m, bool cold)
 		DMINFO("%s: the volume grew from %llu to %llu sectors: the saved cache stays",
 		       dm_table_device_name(c->ti->table), was, (u64)c->ti->len);
 	}
+	/* the order a clean stop saved: the next superblock names none */
+	order_first = m->sb.order_first;
+	order_nr = m->sb.flags & FLAZ_SB_CLEAN ? m->sb.order_extents : 0;
 	flaz_intent_load(c->intent, m->bitmap);
 	/* From now on the superblock is not clean; it says so before any write. */
 	flaz_intent_snapshot(c->intent, false, false, m->bitmap, &(struct bio_list){});
@@ -179,7 +182,7 @@ static int load(struct flaz_meta *m, bool cold)
 	for (ext = 0; ext < c->geo->nr_extents; ext++)
 		if (flaz_l2p_in_use(c->l2p, ext) || flaz_l2p_worn(c->l2p, ext))
 			set_bit(ext, m->used);
-	flaz_alloc_reset(c->alloc, m->used);
+	meta_order_load(m, order_first, order_nr);
 	/* the table itself comes in on demand; after a crash, the marked lines first */
 	meta_recover_set(m);
 	return 0;
@@ -499,6 +502,8 @@ static void commit(struct flaz_meta *m, bool clean)
 		ok = false;
 	if (ok)
 		m->sb.commit++;
+	if (clean && ok)
+		meta_order_save(m);
 	flaz_intent_snapshot(c->intent, ok, clean && ok, m->bitmap, &released);
 	if (meta_write_sb(m, clean && ok ? FLAZ_SB_CLEAN : 0)) {
 		if (!bio_list_empty(&released))

@@ -138,6 +138,10 @@ void meta_mark(struct flaz_meta *m);
 void meta_mark_work(struct work_struct *work);
 void meta_retry_work(struct work_struct *work);
 
+/* order.c: the reclaim order, saved at a clean stop, back at the next activation */
+void meta_order_save(struct flaz_meta *m);
+void meta_order_load(struct flaz_meta *m, u32 first, u32 nr);
+
 /* paging.c: the table's pages in DRAM, read on demand, after a crash and to warm up */
 int meta_page_read(struct flaz_meta *m, u64 p);
 void meta_trim(struct flaz_meta *m);

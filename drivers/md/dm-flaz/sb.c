@@ -390,7 +390,14 @@ int meta_write_sb(struct flaz_meta *m, u32 flags)
 	 */
 	m->sb.next_seq = atomic64_read(&c->seq) + 1 +
 			 (flags & FLAZ_SB_CLEAN ? 0 : META_SEQ_LEASE);
+	if (!(flags & FLAZ_SB_CLEAN)) {
+		m->sb.order_first = 0;
+		m->sb.order_extents = 0;
+	}
 	flaz_sb_encode(m->sb_buf, &m->sb, m->bitmap);
+	/* a saved order is named by this superblock only (meta_order_save()) */
+	m->sb.order_first = 0;
+	m->sb.order_extents = 0;
 	flaz_stats_add(c->stats, FLAZ_STAT_META_BYTES, FLAZ_BLOCK_SIZE);
 	where.sector = (m->sb.seq % FLAZ_SB_COPIES) * FLAZ_BLOCK_SECTORS;
 	reinit_completion(&m->sb_done);

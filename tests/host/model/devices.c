@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The model test's world below the metadata: what the kernel and the module's
- * other files would do for meta.c, sb.c and paging.c, and the two devices.
+ * other files would do for meta.c, sb.c, order.c and paging.c, and the two
+ * devices.
  * Each device has a volatile write cache: the SSD's metadata blocks read as
  * last written and are durable only after a FLUSH (or written FUA); the HDD's
  * blocks (a version each) likewise. The SSD fails a metadata write or read,
@@ -30,12 +31,22 @@ static u64 cut_armed_at;
 static u8 *cut_ssd;
 static struct { struct mslot s[MAX_SLOTS]; u32 n; } *cut_ext;
 static u32 *cut_ver;
+/*
+ * The data area's bytes, for what meta.c writes there: the reclaim order a
+ * clean stop saves in free extents (order.c). A fill's extent write (model.c)
+ * overwrites its extent's bytes.
+ */
+static u8 *ord_cur, *ord_dur, *cut_ord;
+static unsigned long *ord_pending;
+static u32 ext_bytes;
+bool order_back;		/* order.c said the saved order came back */
 
 /* What the module's other files and the kernel would do. */
 void model_log(const char *level, const char *fmt, ...)
 {
 	(void)level;
-	(void)fmt;
+	if (strstr(fmt, "reclaim order of the last stop is back"))
+		order_back = true;
 }
 
 u64 get_random_u64(void)
@@ -142,6 +153,9 @@ static void ssd_flush(void)
 
 	for_each_set_bit(i, ssd_pending, ssd_meta_blocks)
 		ssd_settle(i);
+	for_each_set_bit(i, ord_pending, g.nr_extents)
+		memcpy(ord_dur + i * ext_bytes, ord_cur + i * ext_bytes, ext_bytes);
+	bitmap_zero(ord_pending, g.nr_extents);
 	for (i = 0; i < g.nr_extents; i++)
 		if (ext[i].pending && ext[i].sealed) {
 			memcpy(ext[i].dur, ext[i].cur, sizeof(ext[i].cur));
@@ -178,6 +192,10 @@ static void take_cut(void)
 		if (below(2))
 			memcpy(cut_ssd + i * FLAZ_BLOCK_SIZE, ssd_cur + i * FLAZ_BLOCK_SIZE,
 			       FLAZ_BLOCK_SIZE);
+	memcpy(cut_ord, ord_dur, (u64)g.nr_extents * ext_bytes);
+	for_each_set_bit(i, ord_pending, g.nr_extents)
+		if (below(2))
+			memcpy(cut_ord + i * ext_bytes, ord_cur + i * ext_bytes, ext_bytes);
 	for (i = 0; i < g.nr_extents; i++) {
 		bool cur = ext[i].pending && ext[i].sealed && below(2);
 
@@ -405,6 +423,40 @@ static void hdd_read(u64 sector, u64 count, u8 *buf)
 		buf[i] = (u8)((sector << SECTOR_SHIFT) + i) * 7;
 }
 
+/*
+ * meta.c's I/O to the data area: only the reclaim order, written into free
+ * extents at a clean stop (one that held slots would lose them) and read at
+ * the next activation. A write or read fails now and then.
+ */
+static int data_io(struct dm_io_region *where, bool w, bool preflush, u8 *buf)
+{
+	u64 off = (where->sector - g.data_start) << SECTOR_SHIFT;
+	u64 len = where->count << SECTOR_SHIFT, e;
+
+	assert(off % ext_bytes + len <= ext_bytes && off / ext_bytes < g.nr_extents);
+	e = off / ext_bytes;
+	if (preflush)
+		ssd_flush();
+	if (!w) {
+		memcpy(buf, ord_cur + off, len);
+		return ssd_fails() ? -EIO : 0;
+	}
+	if (ext[e].state != FREE && ext[e].state != EVICTED)
+		fail("meta.c wrote into an extent in use:", e);
+	if (ssd_fails())
+		return -EIO;
+	memcpy(ord_cur + off, buf, len);
+	set_bit(e, ord_pending);
+	return 0;
+}
+
+/* A fill's extent write, @e opened: what it held goes (durably once flushed). */
+void ssd_extent_opened(u32 e)
+{
+	memset(ord_cur + (u64)e * ext_bytes, 0, ext_bytes);
+	set_bit(e, ord_pending);
+}
+
 int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 	  unsigned long *error_bits, int ioprio)
 {
@@ -423,6 +475,8 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 			err = -EIO;
 		else
 			hdd_read(where->sector, where->count, buf);
+	} else if (where->sector >= g.data_start) {
+		err = data_io(where, w, req->bi_opf & REQ_PREFLUSH, buf);
 	} else {
 		assert(where->sector % FLAZ_BLOCK_SECTORS == 0 && first + nr <= ssd_meta_blocks);
 		if (req->bi_opf & REQ_PREFLUSH)
@@ -483,6 +537,11 @@ void devices_init(void)
 	cut_ssd = calloc(ssd_meta_blocks, FLAZ_BLOCK_SIZE);
 	cut_ext = calloc(g.nr_extents, sizeof(*cut_ext));
 	cut_ver = calloc(hdd_blocks, sizeof(*cut_ver));
+	ext_bytes = g.extent_sectors << SECTOR_SHIFT;
+	ord_cur = calloc(g.nr_extents, ext_bytes);
+	ord_dur = calloc(g.nr_extents, ext_bytes);
+	cut_ord = calloc(g.nr_extents, ext_bytes);
+	ord_pending = bitmap_zalloc(g.nr_extents, 0);
 }
 
 /* The power goes now, or at one of the next I/Os (a commit's, a mark's, a page-in's). */
@@ -513,6 +572,9 @@ void devices_after_cut(void)
 	memcpy(ssd_dur, cut_ssd, ssd_meta_blocks * FLAZ_BLOCK_SIZE);
 	bitmap_zero(ssd_pending, ssd_meta_blocks);
 	dur_changes++;
+	memcpy(ord_cur, cut_ord, (u64)g.nr_extents * ext_bytes);
+	memcpy(ord_dur, cut_ord, (u64)g.nr_extents * ext_bytes);
+	bitmap_zero(ord_pending, g.nr_extents);
 	for (i = 0; i < g.nr_extents; i++) {
 		ext[i].ncur = ext[i].ndur = cut_ext[i].n;
 		memcpy(ext[i].cur, cut_ext[i].s, cut_ext[i].n * sizeof(struct mslot));

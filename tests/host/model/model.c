@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A randomized model test of the table and its metadata: the module's own
- * meta.c, sb.c and paging.c (commits, marks, loading and recovery, paging),
+ * meta.c, sb.c, order.c and paging.c (commits, marks, loading and recovery,
+ * the reclaim order across a clean restart, paging),
  * intent.c (write-intent regions), alloc.c (free and written extents), l2p.c
  * and resident.c (the table in DRAM), table.c and format.c, driven by random
  * interleavings of fills, writes, hits, evictions, cleaner moves, budgets,
@@ -132,6 +133,7 @@ static bool open_new(void)
 	if (x->state != FREE && x->state != EVICTED)
 		fail("an extent handed out while in use:", e);
 	set_bit(e, c.unflushed);
+	ssd_extent_opened(e);
 	flaz_l2p_open_extent(c.l2p, e);
 	x->state = OPEN;
 	x->sealed = false;
@@ -297,6 +299,7 @@ static void write_block(u64 block)
 static void evict(u32 e)
 {
 	clear_bit(e, c.failed);
+	clear_bit(e, c.hit);
 	flaz_meta_evict(m, e);
 	flaz_alloc_retire(c.alloc, e);
 	if (flaz_l2p_worn(c.l2p, e)) {
@@ -802,21 +805,91 @@ static void crash(void)
 	stats[S_CRASH]++;
 }
 
-/* A clean stop: writes released, the open extent written, a clean commit, then loaded again. */
+/* The reclaim order as alloc.c walks it: the ids, how many of probation's first. */
+static u32 walk_order(u32 *ids, u32 *nr_probation)
+{
+	struct flaz_alloc_walk w;
+	u32 n = 0, k;
+	bool main;
+
+	*nr_probation = 0;
+	flaz_alloc_walk_start(c.alloc, &w);
+	while ((k = flaz_alloc_walk(c.alloc, &w, ids + n, g.nr_extents - n, &main))) {
+		if (!main)
+			*nr_probation += k;
+		n += k;
+	}
+	return n;
+}
+
+/*
+ * A clean stop: writes released, the open extent written, a clean commit, then
+ * loaded again. When order.c says the reclaim order came back, it is the one
+ * the stop left: the same extents in the same queues and order (worn-out ones
+ * after), the same heat and hit extents. Heat and hits are made up here: hit.c
+ * is not in the model.
+ */
 static void restart(void)
 {
+	static u32 *ids, *ids2;
+	static u64 *heat, *heat2;
+	static unsigned long *hit;
+	u64 words = flaz_l2p_heat_words(c.l2p), i;
+	u32 n, n2, np, np2;
+
 	while (flaz_intent_waiting(c.intent) || nr_inflight) {
 		queue_work(NULL, &m->mark_work);
 		flush_work(&m->mark_work);
 		while (nr_inflight)
 			complete_one();
 	}
+	/* cleaner.c flaz_cleaner_stop(): a pass under way ends first */
+	clean_end();
 	seal();
 	running = false;
+	if (!ids) {
+		ids = calloc(g.nr_extents, sizeof(*ids));
+		ids2 = calloc(g.nr_extents, sizeof(*ids2));
+		heat = calloc(words, sizeof(*heat));
+		heat2 = calloc(words, sizeof(*heat2));
+		hit = bitmap_zalloc(g.nr_extents, 0);
+	}
+	/* hit.c sets an extent's bit while it is in use (a void generation frees all at once) */
+	for (i = 0; i < g.nr_extents; i++)
+		if (flaz_l2p_in_use(c.l2p, i) && below(4))
+			set_bit(i, c.hit);
+		else if (!flaz_l2p_in_use(c.l2p, i))
+			clear_bit(i, c.hit);
+	n = walk_order(ids, &np);
+	for (i = 0; i < words; i++) {
+		flaz_l2p_heat_copy(c.l2p, i, heat2, 1, true);
+		heat2[0] |= rnd() & 0x5555555555555555ULL;
+		flaz_l2p_heat_copy(c.l2p, i, heat2, 1, false);
+	}
+	flaz_l2p_heat_copy(c.l2p, 0, heat, words, true);
+	bitmap_copy(hit, c.hit, g.nr_extents);
 	flaz_meta_suspend(m);
 	teardown();
+	bitmap_zero(c.hit, g.nr_extents);
+	order_back = false;
 	activate(false);
 	stats[S_RESTART]++;
+	if (!order_back)
+		return;
+	stats[S_ORDER]++;
+	n2 = walk_order(ids2, &np2);
+	/* worn-out extents are in no queue at the stop: after it, main's tail by index */
+	if (n2 < n || np2 != np || memcmp(ids, ids2, n * sizeof(*ids)))
+		fail("the reclaim order that came back is not the stop's: extents", n2);
+	for (i = n; i < n2; i++)
+		if (!flaz_l2p_worn(c.l2p, ids2[i]))
+			fail("an extent in use came back past the stop's order:", ids2[i]);
+	flaz_l2p_heat_copy(c.l2p, 0, heat2, words, true);
+	if (memcmp(heat, heat2, words * sizeof(*heat)))
+		fail("the heat that came back is not the stop's", 0);
+	for (i = 0; i < g.nr_extents; i++)
+		if (test_bit(i, hit) != test_bit(i, c.hit))
+			fail("an extent's hit bit did not come back as the stop left it:", i);
 }
 
 /* The counters against a count of the resident entries. */
@@ -883,6 +956,7 @@ int main(int argc, char **argv)
 	c.unflushed = bitmap_zalloc(g.nr_extents, 0);
 	c.written = bitmap_zalloc(g.nr_extents, 0);
 	c.failed = bitmap_zalloc(g.nr_extents, 0);
+	c.hit = bitmap_zalloc(g.nr_extents, 0);
 	/* a budget of a page at first; later up to a quarter of the table (below) */
 	table_kib = 1;
 	opts.val[FLAZ_OPT_TABLE_CACHE_KIB] = table_kib;
@@ -961,7 +1035,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < S_NR && steps >= 100000; i++)
 		if (!stats[i] && i != S_ALIAS && i != S_WORN && i != S_MOVE)
 			fail("never happened in the run: counter", i);
-	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu beside %llu locked %llu faults %llu hdd_errors %llu passthrough %llu\n",
+	printf("model: %llu steps, seed %llu, %llu lines, %llu extents, %llu pages: hits %llu misses %llu aliases %llu fills %llu writes %llu marks %llu evictions %llu worn %llu moves %llu commits %llu trims %llu crashes %llu restarts %llu orders %llu beside %llu locked %llu faults %llu hdd_errors %llu passthrough %llu\n",
 	       (unsigned long long)steps, (unsigned long long)seed,
 	       (unsigned long long)g.nr_lines, (unsigned long long)g.nr_extents,
 	       (unsigned long long)flaz_l2p_nr_pages(c.l2p), (unsigned long long)stats[S_HIT],
@@ -971,7 +1045,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)stats[S_EVICT], (unsigned long long)stats[S_WORN],
 	       (unsigned long long)stats[S_MOVE], (unsigned long long)stats[S_COMMIT],
 	       (unsigned long long)stats[S_TRIM], (unsigned long long)stats[S_CRASH],
-	       (unsigned long long)stats[S_RESTART], (unsigned long long)stats[S_BESIDE],
+	       (unsigned long long)stats[S_RESTART], (unsigned long long)stats[S_ORDER],
+	       (unsigned long long)stats[S_BESIDE],
 	       (unsigned long long)stats[S_LOCKED],
 	       (unsigned long long)stats[S_FAULT], (unsigned long long)stats[S_HDD_ERROR],
 	       (unsigned long long)stats[S_PASSTHROUGH]);

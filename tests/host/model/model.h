@@ -31,7 +31,8 @@ struct mext {
 };
 
 enum { S_HIT, S_MISS, S_FILL, S_WRITE, S_EVICT, S_MOVE, S_COMMIT, S_CRASH, S_TRIM, S_ALIAS,
-	S_RESTART, S_WORN, S_BESIDE, S_LOCKED, S_MARK, S_FAULT, S_HDD_ERROR, S_PASSTHROUGH, S_NR };
+	S_RESTART, S_WORN, S_BESIDE, S_LOCKED, S_MARK, S_FAULT, S_HDD_ERROR, S_PASSTHROUGH, S_ORDER,
+	S_NR };
 
 /* model.c: the volume */
 extern struct flaz_geometry g;
@@ -55,6 +56,8 @@ void meanwhile(void);
 extern struct block_device ssd_dev, hdd_dev;
 void devices_init(void);
 void hdd_flush(void);
+void ssd_extent_opened(u32 e);
+extern bool order_back;
 u16 durable_gen(u32 e, u64 gen);
 bool durable_mark(u64 b);
 bool durable_free(u32 e);

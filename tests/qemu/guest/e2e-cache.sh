@@ -1693,15 +1693,41 @@ scan_lay() {
 # "random": the scan reads each of its blocks once at random (4 KiB reads), which no
 # sequential bypass catches: the scan's fills go through probation unhit and are dropped
 # unread, so the hot set, hit there and promoted to the main log, stays (>= 80%).
+# "restart": the hot set read three times and 8 MiB more at random, then a clean stop and a
+# warm create, then a random scan of 40 MiB: the hot set stays as without the restart (the
+# reclaim order and the heat came back, order.c); by index, with no heat, the first reclaim
+# would take the hot set's extents, the lowest, and drop it. "restart-damaged": the saved
+# order's first chunk damaged on the SSD before the create: it is refused with a warning,
+# the cache comes back as after a crash (by index), every byte read is right.
 # Every read checks fio's crc32c. ${2:-}: an option and its value for the table
 # (seq_cutoff_kib 0 or probation_percent 0 shows the loss without them).
+# damage_order SSD: flip a byte of the first chunk of the reclaim order its clean superblock
+# names (flazctl dump), in the chunk's head (format.h: struct flaz_order_head).
+damage_order() {
+	do_ssd=$1
+	flazctl dump "$do_ssd" --superblock --json >/tmp/dump.json 2>&1 || fail "flazctl dump --superblock --json exited $?"
+	# "order_first": F, "order_extents": N per copy; the copy before the clean stop names none
+	set -- $(grep -o '"order_[a-z]*": *[0-9]*' /tmp/dump.json | tr -dc '0-9\n ' |
+		awk 'NR % 2 { f = $1; next } $1 > 0 { print f, $1; exit }')
+	[ $# = 2 ] || fail "flazctl dump names no reclaim order after a clean stop"
+	data=$(sed -n 's/.*"data_start": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
+	ext=$(sed -n 's/.*"extent_sectors": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
+	# the chunk's 40-byte header, then its payload: byte 4 is in nr_main
+	at=$(((data + $1 * ext) * 512 + 44))
+	must dd if="$do_ssd" of=/tmp/blk bs=4k skip=$((at / 4096)) count=1 iflag=direct
+	v=$(od -An -tu1 -j $((at % 4096)) -N 1 /tmp/blk | tr -d ' ')
+	# shellcheck disable=SC2059 # the octal escape is the format
+	printf "\\$(printf %o $((v ^ 255)))" | dd of=/tmp/blk bs=1 seek=$((at % 4096)) conv=notrunc 2>/dev/null
+	must dd if=/tmp/blk of="$do_ssd" bs=4k seek=$((at / 4096)) count=1 oflag=direct conv=notrunc
+}
+
 t_cache_scan_hot_set() {
 	must dmsetup create hd --table "0 $((64 * 2048)) linear $HDD 0"
 	scan_lay 0 2 randwrite 4k
 	if [ "$1" = interleaved ]; then
 		scan_lay 16 24 write 1M
 		scan_lay 40 24 write 1M
-	elif [ "$1" = random ]; then
+	elif [ "$1" != sequential ]; then
 		scan_lay 16 48 randwrite 4k
 	else
 		scan_lay 16 48 write 1M
@@ -1716,6 +1742,24 @@ t_cache_scan_hot_set() {
 		scan_fio hot$sh_round randwrite 0 2
 		wait_settled vol
 	done
+	case $1 in restart*)
+		# 8 MiB more at random, so the slice is mostly full (no reclaim yet), then a clean
+		# stop: the reclaim order and the heat go with it, or main gets every extent by
+		# index after the restart, the hot set's first, none hit
+		scan_fio pre randwrite 16 8
+		wait_settled vol
+		must dmsetup remove vol
+		sh_want="reclaim order of the last stop is back"
+		[ "$1" = restart ] || sh_want="reclaim order of the last stop was read in part"
+		[ "$1" = restart ] || damage_order /dev/mapper/ssdslice
+		sh_log=$(dmesg | wc -l)
+		must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/ssdslice 0"
+		dmesg | tail -n +$((sh_log + 1)) | grep -q "$sh_want" ||
+			fail "no '$sh_want' in the kernel log after a clean stop and a warm create"
+		sh_hot=$(status_val vol blocks_cached)
+		[ "$sh_hot" -ge 2048 ] || fail "blocks_cached=$sh_hot after the restart, want the hot set and the 8 MiB back (>= 2048)"
+		;;
+	esac
 	sh_fills=$(status_val vol fills)
 	sh_k0=$(status_val vol seq_bypass_kib)
 	if [ "$1" = interleaved ]; then
@@ -1726,10 +1770,15 @@ t_cache_scan_hot_set() {
 			--name=s2 --rw=write --bs=1M --offset=40M --size=24M \
 			--name=hot --rw=randwrite --bs=4k --offset=0 --size=2M
 		sh_scan=48
-	elif [ "$1" = random ]; then
+	elif [ "$1" != sequential ]; then
 		sh_f0=$(status_val vol fills) sh_sp0=$(status_val vol skipped_space)
-		scan_fio scan randwrite 16 48
-		sh_scan=48
+		if [ "$1" = random ]; then
+			scan_fio scan randwrite 16 48
+			sh_scan=48
+		else
+			scan_fio scan randwrite 24 40
+			sh_scan=40
+		fi
 		wait_settled vol
 		sh_f1=$(($(status_val vol fills) - sh_f0))
 	else
@@ -1750,7 +1799,7 @@ t_cache_scan_hot_set() {
 	scan_fio hot4 randwrite 0 2
 	sh_hits=$(($(status_val vol read_hits) - sh_h0))
 	# an install that waits in vain moves no counter until it gives up: read this last
-	[ "$1" != random ] || sh_sp=$(($(status_val vol skipped_space) - sh_sp0))
+	[ -z "${sh_sp0:-}" ] || sh_sp=$(($(status_val vol skipped_space) - sh_sp0))
 	sh_adm=$(dmsetup status vol | grep -o 'probation_extents=.*')
 	sh_prom=$(status_val vol slots_promoted)
 	show_status vol
@@ -1759,9 +1808,11 @@ t_cache_scan_hot_set() {
 	must dmsetup remove hd
 	note "hot set re-read after a $1 scan of $sh_scan MiB (${2:-default options}): $sh_hits of 512 hits; seq_bypass_kib $sh_k0 before the scan, $sh_k1 after; fills $sh_fills before it; $sh_adm"
 	[ "$sh_k0" -eq 0 ] || fail "reading the hot set at random bypassed $sh_k0 KiB as sequential, want 0"
-	if [ "$1" = random ]; then
+	# a damaged order costs the hot set, never its bytes (every read was verified)
+	[ "$1" != restart-damaged ] || return 0
+	if [ "$1" = random ] || [ "$1" = restart ]; then
 		[ "$sh_hits" -ge 410 ] ||
-			fail "the hot set's re-read after a random scan hit $sh_hits of 512 blocks, want >= 80%"
+			fail "the hot set's re-read after a $1 scan hit $sh_hits of 512 blocks, want >= 80%"
 		[ "$sh_k1" -le 1024 ] ||
 			fail "seq_bypass_kib=$sh_k1 after a random scan: 4 KiB reads at random taken as a stream"
 		# the hot set was hit in probation: reclaim moved it to main, it was not left there
@@ -1769,8 +1820,8 @@ t_cache_scan_hot_set() {
 			fail "slots_promoted=$sh_prom after the hot set was hit and the scan filled 3x the SSD, want >= 410"
 		# fills outran the cleaner 3x over: each waited for an eviction, none was dropped
 		note "the random scan: $sh_f1 fills, skipped_space $sh_sp"
-		[ "$sh_sp" -eq 0 ] && [ "$sh_f1" -ge $((48 * 256 * 9 / 10)) ] ||
-			fail "the random scan of $((48 * 256)) blocks made $sh_f1 fills and skipped $sh_sp for space, want >= 90% filled and 0 skipped"
+		[ "$sh_sp" -eq 0 ] && [ "$sh_f1" -ge $((sh_scan * 256 * 9 / 10)) ] ||
+			fail "the random scan of $((sh_scan * 256)) blocks made $sh_f1 fills and skipped $sh_sp for space, want >= 90% filled and 0 skipped"
 		return
 	fi
 	[ "$sh_hits" -ge 461 ] ||

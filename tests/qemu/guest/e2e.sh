@@ -148,6 +148,8 @@ once 6.12 cache-cleaner-move-race t_cache_move_race
 check cache-scan-hot-set t_cache_scan_hot_set sequential
 once 6.12 cache-scan-interleaved t_cache_scan_hot_set interleaved
 check cache-scan-random t_cache_scan_hot_set random
+check cache-scan-restart t_cache_scan_hot_set restart
+once 6.1 cache-scan-restart-damaged t_cache_scan_hot_set restart-damaged
 check persist-warm-dmsetup t_persist_warm dmsetup
 once 6.12 persist-warm-flazctl t_persist_warm flazctl
 once 6.12 persist-background-load t_persist_background_load

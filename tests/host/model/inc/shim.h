@@ -202,6 +202,10 @@ typedef long long ktime_t;
 #define unlikely(x) (x)
 #define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
 #define le32_to_cpu(x) (x)
+#define le64_to_cpu(x) (x)
+#define cpu_to_le32(x) (x)
+#define cpu_to_le64(x) (x)
+#define round_up(x, y) ((((x) + (y) - 1) / (y)) * (y))
 #define DMERR(...) model_log("err", __VA_ARGS__)
 #define DMWARN(...) model_log("warn", __VA_ARGS__)
 #define DMINFO(...) model_log("info", __VA_ARGS__)
@@ -375,6 +379,8 @@ int dm_io(struct dm_io_request *req, unsigned int n, struct dm_io_region *where,
 static inline void *kzalloc(size_t n, gfp_t g) { return kvzalloc(n, g); }
 static inline void *kmalloc(size_t n, gfp_t g) { (void)g; return malloc(n ? n : 1); }
 static inline void *kcalloc(size_t n, size_t s, gfp_t g) { return kvcalloc(n, s, g); }
+static inline void *kmalloc_array(size_t n, size_t s, gfp_t g) { return kmalloc(n * s, g); }
+static inline void *kvmalloc_array(size_t n, size_t s, gfp_t g) { return kmalloc(n * s, g); }
 static inline void kfree(const void *p) { free((void *)p); }
 static inline void *vmalloc(size_t n) { return malloc(n ? n : 1); }
 static inline void vfree(const void *p) { free((void *)p); }
