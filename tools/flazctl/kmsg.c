@@ -39,7 +39,7 @@ static char *record_reason(char *rec)
 	return reason ? reason + strlen("flaz: ") : NULL;
 }
 
-bool kmsg_flaz_reason(int fd, char *buf, size_t len)
+bool kmsg_flaz_each(int fd, void (*fn)(const char *reason, void *arg), void *arg)
 {
 	char rec[KMSG_RECORD_MAX];
 	bool found = false;
@@ -58,11 +58,30 @@ bool kmsg_flaz_reason(int fd, char *buf, size_t len)
 		rec[n] = '\0';
 		reason = record_reason(rec);
 		if (reason) {
-			snprintf(buf, len, "%s", reason);
+			fn(reason, arg);
 			found = true;
 		}
 	}
 	return found;
+}
+
+struct last_reason {
+	char *buf;
+	size_t len;
+};
+
+static void keep_last(const char *reason, void *arg)
+{
+	struct last_reason *l = arg;
+
+	snprintf(l->buf, l->len, "%s", reason);
+}
+
+bool kmsg_flaz_reason(int fd, char *buf, size_t len)
+{
+	struct last_reason l = { buf, len };
+
+	return kmsg_flaz_each(fd, keep_last, &l);
 }
 
 void kmsg_close(int fd)

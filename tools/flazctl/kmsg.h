@@ -21,6 +21,9 @@ int kmsg_open(void);
  */
 bool kmsg_flaz_reason(int fd, char *buf, size_t len);
 
+/* Call @fn with the text after "flaz: " of each such record since kmsg_open(), oldest first. */
+bool kmsg_flaz_each(int fd, void (*fn)(const char *reason, void *arg), void *arg);
+
 /* Close what kmsg_open() returned, -1 included. */
 void kmsg_close(int fd);
 

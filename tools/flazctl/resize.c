@@ -71,6 +71,11 @@ static int params_without_cold(const char *in, char out[PARAMS_LEN], char hdd[25
 	return EXIT_OK;
 }
 
+static void say_kernel(const char *reason, void *name)
+{
+	printf("%s: kernel: %s\n", (const char *)name, reason);
+}
+
 /* Reload @name (now of @vol's table) at @sectors with @params; says what the kernel said. */
 static int reload(const char *name, const struct flaz_vol *vol, uint64_t sectors,
 		  const char *params)
@@ -85,8 +90,8 @@ static int reload(const char *name, const struct flaz_vol *vol, uint64_t sectors
 			 kmsg_flaz_reason(kfd, why, sizeof(why)) ? why : dm_last_error(), name);
 	} else {
 		printf("%s: %" PRIu64 " -> %" PRIu64 " sectors\n", name, vol->sectors, sectors);
-		if (kmsg_flaz_reason(kfd, why, sizeof(why)))
-			printf("%s: kernel: %s\n", name, why);
+		/* all of it: whether the cache stayed, then what came back with it */
+		kmsg_flaz_each(kfd, say_kernel, (void *)name);
 	}
 	kmsg_close(kfd);
 	return r;
