@@ -272,14 +272,6 @@ void flaz_alloc_end(struct flaz_alloc *a, const unsigned long *used)
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_end);
 
-/* Start over with no saved order: flaz_alloc_begin(), then flaz_alloc_end(). */
-void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used)
-{
-	flaz_alloc_begin(a, used);
-	flaz_alloc_end(a, used);
-}
-EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_reset);
-
 /*
  * Start a walk of the reclaim order for a clean stop to save (order.c, nothing
  * else runs): probation's extents, oldest first, then main's.

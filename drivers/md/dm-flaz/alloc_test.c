@@ -280,7 +280,8 @@ static void alloc_reset(struct kunit *test)
 	flaz_alloc_retire(a, id);
 	set_bit(3, used);
 	set_bit(65, used);
-	flaz_alloc_reset(a, used);
+	flaz_alloc_begin(a, used);
+	flaz_alloc_end(a, used);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_free(a), 68U);
 	KUNIT_EXPECT_EQ(test, flaz_alloc_nr_pending(a), 0U);
 	KUNIT_EXPECT_EQ(test, take(test, a, ids, 70), 2U);
@@ -314,12 +315,14 @@ static void alloc_walk_restore(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, used);
 	flaz_alloc_set_probation(a, 2);
 	flaz_alloc_set_probation(b, 2);
-	/* probation: 9, 40, 12, 5; main: 3, 7, 60 */
-	for (i = 0; i < ARRAY_SIZE(fills); i++) {
-		flaz_alloc_written(a, fills[i], i % 2);
+	for (i = 0; i < ARRAY_SIZE(fills); i++)
 		set_bit(fills[i], used);
-	}
 	set_bit(66, used);
+	/* an activation that found them written (66 worn out), then their fills again */
+	flaz_alloc_begin(a, used);
+	/* probation: 9, 40, 12, 5; main: 3, 7, 60 */
+	for (i = 0; i < ARRAY_SIZE(fills); i++)
+		flaz_alloc_written(a, fills[i], i % 2);
 	flaz_alloc_walk_start(a, &w);
 	while ((i = flaz_alloc_walk(a, &w, got + n, 3, &main))) {
 		KUNIT_EXPECT_EQ(test, main, n >= 4);

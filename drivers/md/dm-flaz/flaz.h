@@ -325,7 +325,6 @@ bool flaz_alloc_wait(struct flaz_alloc *a, long timeout);
 void flaz_alloc_waits(struct flaz_alloc *a, bool on);
 void flaz_alloc_wake(struct flaz_alloc *a);
 void flaz_alloc_put(struct flaz_alloc *a, u32 id);
-void flaz_alloc_reset(struct flaz_alloc *a, const unsigned long *used);
 void flaz_alloc_begin(struct flaz_alloc *a, const unsigned long *used);
 u32 flaz_alloc_restore(struct flaz_alloc *a, const u32 *ids, u32 n, bool probation,
 		       unsigned long *used);

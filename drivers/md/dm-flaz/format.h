@@ -386,8 +386,9 @@ static inline __u64 flaz_gen_blocks(const struct flaz_geometry *g)
  * per extent hit since it was written (both in little-endian 64-bit words,
  * bit 0 first). The clean superblock names the first extent and their number;
  * any other superblock names none, so the order is read only if no write came
- * after it. It decides nothing but the order of reclaim: lost or damaged, the
- * written extents are taken in index order, as after a crash.
+ * after it. It decides what reclaim takes first and which slots it keeps, never
+ * what is read: lost or damaged, the written extents are taken in index order,
+ * none hit, as after a crash.
  */
 #define FLAZ_ORDER_MAGIC	0x4f5a4c46U	/* "FLZO" */
 #define FLAZ_ORDER_NONE		0xffffffffU	/* the last extent's next */

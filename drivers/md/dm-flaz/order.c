@@ -14,6 +14,7 @@
  * chunk that fails its checks ends the restore, and what it has not placed
  * goes to main by index, as after a crash.
  */
+#include <linux/moduleparam.h>
 #include <linux/vmalloc.h>
 
 #include "meta.h"
@@ -25,6 +26,12 @@
 	"%s: the reclaim order of the last stop was read in part (%d, %u extents refused): %u placed, the rest by index"
 #define ORDER_BACK \
 	"%s: the reclaim order of the last stop is back: %u extents placed, the heat of %llu lines"
+
+/* Tests only: so that small volumes chain several chunks. */
+static unsigned int debug_order_chunk_bytes;
+module_param(debug_order_chunk_bytes, uint, 0644);
+MODULE_PARM_DESC(debug_order_chunk_bytes,
+		 "tests only: payload bytes a chunk of the saved reclaim order holds at most (0: an extent's)");
 
 /* ids or heat words converted at a time */
 #define ORDER_BATCH	256U
@@ -49,25 +56,34 @@ static u32 hdr_bytes(void)
 	return sizeof(struct flaz_order_hdr);
 }
 
-/* Write the buffer as the next chunk: its used blocks only. */
+/*
+ * Write the buffer as the next chunk: its used blocks only, the rest of the
+ * last one zeroed.
+ */
 static void put_chunk(struct order_stream *s)
 {
 	struct flaz_cache *c = s->m->c;
 	u32 next = s->index + 1 < s->nr ? s->exts[s->index + 1] : FLAZ_ORDER_NONE;
 	u32 len = round_up(hdr_bytes() + s->pos, FLAZ_BLOCK_SIZE);
 
-	if (s->error)
+	if (WARN_ON_ONCE(s->index == s->nr)) {
+		s->error = -EOVERFLOW;
 		return;
+	}
+	memset(s->buf + hdr_bytes() + s->pos, 0, len - hdr_bytes() - s->pos);
 	flaz_order_encode(s->buf, s->m->sb.gen, s->m->sb.commit, s->index, next, s->pos);
 	s->error = meta_io(c, c->ssd, REQ_OP_WRITE, flaz_extent_sector(c->geo, s->exts[s->index]),
 			   len >> SECTOR_SHIFT, s->buf);
+	if (s->error)
+		meta_error(c);
 	s->index++;
 	s->pos = 0;
 }
 
+/* Append @len bytes of the stream; after an error, nothing. */
 static void put(struct order_stream *s, const void *p, u32 len)
 {
-	while (len) {
+	while (len && !s->error) {
 		u32 n = min(len, s->cap - s->pos);
 
 		memcpy(s->buf + hdr_bytes() + s->pos, p, n);
@@ -146,7 +162,7 @@ static void put_all(struct order_stream *s, u32 nr_probation, u32 nr_main, u64 w
 		hit_copy(c, i, le_heat, n, true);
 		put(s, heat, n * sizeof(u64));
 	}
-	if (s->pos)
+	if (s->pos && !s->error)
 		put_chunk(s);
 }
 
@@ -157,17 +173,20 @@ static void put_all(struct order_stream *s, u32 nr_probation, u32 nr_main, u64 w
 void meta_order_save(struct flaz_meta *m)
 {
 	struct flaz_cache *c = m->c;
+	u32 cap = READ_ONCE(debug_order_chunk_bytes);
 	struct order_stream s = { .m = m, .cap = c->extent_bytes - hdr_bytes() };
 	u32 nr_probation = flaz_alloc_nr_probation(c->alloc);
 	u32 nr_main = flaz_alloc_nr_main(c->alloc);
 	u64 words = flaz_l2p_heat_words(c->l2p);
 	u64 bytes = sizeof(struct flaz_order_head) +
-		    (u64)(nr_probation + nr_main) * sizeof(u32) +
+		    ((u64)nr_probation + nr_main) * sizeof(u32) +
 		    (words + hit_words(c)) * sizeof(u64);
 	u32 got = 0, i;
 
 	m->sb.order_first = 0;
 	m->sb.order_extents = 0;
+	if (cap)
+		s.cap = min(s.cap, cap);
 	/* the cleaner keeps many more free than it takes: 4 bytes an extent, 2 bits a line */
 	if (DIV_ROUND_UP_ULL(bytes, s.cap) > flaz_alloc_nr_free(c->alloc) / 2)
 		return;
@@ -189,8 +208,9 @@ void meta_order_save(struct flaz_meta *m)
 	m->sb.order_extents = s.nr;
 out:
 	/*
-	 * Free again at once: nothing else runs while suspended, and after this
-	 * superblock the next one written names no order.
+	 * Free again at once: no fill or pass runs while suspended (free_work may
+	 * put discarded extents back meanwhile, under the allocator's lock), and
+	 * after this superblock the next one written names no order.
 	 */
 	for (i = 0; i < got; i++)
 		flaz_alloc_put(c->alloc, s.exts[i]);
@@ -209,7 +229,9 @@ static int get_chunk(struct order_stream *s)
 		return -EILSEQ;
 	r = meta_io(c, c->ssd, REQ_OP_READ, flaz_extent_sector(c->geo, s->ext),
 		    c->geo->extent_sectors, s->buf);
-	if (!r)
+	if (r)
+		meta_error(c);
+	else
 		r = flaz_order_decode(s->buf, c->extent_bytes, s->m->sb.gen, s->m->sb.commit,
 				      s->index, &s->ext, &s->avail);
 	s->index++;
@@ -251,7 +273,7 @@ static int get_heat(struct order_stream *s, u64 words)
 		n = min_t(u64, words - i, ORDER_BATCH);
 		r = get(s, heat, n * sizeof(u64));
 		if (r) {
-			/* what came back so far may be of another stop's lines: none stays */
+			/* the rest is lost: heat in part would favour some lines at random */
 			memset(heat, 0, ORDER_BATCH * sizeof(u64));
 			for (i = 0; i < words; i += n) {
 				n = min_t(u64, words - i, ORDER_BATCH);

@@ -441,8 +441,8 @@ static int data_io(struct dm_io_region *where, bool w, bool preflush, u8 *buf)
 		memcpy(buf, ord_cur + off, len);
 		return ssd_fails() ? -EIO : 0;
 	}
-	if (ext[e].state != FREE && ext[e].state != EVICTED)
-		fail("meta.c wrote into an extent in use:", e);
+	if (ext[e].state != FREE)
+		fail("meta.c wrote into an extent not free:", e);
 	if (ssd_fails())
 		return -EIO;
 	memcpy(ord_cur + off, buf, len);

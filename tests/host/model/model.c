@@ -117,6 +117,7 @@ void __wrap_flaz_alloc_put(struct flaz_alloc *a, u32 id)
 		fail("a worn-out extent freed:", id);
 	if (!durable_free(id))
 		fail("an extent freed before its new generation was durable:", id);
+	ext[id].state = FREE;
 	__real_flaz_alloc_put(a, id);
 }
 
@@ -845,6 +846,8 @@ static void restart(void)
 	}
 	/* cleaner.c flaz_cleaner_stop(): a pass under way ends first */
 	clean_end();
+	/* the order in one chunk or in a chain of small ones (module parameter) */
+	model_set_debug_order_chunk_bytes(below(2) ? 0 : 1 + below(4096));
 	seal();
 	running = false;
 	if (!ids) {
@@ -878,7 +881,7 @@ static void restart(void)
 		return;
 	stats[S_ORDER]++;
 	n2 = walk_order(ids2, &np2);
-	/* worn-out extents are in no queue at the stop: after it, main's tail by index */
+	/* an extent evicted at its last generation is in no queue: after it, by index */
 	if (n2 < n || np2 != np || memcmp(ids, ids2, n * sizeof(*ids)))
 		fail("the reclaim order that came back is not the stop's: extents", n2);
 	for (i = n; i < n2; i++)

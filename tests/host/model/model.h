@@ -57,6 +57,7 @@ extern struct block_device ssd_dev, hdd_dev;
 void devices_init(void);
 void hdd_flush(void);
 void ssd_extent_opened(u32 e);
+void model_set_debug_order_chunk_bytes(unsigned int v);
 extern bool order_back;
 u16 durable_gen(u32 e, u64 gen);
 bool durable_mark(u64 b);

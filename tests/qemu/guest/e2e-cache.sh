@@ -1693,32 +1693,39 @@ scan_lay() {
 # "random": the scan reads each of its blocks once at random (4 KiB reads), which no
 # sequential bypass catches: the scan's fills go through probation unhit and are dropped
 # unread, so the hot set, hit there and promoted to the main log, stays (>= 80%).
-# "restart": the hot set read three times and 8 MiB more at random, then a clean stop and a
-# warm create, then a random scan of 40 MiB: the hot set stays as without the restart (the
+# "restart": the hot set read three times and 8 MiB more at random, then a clean stop (the
+# order saved in a chain of small chunks: debug_order_chunk_bytes) and a warm create, then a
+# random scan of 40 MiB: the hot set stays as without the restart (the
 # reclaim order and the heat came back, order.c); by index, with no heat, the first reclaim
 # would take the hot set's extents, the lowest, and drop it. "restart-damaged": the saved
 # order's first chunk damaged on the SSD before the create: it is refused with a warning,
 # the cache comes back as after a crash (by index), every byte read is right.
 # Every read checks fio's crc32c. ${2:-}: an option and its value for the table
 # (seq_cutoff_kib 0 or probation_percent 0 shows the loss without them).
-# damage_order SSD: flip a byte of the first chunk of the reclaim order its clean superblock
-# names (flazctl dump), in the chunk's head (format.h: struct flaz_order_head).
-damage_order() {
-	do_ssd=$1
-	flazctl dump "$do_ssd" --superblock --json >/tmp/dump.json 2>&1 || fail "flazctl dump --superblock --json exited $?"
+# order_ref SSD: the reclaim order its clean superblock names (flazctl dump) in ORDER_FIRST,
+# its first extent, and ORDER_N, its chunks; the extents' layout in DATA_START, EXT_SECTORS.
+order_ref() {
+	flazctl dump "$1" --superblock --json >/tmp/dump.json 2>&1 || fail "flazctl dump --superblock --json exited $?"
 	# "order_first": F, "order_extents": N per copy; the copy before the clean stop names none
 	set -- $(grep -o '"order_[a-z]*": *[0-9]*' /tmp/dump.json | tr -dc '0-9\n ' |
 		awk 'NR % 2 { f = $1; next } $1 > 0 { print f, $1; exit }')
 	[ $# = 2 ] || fail "flazctl dump names no reclaim order after a clean stop"
-	data=$(sed -n 's/.*"data_start": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
-	ext=$(sed -n 's/.*"extent_sectors": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
+	ORDER_FIRST=$1 ORDER_N=$2
+	DATA_START=$(sed -n 's/.*"data_start": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
+	EXT_SECTORS=$(sed -n 's/.*"extent_sectors": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
+}
+
+# damage_order SSD: flip a byte of the first chunk of the reclaim order its clean superblock
+# names, in the chunk's head (format.h: struct flaz_order_head).
+damage_order() {
+	order_ref "$1"
 	# the chunk's 40-byte header, then its payload: byte 4 is in nr_main
-	at=$(((data + $1 * ext) * 512 + 44))
-	must dd if="$do_ssd" of=/tmp/blk bs=4k skip=$((at / 4096)) count=1 iflag=direct
+	at=$(((DATA_START + ORDER_FIRST * EXT_SECTORS) * 512 + 44))
+	must dd if="$1" of=/tmp/blk bs=4k skip=$((at / 4096)) count=1 iflag=direct
 	v=$(od -An -tu1 -j $((at % 4096)) -N 1 /tmp/blk | tr -d ' ')
 	# shellcheck disable=SC2059 # the octal escape is the format
 	printf "\\$(printf %o $((v ^ 255)))" | dd of=/tmp/blk bs=1 seek=$((at % 4096)) conv=notrunc 2>/dev/null
-	must dd if=/tmp/blk of="$do_ssd" bs=4k seek=$((at / 4096)) count=1 oflag=direct conv=notrunc
+	must dd if=/tmp/blk of="$1" bs=4k seek=$((at / 4096)) count=1 oflag=direct conv=notrunc
 }
 
 t_cache_scan_hot_set() {
@@ -1748,7 +1755,16 @@ t_cache_scan_hot_set() {
 		# index after the restart, the hot set's first, none hit
 		scan_fio pre randwrite 16 8
 		wait_settled vol
+		# "restart": the order in a chain of 512-byte chunks (a dozen here), not in one
+		sh_param=/sys/module/dm_flaz/parameters/debug_order_chunk_bytes
+		[ -w $sh_param ] || fail "no debug_order_chunk_bytes parameter"
+		trap 'echo 0 >$sh_param' EXIT
+		[ "$1" != restart ] || echo 512 >$sh_param
 		must dmsetup remove vol
+		echo 0 >$sh_param
+		order_ref /dev/mapper/ssdslice
+		[ "$1" != restart ] || [ "$ORDER_N" -ge 4 ] ||
+			fail "the clean stop saved the order in $ORDER_N chunks of 512 bytes, want a chain (>= 4)"
 		sh_want="reclaim order of the last stop is back"
 		[ "$1" = restart ] || sh_want="reclaim order of the last stop was read in part"
 		[ "$1" = restart ] || damage_order /dev/mapper/ssdslice

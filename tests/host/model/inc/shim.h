@@ -194,7 +194,8 @@ typedef long long ktime_t;
 #define REQ_FUA (1U << 17)
 #define REQ_PREFLUSH (1U << 18)
 #define __init
-#define module_param(name, type, perm)
+/* a module parameter: model_set_NAME() sets it, as writing it in sysfs would */
+#define module_param(name, type, perm) void model_set_##name(typeof(name) v) { name = v; }
 #define MODULE_PARM_DESC(name, desc)
 #define lockdep_assert_held(l) assert((l)->held)
 #define smp_rmb() smp_mb()
