@@ -288,12 +288,8 @@ void flaz_alloc_walk_start(struct flaz_alloc *a, struct flaz_alloc_walk *w)
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_walk_start);
 
-/*
- * The next extents of the walk, @max at most, into @ids, all of one FIFO;
- * *main says which. Returns how many: 0 at the end.
- */
-u32 flaz_alloc_walk(struct flaz_alloc *a, struct flaz_alloc_walk *w, u32 *ids, u32 max,
-		    bool *main)
+/* The next extents of the walk, @max at most, into @ids. Returns how many: 0 at the end. */
+u32 flaz_alloc_walk(struct flaz_alloc *a, struct flaz_alloc_walk *w, u32 *ids, u32 max)
 {
 	unsigned long flags;
 	u32 n = 0;
@@ -304,7 +300,6 @@ u32 flaz_alloc_walk(struct flaz_alloc *a, struct flaz_alloc_walk *w, u32 *ids, u
 		w->left = a->main.count;
 		w->id = a->main.head;
 	}
-	*main = w->main;
 	while (n < max && w->left) {
 		ids[n++] = w->id;
 		w->id = a->next[w->id];

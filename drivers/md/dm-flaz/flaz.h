@@ -338,8 +338,7 @@ struct flaz_alloc_walk {
 };
 
 void flaz_alloc_walk_start(struct flaz_alloc *a, struct flaz_alloc_walk *w);
-u32 flaz_alloc_walk(struct flaz_alloc *a, struct flaz_alloc_walk *w, u32 *ids, u32 max,
-		    bool *main);
+u32 flaz_alloc_walk(struct flaz_alloc *a, struct flaz_alloc_walk *w, u32 *ids, u32 max);
 void flaz_alloc_retire(struct flaz_alloc *a, u32 id);
 u32 flaz_alloc_nr_pending(struct flaz_alloc *a);
 u64 flaz_alloc_retired(struct flaz_alloc *a);

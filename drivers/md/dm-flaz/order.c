@@ -140,27 +140,26 @@ static void put_all(struct order_stream *s, u32 nr_probation, u32 nr_main, u64 w
 	__le32 *le_ids = s->batch;
 	u64 *heat = s->batch, i;
 	__le64 *le_heat = s->batch;
-	bool main;
 	u32 n, k;
 
 	put(s, &head, sizeof(head));
 	flaz_alloc_walk_start(c->alloc, &w);
-	while ((n = flaz_alloc_walk(c->alloc, &w, ids, ORDER_BATCH, &main))) {
+	while ((n = flaz_alloc_walk(c->alloc, &w, ids, ORDER_BATCH))) {
 		for (k = 0; k < n; k++)
 			le_ids[k] = cpu_to_le32(ids[k]);
-		put(s, ids, n * sizeof(u32));
+		put(s, le_ids, n * sizeof(u32));
 	}
 	for (i = 0; i < words; i += n) {
 		n = min_t(u64, words - i, ORDER_BATCH);
 		flaz_l2p_heat_copy(c->l2p, i, heat, n, true);
 		for (k = 0; k < n; k++)
 			le_heat[k] = cpu_to_le64(heat[k]);
-		put(s, heat, n * sizeof(u64));
+		put(s, le_heat, n * sizeof(u64));
 	}
 	for (i = 0; i < hit_words(c); i += n) {
 		n = min_t(u64, hit_words(c) - i, ORDER_BATCH);
 		hit_copy(c, i, le_heat, n, true);
-		put(s, heat, n * sizeof(u64));
+		put(s, le_heat, n * sizeof(u64));
 	}
 	if (s->pos && !s->error)
 		put_chunk(s);
@@ -182,15 +181,17 @@ void meta_order_save(struct flaz_meta *m)
 		    ((u64)nr_probation + nr_main) * sizeof(u32) +
 		    (words + hit_words(c)) * sizeof(u64);
 	u32 got = 0, i;
+	u64 nr;
 
 	m->sb.order_first = 0;
 	m->sb.order_extents = 0;
 	if (cap)
 		s.cap = min(s.cap, cap);
+	nr = DIV_ROUND_UP_ULL(bytes, s.cap);
 	/* the cleaner keeps many more free than it takes: 4 bytes an extent, 2 bits a line */
-	if (DIV_ROUND_UP_ULL(bytes, s.cap) > flaz_alloc_nr_free(c->alloc) / 2)
+	if (nr > flaz_alloc_nr_free(c->alloc) / 2)
 		return;
-	s.nr = DIV_ROUND_UP_ULL(bytes, s.cap);
+	s.nr = nr;
 	s.exts = kvmalloc_array(s.nr, sizeof(u32), GFP_KERNEL);
 	s.buf = vmalloc(c->extent_bytes);
 	s.batch = kmalloc_array(ORDER_BATCH, sizeof(u64), GFP_KERNEL);

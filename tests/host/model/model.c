@@ -806,20 +806,16 @@ static void crash(void)
 	stats[S_CRASH]++;
 }
 
-/* The reclaim order as alloc.c walks it: the ids, how many of probation's first. */
+/* The reclaim order as alloc.c walks it: the ids, and how many are probation's (the first). */
 static u32 walk_order(u32 *ids, u32 *nr_probation)
 {
 	struct flaz_alloc_walk w;
 	u32 n = 0, k;
-	bool main;
 
-	*nr_probation = 0;
+	*nr_probation = flaz_alloc_nr_probation(c.alloc);
 	flaz_alloc_walk_start(c.alloc, &w);
-	while ((k = flaz_alloc_walk(c.alloc, &w, ids + n, g.nr_extents - n, &main))) {
-		if (!main)
-			*nr_probation += k;
+	while ((k = flaz_alloc_walk(c.alloc, &w, ids + n, g.nr_extents - n)))
 		n += k;
-	}
 	return n;
 }
 

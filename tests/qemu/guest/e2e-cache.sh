@@ -170,6 +170,16 @@ t_cache_split_pages() {
 	[ $((h1 - h0)) -ge 2000 ] || fail "reading back 2048 cached blocks added $((h1 - h0)) read_hits, want 2000 or more"
 }
 
+# flip_on_dev DEV OFFSET: invert the byte at OFFSET of block device DEV, through its 4 KiB
+# block read and written back with direct I/O (what the kernel reads, no page cache between).
+flip_on_dev() {
+	must dd if="$1" of=/tmp/blk bs=4k skip=$(($2 / 4096)) count=1 iflag=direct
+	v=$(od -An -tu1 -j $(($2 % 4096)) -N 1 /tmp/blk | tr -d ' ')
+	# shellcheck disable=SC2059 # the octal escape is the format
+	printf "\\$(printf %o $((v ^ 255)))" | dd of=/tmp/blk bs=1 seek=$(($2 % 4096)) conv=notrunc 2>/dev/null
+	must dd if=/tmp/blk of="$1" bs=4k seek=$(($2 / 4096)) count=1 oflag=direct conv=notrunc
+}
+
 # A slot damaged on the SSD behind the volume's back (one byte of its payload changed): the
 # block's next read fails the slot's checks and is served from the HDD, counted once in
 # ssd_errors, and its line is dropped (blocks_cached one less); the read after that is a
@@ -191,13 +201,8 @@ t_cache_damaged_slot() {
 	ds_block=$1
 	data=$(sed -n 's/.*"data_start": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
 	ext=$(sed -n 's/.*"extent_sectors": *\([0-9]*\).*/\1/p' /tmp/dump.json | head -n 1)
-	# the payload's 100th byte (after the slot's 32-byte header), in its 4 KiB of the SSD
-	at=$(((data + $2 * ext) * 512 + $3 + 32 + 100))
-	must dd if=$SSD of=/tmp/blk bs=4k skip=$((at / 4096)) count=1 iflag=direct
-	v=$(od -An -tu1 -j $((at % 4096)) -N 1 /tmp/blk | tr -d ' ')
-	# shellcheck disable=SC2059 # the octal escape is the format
-	printf "\\$(printf %o $((v ^ 255)))" | dd of=/tmp/blk bs=1 seek=$((at % 4096)) conv=notrunc 2>/dev/null
-	must dd if=/tmp/blk of=$SSD bs=4k seek=$((at / 4096)) count=1 oflag=direct conv=notrunc
+	# the payload's 100th byte (after the slot's 32-byte header)
+	flip_on_dev $SSD $(((data + $2 * ext) * 512 + $3 + 32 + 100))
 	want=$(dd if=$COMP bs=4k skip=$ds_block count=1 2>/dev/null | sha256sum)
 	e0=$(status_val vol ssd_errors)
 	c0=$(status_val vol blocks_cached)
@@ -1720,12 +1725,7 @@ order_ref() {
 damage_order() {
 	order_ref "$1"
 	# the chunk's 40-byte header, then its payload: byte 4 is in nr_main
-	at=$(((DATA_START + ORDER_FIRST * EXT_SECTORS) * 512 + 44))
-	must dd if="$1" of=/tmp/blk bs=4k skip=$((at / 4096)) count=1 iflag=direct
-	v=$(od -An -tu1 -j $((at % 4096)) -N 1 /tmp/blk | tr -d ' ')
-	# shellcheck disable=SC2059 # the octal escape is the format
-	printf "\\$(printf %o $((v ^ 255)))" | dd of=/tmp/blk bs=1 seek=$((at % 4096)) conv=notrunc 2>/dev/null
-	must dd if=/tmp/blk of="$1" bs=4k seek=$((at / 4096)) count=1 oflag=direct conv=notrunc
+	flip_on_dev "$1" $(((DATA_START + ORDER_FIRST * EXT_SECTORS) * 512 + 44))
 }
 
 t_cache_scan_hot_set() {
