@@ -28,6 +28,7 @@
  *   slot            the header and payload of a slot a live entry points at
  *   dead            a superseded slot no entry points at
  *   void / voidext  a slot / the header of an evicted extent: only void entries point there
+ *   order           a chunk of the saved reclaim order: its header and payload
  */
 #include <endian.h>
 #include <errno.h>
@@ -53,6 +54,8 @@ struct opts {
 	unsigned int evict;		/* extents 1-N evicted: gens bumped, entries left */
 	unsigned int sb_version;	/* 0: FLAZ_SB_VERSION */
 	unsigned long long sb_ssd_sectors;	/* 0: the image's; else both copies claim it */
+	unsigned int order;		/* chunks of a saved reclaim order (0: none) */
+	long order_damage;		/* chunk K of it with a flipped payload byte */
 };
 
 static unsigned long long rng_state;
@@ -110,6 +113,8 @@ static void usage(void)
 	      "        [--sb-version V: both superblock copies of format version V]\n"
 	      "        [--sb-ssd-sectors N: both copies claim an SSD of N sectors (checksum\n"
 	      "         right, derived fields left: an impossible superblock)]\n"
+	      "        [--order N: a reclaim order saved in N chunks, in the last extents]\n"
+	      "        [--order-damage K: chunk K of it with a flipped payload byte]\n"
 	      "        [--seed S] [--map FILE]\n", stderr);
 	exit(2);
 }
@@ -139,6 +144,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "bad-gen-block", required_argument, NULL, 'B' },
 		{ "sb-version", required_argument, NULL, 'V' },
 		{ "sb-ssd-sectors", required_argument, NULL, 'X' },
+		{ "order", required_argument, NULL, 'O' },
+		{ "order-damage", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -146,7 +153,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .ssd_kib = 8192, .hdd_mib = 1024, .seed = 1, .extent_kib = 32,
 			    .overbook = 200, .codec = 1, .slots = 300, .zeros = 20, .dead = 20,
 			    .stale_block = -1, .foreign_block = -1, .unwritten_block = -1,
-			    .bad_gen_block = -1, .gens = "written" };
+			    .bad_gen_block = -1, .order_damage = -1, .gens = "written" };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long long v;
 		char *end;
@@ -195,6 +202,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'B': o->bad_gen_block = v; break;
 		case 'V': o->sb_version = v; break;
 		case 'X': o->sb_ssd_sectors = v; break;
+		case 'O': o->order = v; break;
+		case 'D': o->order_damage = v; break;
 		}
 	}
 	/* an eviction writes its gen block */
@@ -326,6 +335,73 @@ static void craft_sb(unsigned char *blk, const struct opts *o)
 		sb->ssd_sectors = htole64(o->sb_ssd_sectors);
 	sb->crc = 0;
 	sb->crc = htole32(~flaz_crc32c(~0U, blk, FLAZ_BLOCK_SIZE));
+}
+
+/*
+ * The reclaim order a clean stop saves (the kernel's order.c), in @o->order
+ * chunks in the last extents (free: no slot went there), the payload split
+ * evenly: the head, the extents in use (the first tenth probation), the heat (2
+ * bits a line, a byte pattern) and a hit bit for every other extent in use.
+ */
+static void write_order(const struct opts *o, struct flaz_sb_info *info,
+			const unsigned char *live, __u32 first_free)
+{
+	const struct flaz_geometry *g = &info->geo;
+	__u32 eb = g->extent_sectors << FLAZ_SECTOR_SHIFT, hdr = sizeof(struct flaz_order_hdr);
+	__u64 heat_words = (g->nr_lines + 31) / 32, hit_words = (g->nr_extents + 63) / 64;
+	__u32 nr = 0, i, k, cap, first = o->order < g->nr_extents ? g->nr_extents - o->order : 0;
+	struct flaz_order_head head;
+	unsigned char *pay, *buf, *w;
+	__u64 bytes;
+	__le32 id;
+
+	for (i = 0; i < g->nr_extents; i++)
+		nr += live[i];
+	bytes = sizeof(head) + nr * 4ULL + (heat_words + hit_words) * 8;
+	cap = (bytes + o->order - 1) / o->order;
+	if (first < first_free || cap > eb - hdr || (__u64)(o->order - 1) * cap >= bytes) {
+		fprintf(stderr, "mkimage: --order %u: %llu payload bytes do not make that many chunks\n",
+			o->order, bytes);
+		exit(2);
+	}
+	pay = calloc(1, bytes);
+	buf = calloc(1, eb);
+	if (!pay || !buf)
+		die("calloc");
+	head.nr_probation = htole32(nr / 10);
+	head.nr_main = htole32(nr - nr / 10);
+	head.heat_words = htole64(heat_words);
+	memcpy(pay, &head, sizeof(head));
+	w = pay + sizeof(head);
+	for (i = 0; i < g->nr_extents; i++)
+		if (live[i]) {
+			id = htole32(i);
+			memcpy(w, &id, sizeof(id));
+			w += sizeof(id);
+		}
+	memset(w, 0x1b, heat_words * 8);
+	w += heat_words * 8;
+	/* every other extent in use hit, bit i % 64 of little-endian word i / 64 */
+	for (i = 0, k = 0; i < g->nr_extents; i++)
+		if (live[i] && k++ % 2)
+			w[i / 8] |= 1U << (i % 8);
+	for (i = 0; i < o->order; i++) {
+		__u32 n = i + 1 < o->order ? cap : bytes - (__u64)i * cap;
+		__u64 off = flaz_extent_sector(g, first + i) << FLAZ_SECTOR_SHIFT;
+
+		memset(buf, 0, eb);
+		memcpy(buf + hdr, pay + (__u64)i * cap, n);
+		flaz_order_encode(buf, info->gen, info->commit, i,
+				  i + 1 < o->order ? first + i + 1 : FLAZ_ORDER_NONE, n);
+		if ((long)i == o->order_damage)
+			buf[hdr + n / 2] ^= 0x5a;
+		put(off, buf, (hdr + n + FLAZ_BLOCK_SIZE - 1) & ~(FLAZ_BLOCK_SIZE - 1));
+		mapped("order", off, hdr + n);
+	}
+	info->order_first = first;
+	info->order_extents = o->order;
+	free(pay);
+	free(buf);
 }
 
 int main(int argc, char **argv)
@@ -533,6 +609,8 @@ int main(int argc, char **argv)
 		put(off_gb, blk, FLAZ_BLOCK_SIZE);
 	}
 
+	if (o.order)
+		write_order(&o, &info, f.live, f.ext);
 	/* two superblock copies: the current one, and the one before it (clean, empty bitmap) */
 	info.next_seq = f.seq;
 	flaz_sb_encode(blk, &info, bitmap);
@@ -542,6 +620,8 @@ int main(int argc, char **argv)
 	info.seq--;
 	info.commit--;
 	info.flags = FLAZ_SB_CLEAN;
+	info.order_first = 0;
+	info.order_extents = 0;
 	flaz_sb_encode(blk, &info, zero_bitmap);
 	craft_sb(blk, &o);
 	put((__u64)!o.current * FLAZ_BLOCK_SIZE, blk, FLAZ_BLOCK_SIZE);

@@ -439,6 +439,31 @@ expect bitmap-past-end 3 'warning: the write-intent bitmap has 1 bit set past it
 jexpect unclean-json "not d['superblocks'][0]['clean'] and
 	len(d['superblocks'][0]['marked_regions']) == 3" dump --json "$T/unclean.img"
 
+# --- the reclaim order a clean stop saved: read through, chunk by chunk; damage is a
+# warning (the kernel places what it read before the chunk, the rest by index), never
+# corrupt, and --repair leaves it (the next clean stop writes a new one)
+img order --order 3
+expect order-sound 0 "reclaim order: $order_extents extents \\([0-9]+ probation, [0-9]+ main\\), .* in 3 chunks from extent $(( ($(nth order 1 "$T/order.map") / 512 - 128) / 64 ))," \
+	check "$T/order.img"
+for k in 0 1 2; do
+	cp "$T/order.img" "$T/order-$k.img"
+	# chunk 0's payload, chunk 1's magic, chunk 2's next (the last names none)
+	flip "$T/order-$k.img" $(($(nth order $((k + 1)) "$T/order.map") + (k == 0 ? 100 : k == 1 ? 0 : 28)))
+	expect order-damaged-$k 3 "warning: the reclaim order saved at the clean stop is damaged in its chunk $k \\(0 to 2, extent [0-9]+\\): it fails its checks" \
+		check "$T/order-$k.img"
+done
+jexpect order-damaged-json "rc == 3 and [(p['area'], p['chunk'], p['kind']) for p in d['problems']] == [('order', 1, 'warning')]" \
+	check --json "$T/order-1.img"
+img orderdmg --order 4 --order-damage 3
+expect order-damaged-last 3 'damaged in its chunk 3 \(0 to 3' check "$T/orderdmg.img"
+before=$(sha "$T/order-1.img")
+expect order-repair-leaves-it 3 'damaged in its chunk 1' check --repair "$T/order-1.img"
+[ "$(sha "$T/order-1.img")" = "$before" ] && pass order-repair-unchanged ||
+	fail order-repair-unchanged "check --repair wrote to an image whose only problem is the order"
+img orderunclean --order 2 --unclean 1
+expect order-unclean 3 'warning: the superblock names a reclaim order but is not clean: the kernel ignores it' \
+	check "$T/orderunclean.img"
+
 # --- a superblock of another format version: not corrupt, just not readable here
 img v1 --sb-version 1
 sum=$(sha "$T/v1.img")

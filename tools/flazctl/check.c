@@ -382,6 +382,8 @@ static enum verdict run(struct checker *c)
 	if (!check_superblocks(c))
 		return verdict(c);
 	check_geometry(c);
+	if (c->sb_fits)
+		check_order(c);
 	if (alloc_batch(c))
 		say(c, K_CORRUPT, AT("memory"), "out of memory");
 	else if (check_gens(c)) {

@@ -135,4 +135,7 @@ bool check_gens(struct checker *c);
 void check_table(struct checker *c);
 void repair_gens(struct checker *c);
 
+/* check_order.c: the reclaim order the current superblock names, if any. */
+void check_order(struct checker *c);
+
 #endif

@@ -1768,6 +1768,16 @@ t_cache_scan_hot_set() {
 		sh_want="reclaim order of the last stop is back"
 		[ "$1" = restart ] || sh_want="reclaim order of the last stop was read in part"
 		[ "$1" = restart ] || damage_order /dev/mapper/ssdslice
+		# flazctl check reads the chain through: sound, or damaged in its first chunk
+		sh_chk=0
+		flazctl check /dev/mapper/ssdslice >/tmp/check.out 2>&1 || sh_chk=$?
+		if [ "$1" = restart ]; then
+			[ $sh_chk = 0 ] && grep -q "^reclaim order: .* in $ORDER_N chunks from extent $ORDER_FIRST," /tmp/check.out ||
+				fail "flazctl check after the clean stop: exit $sh_chk, want 0 and the order in $ORDER_N chunks from extent $ORDER_FIRST ($(grep -m1 -E '^(warning|corrupt|reclaim)' /tmp/check.out))"
+		else
+			[ $sh_chk = 3 ] && grep -q '^warning: the reclaim order saved at the clean stop is damaged in its chunk 0 ' /tmp/check.out ||
+				fail "flazctl check of the damaged order: exit $sh_chk, want 3 and a warning for chunk 0 ($(grep -m1 -E '^(warning|corrupt|reclaim)' /tmp/check.out))"
+		fi
 		sh_log=$(dmesg | wc -l)
 		must dmsetup create vol --table "0 $((64 * 2048)) flaz /dev/mapper/hd /dev/mapper/ssdslice 0"
 		dmesg | tail -n +$((sh_log + 1)) | grep -q "$sh_want" ||
