@@ -24,17 +24,18 @@
  * recode nothing, stays whole at main's tail instead (CLOCK), its heat halved
  * as a move would halve it: moving them would free little.
  *
- * Stage two (evict.c) is for when compaction cannot keep up or cannot run:
- * below half of low_watermark, at once up to low_watermark when a fill found
- * no free extent (a rush), with the cleaner off, out of normal mode, while
- * recovering or without memory for a pass, the oldest extents go whole,
- * unread, as failed ones do first. Below half of low_watermark and in a rush,
- * with the cleaner on in normal mode, hit ones are passed over as
- * flaz_stage_two_fate() says, a lap of the extents at most.
+ * Stage two (evict.c) is for when compaction cannot keep up or cannot run.
+ * Fills leave a pass's worth of free extents to the moves, at most half of
+ * low_watermark; one that finds no other starts a rush: the oldest extents go
+ * whole, unread, up to low_watermark, the commit that frees them at once, and
+ * the next pass at once. In a rush, with the cleaner on in normal mode, hit
+ * extents are passed over as flaz_stage_two_fate() says, a lap at most. With
+ * the cleaner off, out of normal mode, while recovering or without memory for
+ * a pass, extents go whole; failed ones always go first.
  *
  * Passes are spaced to read cleaner_rate_mib MiB a second while user I/O came
- * in the last CLEAN_BUSY; one that read nothing, an idle volume and one below
- * three quarters of low_watermark are cleaned flat out.
+ * in the last CLEAN_BUSY; one that read nothing and an idle volume are cleaned
+ * flat out.
  */
 #include <linux/bitmap.h>
 #include <linux/completion.h>
@@ -566,11 +567,10 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 
 /*
  * Free extents fills leave to the cleaner's moves: a pass's worth, but no more
- * than 3/8 of low_watermark, so that fills still take free extents below the
- * levels where the cleaner stops pacing itself (3/4) and where whole extents go
- * (1/2); with more, fills would be skipped while the cleaner kept its pace.
- * And probation's share of the extents, as probation_percent has it now; none
- * with the cleaner off, which promotes nothing: one log, FIFO.
+ * than half of low_watermark, so that fills still take free extents below the
+ * level where compaction starts before they start a rush. And probation's share
+ * of the extents, as probation_percent has it now; none with the cleaner off,
+ * which promotes nothing: one log, FIFO.
  */
 static void set_shares(struct flaz_cleaner *cl)
 {
@@ -579,7 +579,7 @@ static void set_shares(struct flaz_cleaner *cl)
 	u32 low, high;
 
 	levels(c, &low, &high);
-	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), div_u64((u64)low * 3, 8)));
+	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), low / 2));
 	if (!flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB))
 		pct = 0;
 	flaz_alloc_set_probation(c->alloc, div_u64((u64)c->geo->nr_extents * pct, 100));
@@ -677,19 +677,14 @@ static long pass(struct flaz_cleaner *cl)
 {
 	struct flaz_cache *c = cl->c;
 	u32 rate = flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB);
-	u32 free = free_soon(c), low, high, want, urgent, k, read;
+	u32 free = free_soon(c), low, high, want, k, read;
 
 	levels(c, &low, &high);
 	/* started below low, cleaning goes on up to high */
 	want = flaz_reclaim_count(free, cl->cleaning ? high : low, high);
 	cl->cleaning = want > 0;
-	urgent = flaz_reclaim_count(free, low / 2, low);
-	if (!want || urgent || !rate || flaz_mode_get(c) != FLAZ_MODE_NORMAL ||
+	if (!want || !rate || flaz_mode_get(c) != FLAZ_MODE_NORMAL ||
 	    flaz_meta_recovering(c->meta) || !get_buffers(cl)) {
-		/* short of space: as many as it takes to get back to low, then compact */
-		if (urgent && rate)
-			return flaz_evict_oldest(&cl->ev, urgent,
-						 flaz_mode_get(c) == FLAZ_MODE_NORMAL) ? 0 : -1;
 		flaz_evict_oldest(&cl->ev, want, false);
 		return -1;
 	}
@@ -705,8 +700,7 @@ static long pass(struct flaz_cleaner *cl)
 		return -1;
 	}
 	/* the pace is of what passes read: evicting unread costs the SSD nothing */
-	if (!read || time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY) ||
-	    flaz_reclaim_count(free, low - low / 4, low))
+	if (!read || time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY))
 		return 0;
 	return max_t(long, 1, div64_u64((u64)read * c->extent_bytes * HZ, (u64)rate << 20));
 }
@@ -734,8 +728,8 @@ void flaz_cleaner_tuned(struct flaz_cleaner *cl)
 }
 
 /*
- * Space was taken (any context): start the cleaner if it is needed, now if
- * free extents are short; or hurry the commit that frees evicted ones.
+ * Space was taken (any context): start the cleaner if it is needed; or hurry
+ * the commit that frees evicted ones.
  */
 void flaz_cleaner_kick(struct flaz_cleaner *cl)
 {
@@ -745,9 +739,7 @@ void flaz_cleaner_kick(struct flaz_cleaner *cl)
 	if (READ_ONCE(cl->stopped))
 		return;
 	levels(c, &low, &high);
-	if (flaz_reclaim_count(free, low / 2, low))
-		mod_delayed_work(c->wq.io, &cl->work, 0);
-	else if (flaz_reclaim_count(free, low, high))
+	if (flaz_reclaim_count(free, low, high))
 		queue_delayed_work(c->wq.io, &cl->work, 0);
 	else if (flaz_alloc_nr_pending(c->alloc) &&
 		 flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), low, high))
@@ -776,26 +768,23 @@ static void rush_work(struct work_struct *work)
 				  flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
 }
 
-/* A fill found no free extent (any context): the cleaner is behind. */
+/*
+ * A fill found no free extent (any context): the cleaner is behind, so its next
+ * pass comes now, whatever its pace; and the commit that frees evicted extents.
+ */
 void flaz_cleaner_starved(struct flaz_cleaner *cl)
 {
 	if (READ_ONCE(cl->stopped))
 		return;
 	queue_work(cl->c->wq.io, &cl->rush);
+	mod_delayed_work(cl->c->wq.io, &cl->work, 0);
 	flaz_cleaner_kick(cl);
 }
 
-/*
- * Fills are close to finding no free extent (fewer than half of low_watermark
- * are free but for those a commit will free): the evicted ones are wanted now.
- */
+/* Fills find no free extent but the reserve: the evicted ones are wanted now. */
 bool flaz_cleaner_short(struct flaz_cleaner *cl)
 {
-	struct flaz_cache *c = cl->c;
-	u32 low, high;
-
-	levels(c, &low, &high);
-	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), low / 2, low);
+	return !flaz_alloc_room(cl->c->alloc);
 }
 
 /* An extent write failed (interrupt context): it is evicted now. */
