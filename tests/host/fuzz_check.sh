@@ -165,7 +165,7 @@ U32 = [0, 1, 3, 4, 8, 32, 100, 255, 256, 1000, 1001, 30720, 30721, 2**31, 2**32 
 # struct flaz_sb: (offset, bytes) of every field the checksum covers
 SB_FIELDS = [(8, 4), (12, 4), (16, 8), (24, 8), (48, 8), (56, 8), (64, 4), (68, 4), (72, 8),
              (80, 8), (88, 8), (96, 8), (104, 8), (112, 4), (116, 4), (120, 4), (124, 4),
-             (128, 8), (136, 8)]
+             (128, 8), (136, 8), (144, 4), (148, 4), (152, 4)]
 
 def flips(rng, s):
     """1-8 distinct offsets, each in a range of a random kind: {offset: (kind, range start)}"""

@@ -56,6 +56,7 @@ struct opts {
 	unsigned long long sb_ssd_sectors;	/* 0: the image's; else both copies claim it */
 	unsigned int order;		/* chunks of a saved reclaim order (0: none) */
 	long order_damage;		/* chunk K of it with a flipped payload byte */
+	unsigned int order_count;	/* the chunks the superblock names (0: the real count) */
 };
 
 static unsigned long long rng_state;
@@ -115,6 +116,7 @@ static void usage(void)
 	      "         right, derived fields left: an impossible superblock)]\n"
 	      "        [--order N: a reclaim order saved in N chunks, in the last extents]\n"
 	      "        [--order-damage K: chunk K of it with a flipped payload byte]\n"
+	      "        [--order-count N: the superblock names N chunks of it, not the real count]\n"
 	      "        [--seed S] [--map FILE]\n", stderr);
 	exit(2);
 }
@@ -146,6 +148,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "sb-ssd-sectors", required_argument, NULL, 'X' },
 		{ "order", required_argument, NULL, 'O' },
 		{ "order-damage", required_argument, NULL, 'D' },
+		{ "order-count", required_argument, NULL, 'Q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -204,10 +207,13 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'X': o->sb_ssd_sectors = v; break;
 		case 'O': o->order = v; break;
 		case 'D': o->order_damage = v; break;
+		case 'Q': o->order_count = v; break;
 		}
 	}
 	/* an eviction writes its gen block */
-	if (optind + 1 != argc || (o->evict && strcmp(o->gens, "written")))
+	if (optind + 1 != argc || (o->evict && strcmp(o->gens, "written")) ||
+	    ((o->order_damage >= 0 || o->order_count) && !o->order) ||
+	    o->order_damage >= (long)o->order)
 		usage();
 	o->out = argv[optind];
 }
@@ -341,14 +347,15 @@ static void craft_sb(unsigned char *blk, const struct opts *o)
  * The reclaim order a clean stop saves (the kernel's order.c), in @o->order
  * chunks in the last extents (free: no slot went there), the payload split
  * evenly: the head, the extents in use (the first tenth probation), the heat (2
- * bits a line, a byte pattern) and a hit bit for every other extent in use.
+ * bits a line as flaz_order_heat_words() lays them out, a byte pattern) and a
+ * hit bit for every other extent in use.
  */
 static void write_order(const struct opts *o, struct flaz_sb_info *info,
 			const unsigned char *live, __u32 first_free)
 {
 	const struct flaz_geometry *g = &info->geo;
 	__u32 eb = g->extent_sectors << FLAZ_SECTOR_SHIFT, hdr = sizeof(struct flaz_order_hdr);
-	__u64 heat_words = (g->nr_lines + 31) / 32, hit_words = (g->nr_extents + 63) / 64;
+	__u64 heat_words = flaz_order_heat_words(g), hit_words = (g->nr_extents + 63) / 64;
 	__u32 nr = 0, i, k, cap, first = o->order < g->nr_extents ? g->nr_extents - o->order : 0;
 	struct flaz_order_head head;
 	unsigned char *pay, *buf, *w;
@@ -399,7 +406,7 @@ static void write_order(const struct opts *o, struct flaz_sb_info *info,
 		mapped("order", off, hdr + n);
 	}
 	info->order_first = first;
-	info->order_extents = o->order;
+	info->order_extents = o->order_count ? o->order_count : o->order;
 	free(pay);
 	free(buf);
 }

@@ -460,6 +460,14 @@ before=$(sha "$T/order-1.img")
 expect order-repair-leaves-it 3 'damaged in its chunk 1' check --repair "$T/order-1.img"
 [ "$(sha "$T/order-1.img")" = "$before" ] && pass order-repair-unchanged ||
 	fail order-repair-unchanged "check --repair wrote to an image whose only problem is the order"
+# the chain not as the superblock counts it: more chunks named than the payload takes (the
+# kernel reads it whole all the same), or fewer (the payload goes on past them)
+img ordermore --order 3 --order-count 4
+expect order-count-more 3 "warning: the reclaim order saved at the clean stop is not as its superblock says in its chunk 2 \\(0 to 3, extent [0-9]+\\): more chunks or bytes follow its end; the next activation reads it all the same" \
+	check "$T/ordermore.img"
+img orderfewer --order 3 --order-count 2
+expect order-count-fewer 3 "damaged in its chunk 1 \\(0 to 1, extent [0-9]+\\): its payload goes on past the superblock's count of chunks" \
+	check "$T/orderfewer.img"
 img orderunclean --order 2 --unclean 1
 expect order-unclean 3 'warning: the superblock names a reclaim order but is not clean: the kernel ignores it' \
 	check "$T/orderunclean.img"

@@ -382,14 +382,14 @@ static enum verdict run(struct checker *c)
 	if (!check_superblocks(c))
 		return verdict(c);
 	check_geometry(c);
-	if (c->sb_fits)
-		check_order(c);
 	if (alloc_batch(c))
 		say(c, K_CORRUPT, AT("memory"), "out of memory");
 	else if (check_gens(c)) {
 		check_table(c);
 		repair_gens(c);
 		check_intent(c);
+		if (c->sb_fits)
+			check_order(c);
 	}
 	progress_clear(c);
 	free(c->refs);

@@ -410,6 +410,15 @@ struct flaz_order_head {
 	__le64 heat_words;
 };
 
+/*
+ * The saved heat's 64-bit words: 2 bits a line, each table block's lines
+ * padded to a multiple of 64 (a page of the kernel's table, l2p.c).
+ */
+static inline __u64 flaz_order_heat_words(const struct flaz_geometry *g)
+{
+	return flaz_table_blocks(g) * ((FLAZ_META_ENTRIES + 63) / 64) * 2;
+}
+
 /* Encode chunk @index's header before the @bytes of payload that follow it at @ext. */
 void flaz_order_encode(void *ext, __u64 gen, __u64 commit, __u32 index, __u32 next,
 		       __u32 bytes);
