@@ -146,7 +146,12 @@ EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_get_reserved);
 
 void flaz_alloc_set_reserve(struct flaz_alloc *a, u32 n)
 {
+	u32 old = READ_ONCE(a->reserve);
+
 	WRITE_ONCE(a->reserve, n);
+	/* fills waiting for what the reserve held look again */
+	if (n < old)
+		flaz_alloc_wake(a);
 }
 EXPORT_SYMBOL_IF_KUNIT(flaz_alloc_set_reserve);
 

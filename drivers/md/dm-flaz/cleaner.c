@@ -25,17 +25,18 @@
  * as a move would halve it: moving them would free little.
  *
  * Stage two (evict.c) is for when compaction cannot keep up or cannot run.
- * Fills leave a pass's worth of free extents to the moves, at most half of
- * low_watermark; one that finds no other starts a rush: the oldest extents go
- * whole, unread, up to low_watermark, the commit that frees them at once, and
- * the next pass at once. In a rush, with the cleaner on in normal mode, hit
- * extents are passed over as flaz_stage_two_fate() says, a lap at most. With
- * the cleaner off, out of normal mode, while recovering or without memory for
- * a pass, extents go whole; failed ones always go first.
+ * Below half of low_watermark, or when a fill found no free extent but the
+ * moves' reserve, a rush evicts the oldest extents whole, unread, up to
+ * low_watermark, beside the pass, with the commit that frees them at once;
+ * with the cleaner on, hit ones are passed over as flaz_stage_two_fate() says,
+ * a lap of the extents at most. With the cleaner off, out of normal mode,
+ * while recovering or without memory for a pass, passes evict the oldest
+ * whole too; failed extents always go first.
  *
- * Passes are spaced to read cleaner_rate_mib MiB a second while user I/O came
- * in the last CLEAN_BUSY; one that read nothing and an idle volume are cleaned
- * flat out.
+ * Below low_watermark, passes run flat out; from there up to high_watermark,
+ * while user I/O came in the last CLEAN_BUSY, they are spaced to read
+ * cleaner_rate_mib MiB a second. A pass that read nothing and an idle volume
+ * are cleaned flat out.
  */
 #include <linux/bitmap.h>
 #include <linux/completion.h>
@@ -567,10 +568,11 @@ static void end_bin(struct flaz_cleaner *cl, u32 b)
 
 /*
  * Free extents fills leave to the cleaner's moves: a pass's worth, but no more
- * than half of low_watermark, so that fills still take free extents below the
- * level where compaction starts before they start a rush. And probation's share
- * of the extents, as probation_percent has it now; none with the cleaner off,
- * which promotes nothing: one log, FIFO.
+ * than 3/8 of low_watermark, so that fills still take free extents below the
+ * level where a rush starts (1/2) while its commit comes; with more, fills
+ * would wait for every rush.
+ * And probation's share of the extents, as probation_percent has it now; none
+ * with the cleaner off, which promotes nothing: one log, FIFO.
  */
 static void set_shares(struct flaz_cleaner *cl)
 {
@@ -579,7 +581,7 @@ static void set_shares(struct flaz_cleaner *cl)
 	u32 low, high;
 
 	levels(c, &low, &high);
-	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), low / 2));
+	flaz_alloc_set_reserve(c->alloc, min(max_bins(cl->window), div_u64((u64)low * 3, 8)));
 	if (!flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB))
 		pct = 0;
 	flaz_alloc_set_probation(c->alloc, div_u64((u64)c->geo->nr_extents * pct, 100));
@@ -700,7 +702,7 @@ static long pass(struct flaz_cleaner *cl)
 		return -1;
 	}
 	/* the pace is of what passes read: evicting unread costs the SSD nothing */
-	if (!read || time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY))
+	if (!read || time_after(jiffies, READ_ONCE(c->last_io) + CLEAN_BUSY) || free < low)
 		return 0;
 	return max_t(long, 1, div64_u64((u64)read * c->extent_bytes * HZ, (u64)rate << 20));
 }
@@ -728,8 +730,9 @@ void flaz_cleaner_tuned(struct flaz_cleaner *cl)
 }
 
 /*
- * Space was taken (any context): start the cleaner if it is needed; or hurry
- * the commit that frees evicted ones.
+ * Space was taken (any context): start the cleaner if it is needed, and a rush
+ * beside it if free extents are short; or hurry the commit that frees evicted
+ * ones.
  */
 void flaz_cleaner_kick(struct flaz_cleaner *cl)
 {
@@ -739,19 +742,23 @@ void flaz_cleaner_kick(struct flaz_cleaner *cl)
 	if (READ_ONCE(cl->stopped))
 		return;
 	levels(c, &low, &high);
-	if (flaz_reclaim_count(free, low, high))
+	if (flaz_reclaim_count(free, low / 2, low)) {
+		queue_work(c->wq.io, &cl->rush);
+		mod_delayed_work(c->wq.io, &cl->work, 0);
+	} else if (flaz_reclaim_count(free, low, high)) {
 		queue_delayed_work(c->wq.io, &cl->work, 0);
-	else if (flaz_alloc_nr_pending(c->alloc) &&
-		 flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), low, high))
+	} else if (flaz_alloc_nr_pending(c->alloc) &&
+		   flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), low, high)) {
 		flaz_meta_kick(c->meta);	/* space is on its way: hurry the commit */
+	}
 }
 
 /*
- * Stage two at once, beside a pass: fills found no free extent, so compaction
- * is not keeping up. The oldest extents go whole, hit ones passed over as in
- * any stage two, until free extents and those a commit frees are back at
- * low_watermark, where compaction takes over; the commit comes at once
- * (flaz_cleaner_short()).
+ * Stage two at once, beside a pass: free extents are short, or fills found
+ * none, so compaction is not keeping up. The oldest extents go whole, hit ones
+ * passed over as in any stage two, until free extents and those a commit frees
+ * are back at low_watermark, where compaction takes over; the commit comes at
+ * once (flaz_cleaner_short()).
  */
 static void rush_work(struct work_struct *work)
 {
@@ -768,23 +775,26 @@ static void rush_work(struct work_struct *work)
 				  flaz_opt_get(c->opts, FLAZ_OPT_CLEANER_RATE_MIB) != 0);
 }
 
-/*
- * A fill found no free extent (any context): the cleaner is behind, so its next
- * pass comes now, whatever its pace; and the commit that frees evicted extents.
- */
+/* A fill found no free extent (any context): the cleaner is behind. */
 void flaz_cleaner_starved(struct flaz_cleaner *cl)
 {
 	if (READ_ONCE(cl->stopped))
 		return;
 	queue_work(cl->c->wq.io, &cl->rush);
-	mod_delayed_work(cl->c->wq.io, &cl->work, 0);
 	flaz_cleaner_kick(cl);
 }
 
-/* Fills find no free extent but the reserve: the evicted ones are wanted now. */
+/*
+ * Fills are close to finding no free extent (fewer than half of low_watermark
+ * are free but for those a commit will free): the evicted ones are wanted now.
+ */
 bool flaz_cleaner_short(struct flaz_cleaner *cl)
 {
-	return !flaz_alloc_room(cl->c->alloc);
+	struct flaz_cache *c = cl->c;
+	u32 low, high;
+
+	levels(c, &low, &high);
+	return flaz_reclaim_count(flaz_alloc_nr_free(c->alloc), low / 2, low);
 }
 
 /* An extent write failed (interrupt context): it is evicted now. */

@@ -2,9 +2,10 @@
 /*
  * dm-flaz eviction, the cleaner's second stage: extents go whole, unread, in
  * O(1) each (a new generation, l2p.c), freed after the next commit (meta.c).
- * The cleaner calls it at once when a fill found no free extent (a rush), out
- * of normal mode, with the cleaner off, or without memory for a pass; in a
- * rush with the cleaner on, hit extents are passed over, as cleaner.c says.
+ * The cleaner calls it in a rush (below half of low_watermark, or when a fill
+ * found no free extent), out of normal mode, with the cleaner off, while
+ * recovering or without memory for a pass; in a rush with the cleaner on, hit
+ * extents are passed over, as cleaner.c says.
  */
 #include <linux/bitmap.h>
 #include <linux/slab.h>

@@ -28,9 +28,9 @@
  * write (fsync) costs a commit per batch, not per write: the marks alone keep
  * the cache correct, a commit only keeps it warm (and clears only regions idle
  * for a whole age, META_MARK_AGE). Evicted extents waiting for a commit to be
- * freed make it hurry: fills need the space; while fills find no free extent
- * (flaz_cleaner_short()), no gap at all: they are waiting for it, and skipped
- * after a while (a 100 ms gap is 2 MiB of fills at 20 MB/s).
+ * freed make it hurry: fills need the space; with free extents short
+ * (flaz_cleaner_short()), no gap at all, or fills run out within it and are
+ * skipped (a 100 ms gap is 2 MiB of fills at 20 MB/s).
  */
 #define META_COMMIT_GAP		(HZ / 2)
 #define META_COMMIT_HURRY	(HZ / 10)
