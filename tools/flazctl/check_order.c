@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "checker.h"
 
 #define AT_CHUNK(i, x)	(&(const struct where){ .area = "order", .key = "chunk", \
 					       .index = (i), .extent = (x), \

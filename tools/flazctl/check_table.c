@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "checker.h"
 
 /*
  * The marked write-intent regions as ranges of HDD blocks, neighbours merged and

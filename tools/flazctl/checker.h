@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * flazctl check's two halves share this: the checker's state, where a problem
- * is and how it is said (check.c: the superblocks, the verdict, the output), and
- * the walk of the gen blocks, the table and the slots it points at (check_table.c).
+ * What flazctl check's parts share: the checker's state and where a problem is.
+ * check.c has the command, the superblocks and the verdict; check_table.c the
+ * gen blocks, the table and the slots; check_order.c the saved reclaim order;
+ * check_report.c the lines of output, which all of them say things through.
  */
-#ifndef FLAZCTL_CHECK_H
-#define FLAZCTL_CHECK_H
+#ifndef FLAZCTL_CHECKER_H
+#define FLAZCTL_CHECKER_H
 
 #include "flazctl.h"
 #include "ssdmeta.h"
@@ -120,7 +121,7 @@ static inline const char *plural(__u64 n)
 	return n == 1 ? "" : "s";
 }
 
-/* One problem (or repair): counted always, printed up to MAX_SHOWN (MAX_LISTED in JSON). */
+/* check_report.c: the output. One problem (or repair): counted always, printed up to MAX_SHOWN (MAX_LISTED in JSON). */
 void say(struct checker *c, enum kind k, const struct where *w, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Information that is no problem (not in JSON: its figures are in the summary). */
@@ -128,6 +129,8 @@ void note(struct checker *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* "WHAT: DONE/TOTAL (P%)" on a terminal, rewritten in place, at most every PROGRESS_NS. */
 void progress(struct checker *c, const char *what, __u64 done, __u64 total);
+/* The progress line off the terminal, before a line of output. */
+void progress_clear(struct checker *c);
 
 /* check_table.c: the batch arrays, the gen blocks, the table and its slots. */
 int alloc_batch(struct checker *c);
