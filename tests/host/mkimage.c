@@ -355,7 +355,7 @@ static void write_order(const struct opts *o, struct flaz_sb_info *info,
 {
 	const struct flaz_geometry *g = &info->geo;
 	__u32 eb = g->extent_sectors << FLAZ_SECTOR_SHIFT, hdr = sizeof(struct flaz_order_hdr);
-	__u64 heat_words = flaz_order_heat_words(g), hit_words = (g->nr_extents + 63) / 64;
+	__u64 heat_words = flaz_order_heat_words(g), hit_words = flaz_order_hit_words(g);
 	__u32 nr = 0, i, k, cap, first = o->order < g->nr_extents ? g->nr_extents - o->order : 0;
 	struct flaz_order_head head;
 	unsigned char *pay, *buf, *w;

@@ -34,11 +34,10 @@ struct order_read {
 	char msg[96];
 };
 
-static const char *bad(struct order_read *o, const char *why)
+static void bad(struct order_read *o, const char *why)
 {
 	if (!o->why)
 		o->why = why;
-	return o->why;
 }
 
 /* Read the next chunk into the buffer. Returns 0, or -1 with o->why set. */
@@ -157,7 +156,7 @@ static int skip(struct order_read *o, __u64 n)
 /* The whole stream: head, ids, heat, hit bits, and nothing after them. */
 static void read_all(struct order_read *o, __u32 *probation, __u32 *main_nr)
 {
-	__u64 hit_words = (o->g->nr_extents + 63) / 64, heat_words;
+	__u64 hit_words = flaz_order_hit_words(o->g), heat_words;
 	struct flaz_order_head head;
 
 	if (take(o, &head, sizeof(head)))

@@ -419,6 +419,12 @@ static inline __u64 flaz_order_heat_words(const struct flaz_geometry *g)
 	return flaz_table_blocks(g) * ((FLAZ_META_ENTRIES + 63) / 64) * 2;
 }
 
+/* The saved hit bits' 64-bit words: a bit per extent. */
+static inline __u64 flaz_order_hit_words(const struct flaz_geometry *g)
+{
+	return (g->nr_extents + 63) / 64;
+}
+
 /* Encode chunk @index's header before the @bytes of payload that follow it at @ext. */
 void flaz_order_encode(void *ext, __u64 gen, __u64 commit, __u32 index, __u32 next,
 		       __u32 bytes);

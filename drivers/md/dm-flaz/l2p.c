@@ -80,11 +80,11 @@
 #include "format.h"
 #include "l2p_priv.h"
 
-/* Heat words: whole groups of lines a page (l2p_slot()), so no word is shared by two stripes. */
 /* a page is a table block, its heat as the saved order has it (flaz_order_heat_words()) */
 static_assert(FLAZ_L2P_PAGE_BLOCKS == 1 &&
 	      L2P_PAGE_SLOTS * L2P_HEAT_BITS / 64 == DIV_ROUND_UP(FLAZ_META_ENTRIES, 64) * 2);
 
+/* Heat words: whole groups of lines a page (l2p_slot()), so no word is shared by two stripes. */
 static u64 heat_words(u64 nr_pages)
 {
 	return nr_pages * L2P_PAGE_SLOTS * L2P_HEAT_BITS / 64;

@@ -98,7 +98,7 @@ static void put(struct order_stream *s, const void *p, u32 len)
 /* The extents' hit bits (c->hit, set by a hit since the extent was written) in 64-bit words. */
 static u64 hit_words(struct flaz_cache *c)
 {
-	return DIV_ROUND_UP_ULL(c->geo->nr_extents, 64);
+	return flaz_order_hit_words(c->geo);
 }
 
 /*
