@@ -311,6 +311,40 @@ cleaner() {
 		[ "$errs" = 0 ]
 }
 
+# The table paged under KASAN and lockdep (crash-lib.sh's "paged" geometry: 4 KiB extents at
+# overbook 1000 give the 16 MiB slice 40,960 lines in 6 pages, table_cache_kib 64 keeps one
+# resident) with the cleaner flat out: two writers over 24 MiB of 2:1 data, read back twice
+# (hits beside fills that page lines in and evict), a suspend (a commit that writes pages
+# back), then the volume stopped and activated warm (a load that pages) and read back again.
+# Every byte verifies; the table paged in and the cache evicted.
+paged() {
+	local o="overbook 1000 extent_kib 4 table_cache_kib 64 cleaner_rate_mib 65536"
+	local ins evicted errs
+	o="$o low_watermark 20 high_watermark 40 seq_cutoff_kib 0"
+	dmsetup create pslice --table "0 $((16 * 2048)) linear $SSD 0" &&
+		dmsetup create pg --table "0 $H flaz $HDD /dev/mapper/pslice 15 $o cold" || return 1
+	pg_fio --do_verify=0 && pg_fio --verify_only && pg_fio --verify_only &&
+		dmsetup suspend pg && dmsetup resume pg && pg_fio --verify_only || return 1
+	ins=$(status_val pg table_page_ins)
+	evicted=$(status_val pg evictions)
+	echo "before the restart: $(dmsetup status pg)"
+	dmsetup remove pg && dmsetup create pg --table "0 $H flaz $HDD /dev/mapper/pslice 14 $o" &&
+		pg_fio --verify_only || return 1
+	ins=$((ins + $(status_val pg table_page_ins)))
+	errs=$(($(status_val pg ssd_errors) + $(status_val pg hdd_errors) + $(status_val pg meta_errors)))
+	echo "after the restart: $(dmsetup status pg)"
+	dmsetup remove pg && dmsetup remove pslice && [ "$ins" -gt 0 ] && [ "$evicted" -gt 0 ] &&
+		[ "$errs" = 0 ]
+}
+
+# fio over two 12 MiB regions of volume "pg", 2:1 data with crc32c verify headers.
+pg_fio() {
+	fio --name=pg --filename=/dev/mapper/pg --rw=randwrite --bs=4k --size=12M \
+		--offset_increment=12M --numjobs=2 --ioengine=libaio --iodepth=8 --direct=1 \
+		--refill_buffers --buffer_compress_percentage=50 --verify=crc32c --randseed=7 \
+		--output=/run/pg.out "$@" || { grep -E 'err=|verify|bad' /run/pg.out; return 1; }
+}
+
 # One fio job over volume "cl" in 64 KiB blocks with crc32c verify headers; the phase's options follow.
 cl_fio() {
 	fio --name=cw --filename=/dev/mapper/cl --bs=64k --direct=1 --ioengine=libaio \
@@ -361,6 +395,7 @@ check crash-image crash_image
 check ssd-fails ssd_fails
 check mem-pressure mem_pressure
 check cleaner cleaner
+check paged paged
 check bad-table/other-compressor other_compressor
 check bad-table/same-device refused 'HDD and SSD must be different devices' "0 $H flaz $HDD $HDD 0"
 check bad-table/unknown-option refused 'Unknown option \(known: [a-z_ ]+\)' "0 $H flaz $HDD $SSD 2 bogus 1"
