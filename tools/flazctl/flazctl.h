@@ -19,17 +19,13 @@ enum {
 	EXIT_CORRUPT = 4,	/* check, dump: the SSD's metadata is not sound */
 };
 
+/* args.c: the command line's words. */
+
 /* Print "flazctl: <message>" on stderr and return @code, for `return fail(...)`. */
 int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* When set, fail() says where: "flazctl: <fail_where>: <message>" (a flaztab's FILE:LINE). */
 extern const char *fail_where;
-
-/* The command-line summary, for --help and usage errors. */
-void usage(FILE *out);
-
-/* "flazctl COMMAND ..." as --help shows it, for usage errors. */
-const char *command_synopsis(const char *name);
 
 /* A plain unsigned decimal, no sign, no spaces, no overflow. */
 bool parse_ulong(const char *s, unsigned long *v);
@@ -53,6 +49,14 @@ int bad_option(char **argv);
 
 /* Refuse a volume name device-mapper or /dev/mapper cannot hold; EXIT_OK or EXIT_USAGE. */
 int check_name(const char *name);
+
+/* flazctl.c: the commands. */
+
+/* The command-line summary, for --help and usage errors. */
+void usage(FILE *out);
+
+/* "flazctl COMMAND ..." as --help shows it, for usage errors. */
+const char *command_synopsis(const char *name);
 
 struct flaz_vol;
 
