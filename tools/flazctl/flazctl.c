@@ -3,9 +3,10 @@
  * flazctl: create, remove and inspect dm-flaz volumes (compressed write-through
  * SSD cache in front of an HDD). The command dispatch and `remove` live here,
  * the command line's words (fail(), numbers, names) in args.c; create.c,
- * status.c (with prom.c), list.c, rates.c (stats) and tune.c (set, get) the
- * commands on live volumes, and check.c (with check_table.c) and dump.c the
- * offline ones that read an SSD (through ssdmeta.c).
+ * status.c (with prom.c), list.c, rates.c (stats), tune.c (set, get),
+ * resize.c and activate.c (activate, deactivate) the commands on live volumes,
+ * and check.c (with its check_*.c) and dump.c the offline ones that read an
+ * SSD (through ssdmeta.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -50,7 +50,7 @@ int bad_option(char **argv);
 /* Refuse a volume name device-mapper or /dev/mapper cannot hold; EXIT_OK or EXIT_USAGE. */
 int check_name(const char *name);
 
-/* flazctl.c: the commands. */
+/* flazctl.c: the dispatch, and what the commands share above args.c. */
 
 /* The command-line summary, for --help and usage errors. */
 void usage(FILE *out);
@@ -66,6 +66,7 @@ struct flaz_vol;
  */
 int live_volume(const char *name, struct flaz_vol *vol);
 
+/* The commands: remove in flazctl.c, each other in its own file. */
 int cmd_create(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
