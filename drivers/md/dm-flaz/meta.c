@@ -513,6 +513,8 @@ static void commit(struct flaz_meta *m, bool clean)
 	}
 	WRITE_ONCE(m->hold_since, 0);
 	flaz_intent_written(c->intent, m->bitmap);
+	if (clean && ok)
+		meta_order_saved(m);
 	mutex_unlock(&m->sb_lock);
 	c->ev->release_writes(c, &released);
 	if (ok) {

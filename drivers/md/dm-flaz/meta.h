@@ -103,6 +103,11 @@ struct flaz_meta {
 	unsigned long hold_since;	/* jiffies: writes held since a mark failed */
 	unsigned long last_commit;	/* jiffies */
 	unsigned long last_age;		/* jiffies: the regions' current age began */
+	/* what this clean stop's order took, said once its superblock is written */
+	struct meta_order_saved {
+		u32 extents, chunks;
+		u64 bytes, ns;
+	} order_saved;
 	bool void_pending;		/* void_gen is void in memory, not yet on the SSD */
 	u8 void_uuid[16];
 	u64 void_gen;
@@ -140,6 +145,7 @@ void meta_retry_work(struct work_struct *work);
 
 /* order.c: the reclaim order, saved at a clean stop, back at the next activation */
 void meta_order_save(struct flaz_meta *m);
+void meta_order_saved(struct flaz_meta *m);
 void meta_order_load(struct flaz_meta *m, u32 first, u32 nr);
 
 /* paging.c: the table's pages in DRAM, read on demand, after a crash and to warm up */

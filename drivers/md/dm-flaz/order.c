@@ -14,6 +14,7 @@
  * chunk that fails its checks ends the restore, and what it has not placed
  * goes to main by index, as after a crash.
  */
+#include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/vmalloc.h>
 
@@ -26,6 +27,8 @@
 	"%s: the reclaim order of the last stop was read in part (%d, %u extents refused): %u placed, the rest by index"
 #define ORDER_BACK \
 	"%s: the reclaim order of the last stop is back: %u extents placed, the heat of %llu lines"
+#define ORDER_SAVED \
+	"%s: the reclaim order is saved: %u extents, the heat of %llu lines, %llu KiB in %u chunks, %llu ms"
 
 /* Tests only: so that small volumes chain several chunks. */
 static unsigned int debug_order_chunk_bytes;
@@ -180,34 +183,50 @@ void meta_order_save(struct flaz_meta *m)
 	u64 bytes = sizeof(struct flaz_order_head) +
 		    ((u64)nr_probation + nr_main) * sizeof(u32) +
 		    (words + hit_words(c)) * sizeof(u64);
+	u64 t0 = ktime_get_ns();
 	u32 got = 0, i;
+	int r = 0;
 	u64 nr;
 
 	m->sb.order_first = 0;
 	m->sb.order_extents = 0;
+	m->order_saved.chunks = 0;
 	if (cap)
 		s.cap = min(s.cap, cap);
 	nr = DIV_ROUND_UP_ULL(bytes, s.cap);
 	/* the cleaner keeps many more free than it takes: 4 bytes an extent, 2 bits a line */
-	if (nr > flaz_alloc_nr_free(c->alloc) / 2)
-		return;
+	if (nr > flaz_alloc_nr_free(c->alloc) / 2) {
+		r = -ENOSPC;
+		goto out;
+	}
 	s.nr = nr;
 	s.exts = kvmalloc_array(s.nr, sizeof(u32), GFP_KERNEL);
 	s.buf = vmalloc(c->extent_bytes);
 	s.batch = kmalloc_array(ORDER_BATCH, sizeof(u64), GFP_KERNEL);
-	if (!s.exts || !s.buf || !s.batch)
-		goto out;
-	for (got = 0; got < s.nr; got++)
-		if (flaz_alloc_get_reserved(c->alloc, &s.exts[got]))
-			goto out;
-	put_all(&s, nr_probation, nr_main, words);
-	if (s.error || WARN_ON_ONCE(s.index != s.nr)) {
-		DMWARN(ORDER_NOT_SAVED, dm_table_device_name(c->ti->table), s.error);
+	if (!s.exts || !s.buf || !s.batch) {
+		r = -ENOMEM;
 		goto out;
 	}
+	for (got = 0; got < s.nr; got++)
+		if (flaz_alloc_get_reserved(c->alloc, &s.exts[got])) {
+			r = -ENOSPC;
+			goto out;
+		}
+	put_all(&s, nr_probation, nr_main, words);
+	r = s.error;
+	if (!r && WARN_ON_ONCE(s.index != s.nr))
+		r = -EILSEQ;
+	if (r)
+		goto out;
 	m->sb.order_first = s.exts[0];
 	m->sb.order_extents = s.nr;
+	m->order_saved = (struct meta_order_saved){
+		.extents = nr_probation + nr_main, .chunks = s.nr, .bytes = bytes,
+		.ns = ktime_get_ns() - t0,
+	};
 out:
+	if (r)
+		DMWARN(ORDER_NOT_SAVED, dm_table_device_name(c->ti->table), r);
 	/*
 	 * Free again at once: no fill or pass runs while suspended (free_work may
 	 * put discarded extents back meanwhile, under the allocator's lock), and
@@ -218,6 +237,19 @@ out:
 	kfree(s.batch);
 	vfree(s.buf);
 	kvfree(s.exts);
+}
+
+/* The clean superblock naming the order is written: say what it saved. */
+void meta_order_saved(struct flaz_meta *m)
+{
+	struct meta_order_saved *o = &m->order_saved;
+
+	if (!o->chunks)
+		return;
+	DMINFO(ORDER_SAVED, dm_table_device_name(m->c->ti->table), o->extents,
+	       m->c->geo->nr_lines, DIV_ROUND_UP_ULL(o->bytes, 1024), o->chunks,
+	       div_u64(o->ns, NSEC_PER_MSEC));
+	o->chunks = 0;
 }
 
 /* Read the next chunk of the chain into the buffer. */

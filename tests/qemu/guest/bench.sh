@@ -320,6 +320,7 @@ scale_section() {
 	say "scale: 64 GiB SSD over 256 GiB HDD (sparse), zipf:1.2 4 KiB reads over the whole HDD; table $((sb_tb >> 20)) MiB"
 	say "each row: warmed ${WARM_S} s, measured ${RUN_S} s"
 	printf '::%-8s %15s %6s %10s %15s %13s\n' budget table_cache_kib "hit%" "page-ins/s" "fills-skipped/s" "resident MiB"
+	sb_stops=
 	for sb_f in 1 0 3 10 30 100; do
 		# 0: the default budget (table_cache_kib 0)
 		sb_kib=0
@@ -333,12 +334,20 @@ scale_section() {
 		sb_p=$(($(big_val table_page_ins) - sb_p0)) sb_s=$(($(big_val fills_skipped) - sb_s0))
 		sb_r=$(big_val table_resident_bytes)
 		[ $sb_f != 0 ] || cc_big=$(commit_cost bv /dev/mapper/bv 256G)
+		# the kernel's line on this stop's order: the first after those before it
+		sb_k=$(dmesg | grep -c 'the reclaim order' || true)
+		sb_t0=$(cut -d' ' -f1 /proc/uptime)
 		dmsetup remove bv
+		sb_t1=$(cut -d' ' -f1 /proc/uptime)
+		sb_o=$(dmesg | grep 'the reclaim order' | tail -n +$((sb_k + 1)) | head -n 1 |
+			sed 's/.*the reclaim order //' || true)
 		case $sb_f in
 		0) sb_name=default ;;
 		1) sb_name=all ;;
 		*) sb_name=1/$sb_f ;;
 		esac
+		sb_stops="$sb_stops
+::  budget $sb_name: dmsetup remove took $(echo "$sb_t0 $sb_t1" | awk '{ printf "%.2f", $2 - $1 }') s; the reclaim order ${sb_o:-: no line}"
 		echo "$sb_name $sb_kib $sb_h $sb_m $sb_p $sb_s $sb_r" | awk -v run=$RUN_S '{
 			printf "::%-8s %15s %6.1f %10.1f %15.1f %13.1f\n", $1, $2,
 				($3 + $4 > 0) ? 100 * $3 / ($3 + $4) : 0, $5 / run, $6 / run, $7 / 1048576 }'
@@ -346,6 +355,8 @@ scale_section() {
 		[ $sb_f != 1 ] || warm_start "$sb_h" "$sb_m"
 	done
 	[ -z "${cc_big:-}" ] || say "at the default budget, ${cc_big#::  }"
+	say "the clean stop after each row (its commit and the reclaim order's save, issue 33):"
+	echo "${sb_stops#?}"
 	dmsetup remove bighdd
 }
 

@@ -183,6 +183,7 @@ typedef long long ktime_t;
 #define MINOR(d) ((u32)(d) & 0xfffff)
 #define HZ 1000
 #define NSEC_PER_USEC 1000ULL
+#define NSEC_PER_MSEC 1000000ULL
 #define GFP_NOIO 0
 #define U16_MAX ((u16)~0U)
 #define U64_MAX ((u64)~0ULL)
