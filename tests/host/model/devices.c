@@ -40,6 +40,8 @@ static u8 *ord_cur, *ord_dur, *cut_ord;
 static unsigned long *ord_pending;
 static u32 ext_bytes;
 bool order_back;		/* order.c said the saved order came back */
+bool order_saved;		/* order.c said a clean stop's order is saved */
+bool order_in_part;		/* order.c said the saved order came back in part */
 
 /* What the module's other files and the kernel would do. */
 void model_log(const char *level, const char *fmt, ...)
@@ -47,6 +49,10 @@ void model_log(const char *level, const char *fmt, ...)
 	(void)level;
 	if (strstr(fmt, "reclaim order of the last stop is back"))
 		order_back = true;
+	if (strstr(fmt, "reclaim order is saved"))
+		order_saved = true;
+	if (strstr(fmt, "reclaim order of the last stop was read in part"))
+		order_in_part = true;
 }
 
 u64 get_random_u64(void)

@@ -867,12 +867,20 @@ static void restart(void)
 	}
 	flaz_l2p_heat_copy(c.l2p, 0, heat, words, true);
 	bitmap_copy(hit, c.hit, g.nr_extents);
+	order_saved = false;
 	flaz_meta_suspend(m);
 	teardown();
 	bitmap_zero(c.hit, g.nr_extents);
 	order_back = false;
+	order_in_part = false;
 	activate(false);
 	stats[S_RESTART]++;
+	/* the log says saved only once the clean superblock naming the order is written */
+	if (order_back && !order_saved)
+		fail("an order came back that the stop did not say it saved", 0);
+	/* and one said to be saved is read back, unless a fault or the SSD's mode stops it */
+	if (order_saved && !order_back && !order_in_part && c.mode == FLAZ_MODE_NORMAL)
+		fail("a stop said it saved the order, and the activation after it read none", 0);
 	if (!order_back)
 		return;
 	stats[S_ORDER]++;

@@ -59,6 +59,8 @@ void hdd_flush(void);
 void ssd_extent_opened(u32 e);
 void model_set_debug_order_chunk_bytes(unsigned int v);
 extern bool order_back;
+extern bool order_saved;
+extern bool order_in_part;
 u16 durable_gen(u32 e, u64 gen);
 bool durable_mark(u64 b);
 bool durable_free(u32 e);
