@@ -127,11 +127,21 @@ reload() {
 		dmsetup resume vol && dmsetup table vol | grep -q ' 3 compressor zstd cold$' && read_back
 }
 
-# Two writers, each verifying its own 8 MiB region (verify needs regions nobody else writes).
+# writers_fio VOL MIB [OPTION...]: two fio writers over volume VOL, each over its own MIB MiB
+# region (verify needs regions nobody else writes), with crc32c verify headers; the options
+# select the phase. fio's errors, if any, are the output.
+writers_fio() {
+	local vol=$1 mib=$2
+	shift 2
+	fio --name="$vol" --filename="/dev/mapper/$vol" --rw=randwrite --bs=4k --size="${mib}M" \
+		--offset_increment="${mib}M" --numjobs=2 --ioengine=libaio --iodepth=8 --direct=1 \
+		--verify=crc32c --output="/run/$vol.out" "$@" ||
+		{ grep -E 'err=|verify|bad' "/run/$vol.out"; return 1; }
+}
+
+# Two writers over 8 MiB each, each verifying its own region.
 fio_verify() {
-	fio --name=verify --filename=/dev/mapper/vol --rw=randwrite --bs=4k --size=8M \
-		--offset_increment=8M --ioengine=libaio --iodepth=8 --direct=1 --verify=crc32c \
-		--do_verify=1 --numjobs=2 --output=/run/fio.out || { grep -E 'err=|verify|bad' /run/fio.out; return 1; }
+	writers_fio vol 8 --do_verify=1
 }
 
 # Once flaz volume $1 has read its table in (loading=0; 60 s at most). Still loading then:
@@ -259,12 +269,9 @@ inject() {
 	echo 0 >/sys/kernel/debug/fail_page_alloc/min-order
 }
 
-# fio over two 8 MiB regions with crc32c verify headers; extra arguments select the phase.
+# fio over two 8 MiB regions of volume "mp"; extra arguments select the phase.
 mp_fio() {
-	fio --name=mp --filename=/dev/mapper/mp --rw=randwrite --bs=4k --size=8M \
-		--offset_increment=8M --numjobs=2 --ioengine=libaio --iodepth=8 --direct=1 \
-		--verify=crc32c --randseed=5 --output=/run/mp.out "$@" ||
-		{ grep -E 'err=|verify|bad' /run/mp.out; return 1; }
+	writers_fio mp 8 --randseed=5 "$@"
 }
 
 # Memory pressure: a quarter of those allocations fail while 16 MiB are written, read back
@@ -322,7 +329,7 @@ cleaner() {
 # the table in, the first evicts, the recovered cache hits.
 paged() {
 	local o="overbook 1000 extent_kib 4 table_cache_kib 64 cleaner_rate_mib 65536"
-	local errs=0 round
+	local round
 	o="$o low_watermark 20 high_watermark 40 seq_cutoff_kib 0"
 	dmsetup create pslice --table "0 $((16 * 2048)) linear $SSD 0" &&
 		dmsetup create pg --table "0 $H flaz $HDD /dev/mapper/pslice 15 $o cold" || return 1
@@ -333,22 +340,16 @@ paged() {
 	dmsetup resume pslice && dmsetup suspend pg && dmsetup resume pg && pg_fio --verify_only &&
 		pg_used evictions || return 1
 	for round in clean crash; do
-		pg_used table_page_ins || return 1
-		errs=$((errs + $(status_val pg ssd_errors) + $(status_val pg hdd_errors) +
-			$(status_val pg meta_errors)))
-		echo "before the $round restart: $(dmsetup status pg)"
+		pg_sound || return 1
 		dmsetup remove pg || return 1
 		[ $round = crash ] &&
 			{ dd if=/run/pg.img of=$SSD bs=1M oflag=direct status=none || return 1; }
 		dmsetup create pg --table "0 $H flaz $HDD /dev/mapper/pslice 14 $o" &&
 			pg_fio --verify_only || return 1
 	done
-	pg_used table_page_ins && pg_used read_hits || return 1
-	errs=$((errs + $(status_val pg ssd_errors) + $(status_val pg hdd_errors) +
-		$(status_val pg meta_errors)))
-	echo "after the crash restart: $(dmsetup status pg)"
+	pg_sound && pg_used read_hits || return 1
 	rm -f /run/pg.img
-	dmsetup remove pg && dmsetup remove pslice && [ "$errs" = 0 ]
+	dmsetup remove pg && dmsetup remove pslice
 }
 
 # pg_used KEY: volume "pg"'s status KEY is above 0, or it says which is not.
@@ -359,12 +360,19 @@ pg_used() {
 	return 1
 }
 
-# fio over two 12 MiB regions of volume "pg", 2:1 data with crc32c verify headers.
+# This instance of volume "pg" paged its table in, and no SSD, HDD or metadata I/O failed.
+pg_sound() {
+	local errs
+	pg_used table_page_ins || return 1
+	errs=$(($(status_val pg ssd_errors) + $(status_val pg hdd_errors) + $(status_val pg meta_errors)))
+	[ "$errs" = 0 ] && return 0
+	echo "$errs I/O errors: $(dmsetup status pg)"
+	return 1
+}
+
+# fio over two 12 MiB regions of volume "pg", 2:1 data; extra arguments select the phase.
 pg_fio() {
-	fio --name=pg --filename=/dev/mapper/pg --rw=randwrite --bs=4k --size=12M \
-		--offset_increment=12M --numjobs=2 --ioengine=libaio --iodepth=8 --direct=1 \
-		--refill_buffers --buffer_compress_percentage=50 --verify=crc32c --randseed=7 \
-		--output=/run/pg.out "$@" || { grep -E 'err=|verify|bad' /run/pg.out; return 1; }
+	writers_fio pg 12 --refill_buffers --buffer_compress_percentage=50 --randseed=7 "$@"
 }
 
 # One fio job over volume "cl" in 64 KiB blocks with crc32c verify headers; the phase's options follow.
