@@ -122,7 +122,6 @@ int flaz_geometry_init(struct flaz_geometry *g, __u64 ssd_sectors,
 /* Smallest SSD, in sectors, that flaz_geometry_init() accepts for these parameters. */
 __u64 flaz_geometry_min_sectors(__u32 extent_kib, __u32 overbook);
 
-
 /* Bytes a slot with a @len-byte payload takes in an extent. */
 static inline __u32 flaz_slot_bytes(__u32 len)
 {
